@@ -1,0 +1,119 @@
+"""Carrier types: the names OpenDP uses for atomic types, and their numpy dtypes.
+
+A carrier is named like OpenDP names it: ``"f64"``, ``"f32"``, ``"i8"`` … ``"i64"``,
+``"u8"`` … ``"u64"``, ``"bool"`` and ``"String"``.  Python's ``float`` is ``f64``, ``int`` is
+``i32`` (OpenDP's default integer), ``str`` is ``String``.  numpy dtypes are accepted too.
+
+>>> carrier_name(float), carrier_name(int), carrier_name("i64"), carrier_name(np.float32)
+('f64', 'i32', 'i64', 'f32')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeAlias, TypeVar, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import NotImplementedForType
+
+__all__ = [
+    "FLOAT_TYPES",
+    "INT_TYPES",
+    "NUMERIC_TYPES",
+    "Vec",
+    "carrier_dtype",
+    "carrier_name",
+    "int_bounds",
+    "is_float",
+    "is_int",
+]
+
+FLOAT_TYPES = ("f32", "f64")
+SIGNED_TYPES = ("i8", "i16", "i32", "i64")
+UNSIGNED_TYPES = ("u8", "u16", "u32", "u64", "usize")
+INT_TYPES = SIGNED_TYPES + UNSIGNED_TYPES
+NUMERIC_TYPES = FLOAT_TYPES + INT_TYPES
+ALL_TYPES = (*NUMERIC_TYPES, "bool", "String")
+
+_ALIASES: dict[object, str] = {
+    float: "f64",
+    int: "i32",
+    bool: "bool",
+    str: "String",
+    "float": "f64",
+    "int": "i32",
+    "str": "String",
+    "string": "String",
+    "f64": "f64",
+    "float64": "f64",
+    "float32": "f32",
+}
+
+_DTYPES: dict[str, Any] = {
+    "f64": np.float64,
+    "f32": np.float32,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "u8": np.uint8,
+    "u16": np.uint16,
+    "u32": np.uint32,
+    "u64": np.uint64,
+    "usize": np.uint64,
+    "bool": np.bool_,
+    "String": np.object_,
+}
+
+_T = TypeVar("_T")
+
+#: A vector carrier: any sequence, or a 1-d numpy array.  Vector domains normalise it to a
+#: numpy array of the carrier dtype before a function sees it.
+Vec: TypeAlias = Union[Sequence[_T], "npt.NDArray[Any]"]
+
+
+def carrier_name(T: object) -> str:
+    """The OpenDP name of a carrier type given as a Python type, a string or a numpy dtype.
+
+    Raises:
+        NotImplementedForType: if ``T`` names no supported carrier.
+    """
+    if isinstance(T, str) and T in ALL_TYPES:
+        return T
+    if T in _ALIASES:
+        return _ALIASES[T]
+    try:
+        dt = np.dtype(T)  # type: ignore[call-overload]
+    except TypeError:
+        dt = None
+    if dt is not None and dt.kind in "fiub":
+        name = {"f": "f", "i": "i", "u": "u", "b": "bool"}[dt.kind]
+        return "bool" if name == "bool" else f"{name}{dt.itemsize * 8}"
+    raise NotImplementedForType(f"unsupported carrier type T={T!r}; expected one of {ALL_TYPES}")
+
+
+def carrier_dtype(T: str) -> Any:
+    """The numpy scalar type that holds carrier ``T``."""
+    return _DTYPES[T]
+
+
+def is_float(T: str) -> bool:
+    """Whether carrier ``T`` is a binary floating-point type."""
+    return T in FLOAT_TYPES
+
+
+def is_int(T: str) -> bool:
+    """Whether carrier ``T`` is a fixed-width integer type."""
+    return T in INT_TYPES
+
+
+def int_bounds(T: str) -> tuple[int, int]:
+    """The inclusive range of integer carrier ``T``.
+
+    >>> int_bounds("i8")
+    (-128, 127)
+    """
+    info = np.iinfo(_DTYPES[T])
+    return int(info.min), int(info.max)

@@ -1,0 +1,615 @@
+"""The core algebra: domains, metrics and measures; functions, transformations, measurements.
+
+A :class:`Transformation` is a function together with a *stability map*: if two inputs are
+``d_in``-close under the input metric, their images are ``map(d_in)``-close under the output
+metric.  A :class:`Measurement` is a randomised function together with a *privacy map*: the
+privacy loss (in the output measure) between the output laws on two ``d_in``-close inputs is
+at most ``map(d_in)``.
+
+Both are generic in their carriers and distance types, so mypy checks a chain built with
+``>>`` before anything runs; the runtime checks domain and metric *values* as well (bounds and
+sizes are not types).
+
+>>> import opendp_lite.prelude as dp
+>>> dp.enable_features("honest-but-curious")
+>>> space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+>>> double = dp.t.make_user_transformation(*space, *space, lambda x: 2 * x, lambda d: 2 * d)
+>>> (double >> double).map(1)
+4
+>>> (double >> double)(5)
+20
+>>> (double >> double).check(d_in=1, d_out=3)
+False
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
+
+from .errors import (
+    DomainMismatch,
+    FailedMap,
+    FeatureNotEnabled,
+    MetricMismatch,
+    QueryableError,
+)
+
+__all__ = [
+    "Domain",
+    "Function",
+    "Measure",
+    "Measurement",
+    "Metric",
+    "PartialMeasurement",
+    "PartialTransformation",
+    "Queryable",
+    "Transformation",
+    "assert_features",
+    "disable_features",
+    "enable_features",
+    "make_chain_mt",
+    "make_chain_pm",
+    "make_chain_tt",
+    "new_function",
+    "new_queryable",
+]
+
+T = TypeVar("T")
+U = TypeVar("U")
+V = TypeVar("V")
+D = TypeVar("D")
+Q = TypeVar("Q")
+TI = TypeVar("TI")
+TO = TypeVar("TO")
+DI = TypeVar("DI")
+DO = TypeVar("DO")
+MO = TypeVar("MO")
+DU = TypeVar("DU")
+A = TypeVar("A")
+
+
+# ----------------------------------------------------------------------------------------------
+# Feature flags
+
+
+_FEATURES: set[str] = set()
+_KNOWN_FEATURES = frozenset({"contrib", "floating-point", "honest-but-curious", "random-dp"})
+
+
+def enable_features(*features: str) -> None:
+    """Opt in to features that weaken or change what a guarantee rests on.
+
+    * ``"contrib"``: accepted for compatibility with OpenDP; no constructor needs it here.
+    * ``"floating-point"``: accepted for compatibility with OpenDP.
+    * ``"honest-but-curious"``: user-defined functions and maps are trusted as written.
+    * ``"random-dp"``: random-DP (sensitivity-sampled) measurements may be composed with
+      worst-case DP measurements.
+
+    >>> enable_features("contrib")
+    """
+    for f in features:
+        if f not in _KNOWN_FEATURES:
+            raise FeatureNotEnabled(f"unknown feature {f!r}; known: {sorted(_KNOWN_FEATURES)}")
+    _FEATURES.update(features)
+
+
+def disable_features(*features: str) -> None:
+    """Withdraw features enabled by :func:`enable_features`."""
+    _FEATURES.difference_update(features)
+
+
+def assert_features(*features: str) -> None:
+    """Raise :class:`FeatureNotEnabled` unless every feature named is enabled."""
+    missing = [f for f in features if f not in _FEATURES]
+    if missing:
+        raise FeatureNotEnabled(
+            f"this constructor requires the feature(s) {missing}; "
+            f"opt in with enable_features({', '.join(map(repr, missing))})"
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# Domains, metrics and measures
+
+
+class Domain(Generic[T]):
+    """A set of values of carrier type ``T``.
+
+    Subclasses are frozen dataclasses, so domains compare structurally.  ``member(x)`` tells
+    whether ``x`` is in the domain; ``_normalize(x)`` returns the canonical representation
+    (e.g. a numpy array for vectors) or raises :class:`~opendp_lite.errors.NotInDomain`.
+    """
+
+    def member(self, x: object) -> bool:
+        """Whether ``x`` is a member of this domain."""
+        from .errors import NotInDomain
+
+        try:
+            self._normalize(x)
+        except NotInDomain:
+            return False
+        return True
+
+    def _normalize(self, x: object) -> T:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def carrier_type(self) -> str:
+        """The OpenDP name of the carrier, e.g. ``"f64"`` or ``"Vec<i32>"``."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+class Metric(Generic[D]):
+    """A distance between members of a domain, with distance type ``D``.
+
+    ``_check_distance(d)`` validates a distance (finite, non-negative, of the right type).
+    """
+
+    distance_type: str = "u32"
+
+    def _check_distance(self, d: object) -> D:
+        return _check_distance(self, d, self.distance_type)  # type: ignore[return-value]
+
+
+class Measure(Generic[Q]):
+    """A privacy measure: the unit of privacy loss, with loss type ``Q``."""
+
+    distance_type: str = "f64"
+
+    def _check_loss(self, d: object) -> Q:
+        """Validate a privacy loss (a ``d_out``, or a map's result)."""
+        return _check_distance(self, d, self.distance_type)  # type: ignore[return-value]
+
+    def _le(self, a: Q, b: Q) -> bool:
+        """Whether loss ``a`` is at most loss ``b``."""
+        return bool(a <= b)  # type: ignore[operator]
+
+
+def _check_distance(owner: object, d: object, distance_type: str) -> int | float:
+    """Validate a scalar distance: a real number, not NaN, finite and ``>= 0``."""
+    import numpy as np
+
+    if isinstance(d, bool) or not isinstance(d, (int, float, np.integer, np.floating)):
+        raise FailedMap(f"distance must be a number for {owner!r}, got {type(d).__name__} {d!r}")
+    if distance_type.startswith(("i", "u")) and not isinstance(d, (int, np.integer)):
+        if not float(d).is_integer():
+            raise FailedMap(f"distance for {owner!r} must be an integer, got {d!r}")
+        d = int(d)
+    if isinstance(d, (np.integer, np.floating)):
+        d = d.item()
+    if isinstance(d, float) and not math.isfinite(d):
+        raise FailedMap(f"distance must be finite for {owner!r}, got {d!r}")
+    if d < 0:
+        raise FailedMap(f"distance must be >= 0 for {owner!r}, got {d!r}")
+    return d
+
+
+# ----------------------------------------------------------------------------------------------
+# Functions
+
+
+class Function(Generic[TI, TO]):
+    """A (possibly randomised) function, used for post-processing.
+
+    >>> double = Function(lambda x: 2 * x)
+    >>> double(3)
+    6
+    """
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Callable[[TI], TO]) -> None:
+        self.function = function
+
+    def __call__(self, arg: TI) -> TO:
+        return self.function(arg)
+
+    def __repr__(self) -> str:
+        return f"Function({getattr(self.function, '__name__', 'function')})"
+
+
+def new_function(function: Callable[[TI], TO], TO: object = None) -> Function[TI, TO]:
+    """Wrap a Python callable as a :class:`Function` (``TO`` is accepted for OpenDP parity)."""
+    return Function(function)
+
+
+# ----------------------------------------------------------------------------------------------
+# Transformations
+
+
+def _check_result(check: Callable[[object], Any], d_out: object, what: str) -> Any:
+    """Validate a map's result: a map that returns NaN, a negative or a non-number fails."""
+    try:
+        return check(d_out)
+    except FailedMap as e:
+        raise FailedMap(f"{what} returned an invalid value: {e}") from e
+
+
+class Transformation(Generic[TI, TO, DI, DO]):
+    """A stable function from ``input_domain`` to ``output_domain``.
+
+    Type parameters: input carrier ``TI``, output carrier ``TO``, input distance ``DI``,
+    output distance ``DO``.  ``map(d_in)`` bounds the output distance of ``d_in``-close inputs.
+    """
+
+    __slots__ = (
+        "function",
+        "input_domain",
+        "input_metric",
+        "output_domain",
+        "output_metric",
+        "stability_map",
+    )
+
+    def __init__(
+        self,
+        input_domain: Domain[TI],
+        input_metric: Metric[DI],
+        output_domain: Domain[TO],
+        output_metric: Metric[DO],
+        function: Callable[[TI], TO],
+        stability_map: Callable[[DI], DO],
+    ) -> None:
+        self.input_domain = input_domain
+        self.input_metric = input_metric
+        self.output_domain = output_domain
+        self.output_metric = output_metric
+        self.function = function
+        self.stability_map = stability_map
+
+    @property
+    def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
+        return self.input_domain, self.input_metric
+
+    @property
+    def output_space(self) -> tuple[Domain[TO], Metric[DO]]:
+        return self.output_domain, self.output_metric
+
+    def invoke(self, arg: TI) -> TO:
+        """Apply the function, after checking that ``arg`` is in the input domain."""
+        return self.function(self.input_domain._normalize(arg))
+
+    def __call__(self, arg: TI) -> TO:
+        return self.invoke(arg)
+
+    def map(self, d_in: DI) -> DO:
+        """The output distance bound for inputs at most ``d_in`` apart (rounded up)."""
+        d = self.input_metric._check_distance(d_in)
+        return _check_result(  # type: ignore[no-any-return]
+            self.output_metric._check_distance, self.stability_map(d), "stability map"
+        )
+
+    def check(self, d_in: DI, d_out: DO, *, debug: bool = False) -> bool:
+        """Whether ``d_in``-close inputs are guaranteed ``d_out``-close outputs."""
+        d_out = self.output_metric._check_distance(d_out)
+        return bool(self.map(d_in) <= d_out)  # type: ignore[operator]
+
+    @overload
+    def __rshift__(self, other: Transformation[TO, U, DO, DU]) -> Transformation[TI, U, DI, DU]: ...
+    @overload
+    def __rshift__(self, other: Measurement[TO, U, DO, Q]) -> Measurement[TI, U, DI, Q]: ...
+    @overload
+    def __rshift__(
+        self, other: PartialTransformation[TO, U, DO, DU]
+    ) -> Transformation[TI, U, DI, DU]: ...
+    @overload
+    def __rshift__(self, other: PartialMeasurement[TO, U, DO, Q]) -> Measurement[TI, U, DI, Q]: ...
+    def __rshift__(self, other: object) -> object:
+        if isinstance(other, (PartialTransformation, PartialMeasurement)):
+            other = other(self.output_domain, self.output_metric)
+        if isinstance(other, Transformation):
+            return make_chain_tt(other, self)
+        if isinstance(other, Measurement):
+            return make_chain_mt(other, self)
+        raise TypeError(
+            f"a Transformation can be chained with a Transformation or Measurement, "
+            f"not {type(other).__name__}"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            "Transformation(\n"
+            f"    input_domain   = {self.input_domain!r},\n"
+            f"    output_domain  = {self.output_domain!r},\n"
+            f"    input_metric   = {self.input_metric!r},\n"
+            f"    output_metric  = {self.output_metric!r})"
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# Measurements
+
+
+class Measurement(Generic[TI, TO, DI, MO]):
+    """A randomised function whose output law is ``map(d_in)``-private in ``output_measure``.
+
+    Type parameters: input carrier ``TI``, output type ``TO``, input distance ``DI``, privacy
+    loss type ``MO`` (``float`` for ε or ρ, ``tuple[float, float]`` for (ε, δ)).
+    """
+
+    __slots__ = ("function", "input_domain", "input_metric", "output_measure", "privacy_map")
+
+    def __init__(
+        self,
+        input_domain: Domain[TI],
+        input_metric: Metric[DI],
+        output_measure: Measure[MO],
+        function: Callable[[TI], TO],
+        privacy_map: Callable[[DI], MO],
+    ) -> None:
+        self.input_domain = input_domain
+        self.input_metric = input_metric
+        self.output_measure = output_measure
+        self.function = function
+        self.privacy_map = privacy_map
+
+    @property
+    def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
+        return self.input_domain, self.input_metric
+
+    def invoke(self, arg: TI) -> TO:
+        """Release ``function(arg)``.
+
+        ``arg`` is checked against the input domain first; a non-member raises
+        :class:`~opendp_lite.errors.NotInDomain` before any randomness is drawn.
+        """
+        return self.function(self.input_domain._normalize(arg))
+
+    def __call__(self, arg: TI) -> TO:
+        return self.invoke(arg)
+
+    def map(self, d_in: DI) -> MO:
+        """The privacy loss for inputs at most ``d_in`` apart (never below the exact value)."""
+        d = self.input_metric._check_distance(d_in)
+        return _check_result(  # type: ignore[no-any-return]
+            self.output_measure._check_loss, self.privacy_map(d), "privacy map"
+        )
+
+    def check(self, d_in: DI, d_out: MO, *, debug: bool = False) -> bool:
+        """Whether the measurement is ``d_out``-private for inputs ``d_in`` apart."""
+        d_out = self.output_measure._check_loss(d_out)
+        return self.output_measure._le(self.map(d_in), d_out)
+
+    @overload
+    def __rshift__(self, other: Function[TO, U]) -> Measurement[TI, U, DI, MO]: ...
+    @overload
+    def __rshift__(self, other: Callable[[TO], U]) -> Measurement[TI, U, DI, MO]: ...
+    def __rshift__(self, other: object) -> object:
+        if isinstance(other, (Transformation, Measurement, PartialTransformation)):
+            raise TypeError(
+                f"a Measurement can only be followed by post-processing, not {type(other).__name__}"
+            )
+        if isinstance(other, Function):
+            return make_chain_pm(other, self)
+        if callable(other):
+            return make_chain_pm(Function(other), self)
+        raise TypeError(f"cannot post-process a Measurement with {type(other).__name__}")
+
+    def __repr__(self) -> str:
+        return (
+            "Measurement(\n"
+            f"    input_domain   = {self.input_domain!r},\n"
+            f"    input_metric   = {self.input_metric!r},\n"
+            f"    output_measure = {self.output_measure!r})"
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# Partial constructors: ``(domain, metric) >> then_xxx(...)``
+
+
+class PartialTransformation(Generic[TI, TO, DI, DO]):
+    """A transformation constructor still waiting for its input domain and metric."""
+
+    __slots__ = ("constructor",)
+
+    def __init__(
+        self, constructor: Callable[[Domain[TI], Metric[DI]], Transformation[TI, TO, DI, DO]]
+    ) -> None:
+        self.constructor = constructor
+
+    def __call__(
+        self, input_domain: Domain[TI], input_metric: Metric[DI]
+    ) -> Transformation[TI, TO, DI, DO]:
+        return self.constructor(input_domain, input_metric)
+
+    def __rrshift__(self, other: tuple[Domain[TI], Metric[DI]]) -> Transformation[TI, TO, DI, DO]:
+        return self(*_space(other))
+
+    @overload
+    def __rshift__(
+        self, other: Transformation[TO, U, DO, DU]
+    ) -> PartialTransformation[TI, U, DI, DU]: ...
+    @overload
+    def __rshift__(self, other: Measurement[TO, U, DO, Q]) -> PartialMeasurement[TI, U, DI, Q]: ...
+    def __rshift__(self, other: object) -> object:
+        if isinstance(other, Transformation):
+            o_t = other
+            return PartialTransformation(lambda d, m: self(d, m) >> o_t)
+        if isinstance(other, Measurement):
+            o_m = other
+            return PartialMeasurement(lambda d, m: self(d, m) >> o_m)
+        raise TypeError(f"cannot chain a partial transformation with {type(other).__name__}")
+
+
+class PartialMeasurement(Generic[TI, TO, DI, MO]):
+    """A measurement constructor still waiting for its input domain and metric."""
+
+    __slots__ = ("constructor",)
+
+    def __init__(
+        self, constructor: Callable[[Domain[TI], Metric[DI]], Measurement[TI, TO, DI, MO]]
+    ) -> None:
+        self.constructor = constructor
+
+    def __call__(
+        self, input_domain: Domain[TI], input_metric: Metric[DI]
+    ) -> Measurement[TI, TO, DI, MO]:
+        return self.constructor(input_domain, input_metric)
+
+    def __rrshift__(self, other: tuple[Domain[TI], Metric[DI]]) -> Measurement[TI, TO, DI, MO]:
+        return self(*_space(other))
+
+
+def _space(other: object) -> tuple[Any, Any]:
+    if (
+        isinstance(other, tuple)
+        and len(other) == 2
+        and isinstance(other[0], Domain)
+        and isinstance(other[1], Metric)
+    ):
+        return other[0], other[1]
+    raise TypeError(f"expected a (domain, metric) pair on the left of >>, got {other!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Chaining
+
+
+def _assert_join(left_domain: Any, left_metric: Any, right_domain: Any, right_metric: Any) -> None:
+    if left_domain != right_domain:
+        raise DomainMismatch(left_domain, right_domain)
+    if left_metric != right_metric:
+        raise MetricMismatch(left_metric, right_metric)
+
+
+def make_chain_tt(
+    transformation1: Transformation[U, TO, DU, DO],
+    transformation0: Transformation[TI, U, DI, DU],
+) -> Transformation[TI, TO, DI, DO]:
+    r"""Chain ``transformation0`` then ``transformation1``.
+
+    Stability map: :math:`d_{out} = \mathrm{map}_1(\mathrm{map}_0(d_{in}))`.
+
+    Raises:
+        DomainMismatch, MetricMismatch: if the output space of ``transformation0`` is not the
+        input space of ``transformation1``; the error names both.
+
+    Proof: docs/proofs/make_chain_tt.md
+    """
+    _assert_join(
+        transformation0.output_domain,
+        transformation0.output_metric,
+        transformation1.input_domain,
+        transformation1.input_metric,
+    )
+    f0, f1 = transformation0.function, transformation1.function
+    m0, m1 = transformation0.map, transformation1.map
+    return Transformation(
+        transformation0.input_domain,
+        transformation0.input_metric,
+        transformation1.output_domain,
+        transformation1.output_metric,
+        lambda x: f1(f0(x)),
+        lambda d: m1(m0(d)),
+    )
+
+
+def make_chain_mt(
+    measurement1: Measurement[U, TO, DU, MO],
+    transformation0: Transformation[TI, U, DI, DU],
+) -> Measurement[TI, TO, DI, MO]:
+    r"""Chain ``transformation0`` then ``measurement1``.
+
+    Privacy map: :math:`\mathrm{map}_1(\mathrm{map}_0(d_{in}))`.
+
+    Raises:
+        DomainMismatch, MetricMismatch: if the spaces do not join; the error names both.
+
+    Proof: docs/proofs/make_chain_mt.md
+    """
+    _assert_join(
+        transformation0.output_domain,
+        transformation0.output_metric,
+        measurement1.input_domain,
+        measurement1.input_metric,
+    )
+    f0, f1 = transformation0.function, measurement1.function
+    m0, m1 = transformation0.map, measurement1.map
+    return Measurement(
+        transformation0.input_domain,
+        transformation0.input_metric,
+        measurement1.output_measure,
+        lambda x: f1(f0(x)),
+        lambda d: m1(m0(d)),
+    )
+
+
+def make_chain_pm(
+    postprocess1: Function[U, TO], measurement0: Measurement[TI, U, DI, MO]
+) -> Measurement[TI, TO, DI, MO]:
+    r"""Post-process the release of ``measurement0`` with ``postprocess1``.
+
+    Privacy map: unchanged, :math:`\mathrm{map}_0(d_{in})` (post-processing).
+
+    Proof: docs/proofs/make_chain_pm.md
+    """
+    f0, f1 = measurement0.function, postprocess1.function
+    return Measurement(
+        measurement0.input_domain,
+        measurement0.input_metric,
+        measurement0.output_measure,
+        lambda x: f1(f0(x)),
+        measurement0.privacy_map,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Queryables: the state of an interactive mechanism
+
+
+class Queryable(Generic[Q, A]):
+    """A stateful, interactive release: ``answer = queryable(query)``.
+
+    Queries are serialised by a lock, so concurrent callers see a consistent state; a query
+    made from inside the same queryable's own transition (re-entrancy) is refused.  A
+    queryable holds privacy state, so it refuses to be copied, deep-copied or pickled: a clone
+    would be a fresh budget.
+
+    >>> counter = new_queryable(lambda q: q + 1)
+    >>> counter(41)
+    42
+    """
+
+    __slots__ = ("__weakref__", "_local", "_lock", "_transition")
+
+    def __init__(self, transition: Callable[[Q], A]) -> None:
+        self._transition = transition
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def eval(self, query: Q) -> A:
+        """Answer ``query``, updating the state under the queryable's lock."""
+        if getattr(self._local, "active", False):
+            raise QueryableError("re-entrant query: a queryable cannot be queried from itself")
+        with self._lock:
+            self._local.active = True
+            try:
+                return self._transition(query)
+            finally:
+                self._local.active = False
+
+    def __call__(self, query: Q) -> A:
+        return self.eval(query)
+
+    def __copy__(self) -> Queryable[Q, A]:
+        raise QueryableError("a Queryable holds privacy state and cannot be copied")
+
+    def __deepcopy__(self, memo: object) -> Queryable[Q, A]:
+        raise QueryableError("a Queryable holds privacy state and cannot be copied")
+
+    def __reduce__(self) -> Any:
+        raise QueryableError("a Queryable holds privacy state and cannot be pickled")
+
+    def __repr__(self) -> str:
+        return "Queryable()"
+
+
+def new_queryable(
+    transition: Callable[[Q], A], Q: object = None, A: object = None
+) -> Queryable[Q, A]:
+    """Make a :class:`Queryable` from a transition function (``Q``/``A`` kept for OpenDP parity)."""
+    return Queryable(transition)

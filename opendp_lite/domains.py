@@ -1,0 +1,378 @@
+"""Domains: the sets of values a transformation or measurement accepts.
+
+All domains are frozen dataclasses: immutable, hashable, and equal when their contents are.
+Their reprs follow OpenDP's.
+
+>>> atom_domain(T=float)
+AtomDomain(T=f64)
+>>> vector_domain(atom_domain(bounds=(0.0, 1.0)), size=3)
+VectorDomain(AtomDomain(bounds=[0.0, 1.0], T=f64), size=3)
+>>> atom_domain(T=float).member(float("nan")), atom_domain(T=float, nan=True).member(float("nan"))
+(False, True)
+>>> vector_domain(atom_domain(T=int)).member(np.array([1, 2, 3]))
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from .core import Domain
+from .errors import InvalidParameter, NotInDomain
+
+__all__ = [
+    "AtomDomain",
+    "MapDomain",
+    "OptionDomain",
+    "UserDomain",
+    "VectorDomain",
+    "atom_domain",
+    "map_domain",
+    "option_domain",
+    "user_domain",
+    "vector_domain",
+]
+
+C = TypeVar("C")
+K = TypeVar("K")
+V = TypeVar("V")
+
+FloatName = Literal["f64", "f32", "float"]
+IntName = Literal["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "usize", "int"]
+
+
+@dataclass(frozen=True)
+class AtomDomain(Domain[C]):
+    """A domain of scalars of carrier ``T``, optionally bounded, optionally admitting NaN."""
+
+    T: str
+    bounds: tuple[Any, Any] | None = None
+    nan: bool = False
+
+    def __repr__(self) -> str:
+        parts = []
+        if self.bounds is not None:
+            parts.append(f"bounds=[{self.bounds[0]!r}, {self.bounds[1]!r}]")
+        if self.nan:
+            parts.append("nan=true")
+        parts.append(f"T={self.T}")
+        return f"AtomDomain({', '.join(parts)})"
+
+    @property
+    def carrier_type(self) -> str:
+        return self.T
+
+    def _normalize(self, x: object) -> C:
+        v = _coerce_scalar(self.T, x)
+        if isinstance(v, float) and math.isnan(v):
+            if not self.nan:
+                raise NotInDomain(f"NaN is not a member of {self!r}")
+            return v  # type: ignore[return-value]
+        if self.bounds is not None and not (self.bounds[0] <= v <= self.bounds[1]):
+            raise NotInDomain(f"{x!r} is outside the bounds of {self!r}")
+        return v  # type: ignore[no-any-return]
+
+
+def _coerce_scalar(T: str, x: object) -> Any:
+    """Check that ``x`` is a scalar of carrier ``T``; return it as a Python scalar."""
+    if isinstance(x, (bool, np.bool_)):
+        if T == "bool":
+            return bool(x)
+    elif is_float(T):
+        if isinstance(x, (float, int, np.floating, np.integer)):
+            v = float(x)
+            if T == "f32":
+                with np.errstate(over="ignore"):
+                    v32 = float(np.float32(v))
+                if math.isinf(v32) and not math.isinf(v):
+                    raise NotInDomain(f"{x!r} overflows f32")
+                v = v32
+            return v
+    elif is_int(T):
+        if isinstance(x, (int, np.integer)):
+            lo, hi = int_bounds(T)
+            v_int = int(x)
+            if not lo <= v_int <= hi:
+                raise NotInDomain(f"{x!r} is outside the range of {T} [{lo}, {hi}]")
+            return v_int
+    elif T == "String":
+        if isinstance(x, str):
+            return x
+    raise NotInDomain(f"inferred type is {type(x).__name__}, expected {T}: got {x!r}")
+
+
+@overload
+def atom_domain(
+    bounds: tuple[bool, bool] | None = None,
+    nan: None = None,
+    *,
+    T: type[bool] | Literal["bool"],
+) -> AtomDomain[bool]: ...
+@overload
+def atom_domain(
+    bounds: tuple[int, int] | None = None,
+    nan: bool | None = None,
+    *,
+    T: type[int] | IntName,
+) -> AtomDomain[int]: ...
+@overload
+def atom_domain(
+    bounds: tuple[float, float] | None = None,
+    nan: bool | None = None,
+    *,
+    T: type[float] | FloatName,
+) -> AtomDomain[float]: ...
+@overload
+def atom_domain(
+    bounds: None = None, nan: None = None, *, T: type[str] | Literal["String"]
+) -> AtomDomain[str]: ...
+@overload
+def atom_domain(bounds: tuple[int, int], nan: bool | None = None) -> AtomDomain[int]: ...
+@overload
+def atom_domain(bounds: tuple[float, float], nan: bool | None = None) -> AtomDomain[float]: ...
+@overload
+def atom_domain(
+    bounds: tuple[Any, Any] | None = None, nan: bool | None = None, T: object = None
+) -> AtomDomain[Any]: ...
+def atom_domain(
+    bounds: tuple[Any, Any] | None = None, nan: bool | None = None, T: object = None
+) -> AtomDomain[Any]:
+    """The domain of all scalars of type ``T``, within ``bounds`` if given.
+
+    ``T`` may be ``float``/``"f64"``, ``"f32"``, ``int``/``"i32"``, ``"i8"`` … ``"u64"``,
+    ``bool``, ``str`` or a numpy dtype; it is inferred from ``bounds`` when omitted.  A float
+    domain excludes NaN unless ``nan=True``.
+
+    >>> atom_domain(bounds=(0, 10))
+    AtomDomain(bounds=[0, 10], T=i32)
+    >>> atom_domain(T="f32", nan=True)
+    AtomDomain(nan=true, T=f32)
+
+    Raises:
+        InvalidParameter: if the bounds are not ordered, not finite, or do not fit ``T``, or
+            if ``nan=True`` is given with bounds or for a non-float type.
+        NotImplementedForType: if ``T`` is not a supported carrier.
+    """
+    if T is None:
+        if bounds is None:
+            raise InvalidParameter("atom_domain needs T or bounds to know its carrier type")
+        T = "f64" if any(isinstance(b, (float, np.floating)) for b in bounds) else "i32"
+    name = carrier_name(T)
+    if nan and not is_float(name):
+        raise InvalidParameter(f"nan=True is only meaningful for float types, not {name}")
+    if nan and bounds is not None:
+        raise InvalidParameter("a bounded domain cannot admit NaN (NaN is not within bounds)")
+    if bounds is not None:
+        if not (isinstance(bounds, tuple | list) and len(bounds) == 2):
+            raise InvalidParameter(f"bounds must be a (lower, upper) pair, got {bounds!r}")
+        try:
+            lo, hi = (_coerce_scalar(name, b) for b in bounds)
+        except NotInDomain as e:
+            raise InvalidParameter(f"bounds {bounds!r} do not fit T={name}: {e}") from None
+        if isinstance(lo, float) and not (math.isfinite(lo) and math.isfinite(hi)):
+            raise InvalidParameter(f"bounds must be finite, got {bounds!r}")
+        if not lo <= hi:
+            raise InvalidParameter(f"lower bound must not exceed upper bound, got {bounds!r}")
+        bounds = (lo, hi)
+    return AtomDomain(T=name, bounds=bounds, nan=bool(nan))
+
+
+@dataclass(frozen=True)
+class VectorDomain(Domain[Vec[C]], Generic[C]):
+    """Vectors whose elements are members of ``element_domain``; of length ``size`` if set.
+
+    Members are lists, tuples or 1-d numpy arrays; functions receive a read-only numpy array
+    of the carrier dtype (``object`` for strings and options).
+    """
+
+    element_domain: Domain[C]
+    size: int | None = None
+
+    def __repr__(self) -> str:
+        size = "" if self.size is None else f", size={self.size}"
+        return f"VectorDomain({self.element_domain!r}{size})"
+
+    @property
+    def carrier_type(self) -> str:
+        return f"Vec<{self.element_domain.carrier_type}>"
+
+    def _normalize(self, x: object) -> Vec[C]:
+        arr = _coerce_vector(self.element_domain, x)
+        if self.size is not None and len(arr) != self.size:
+            raise NotInDomain(f"expected a vector of size {self.size}, got length {len(arr)}")
+        arr.flags.writeable = False
+        return arr
+
+
+def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
+    if isinstance(x, np.ndarray):
+        if x.ndim != 1:
+            raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
+    elif not isinstance(x, list | tuple):
+        raise NotInDomain(
+            f"inferred type is {type(x).__name__}, expected Vec<{element.carrier_type}>"
+        )
+    if not isinstance(element, AtomDomain):
+        out = np.empty(len(x), dtype=object)
+        for i, v in enumerate(x):
+            out[i] = element._normalize(v)
+        return out
+    T = element.T
+    if T == "String":
+        arr = np.asarray(x, dtype=object) if len(x) else np.empty(0, dtype=object)
+        if arr.ndim != 1 or not all(isinstance(v, str) for v in arr):
+            raise NotInDomain(f"expected a vector of str for {element!r}")
+        return arr.view()
+    try:
+        raw = np.asarray(x)
+    except (ValueError, OverflowError) as e:
+        raise NotInDomain(f"cannot read a vector of {T}: {e}") from None
+    if raw.ndim != 1 and not (raw.ndim == 1 or raw.size == 0):
+        raise NotInDomain(f"expected a 1-d vector, got shape {raw.shape}")
+    if raw.size == 0:
+        return np.empty(0, dtype=carrier_dtype(T))
+    kind = raw.dtype.kind
+    if T == "bool":
+        if kind != "b":
+            raise NotInDomain(f"expected a vector of bool, got dtype {raw.dtype}")
+        return raw.view()
+    if is_int(T):
+        if kind not in "iu":
+            raise NotInDomain(f"inferred element type is {raw.dtype}, expected {T}")
+        lo, hi = int_bounds(T)
+        if raw.min() < lo or raw.max() > hi:
+            raise NotInDomain(f"a value is outside the range of {T} [{lo}, {hi}]")
+        arr = raw.astype(carrier_dtype(T), copy=False)
+    else:  # float carriers
+        if kind not in "fiu":
+            raise NotInDomain(f"inferred element type is {raw.dtype}, expected {T}")
+        with np.errstate(over="ignore"):
+            arr = raw.astype(carrier_dtype(T), copy=False)
+        if T == "f32" and kind == "f" and np.any(np.isinf(arr) & np.isfinite(raw)):
+            raise NotInDomain("a value overflows f32")
+        if not element.nan and np.isnan(arr).any():
+            raise NotInDomain(f"NaN is not a member of {element!r}")
+    if element.bounds is not None:
+        lo_b, hi_b = element.bounds
+        if not (arr.min() >= lo_b and arr.max() <= hi_b):
+            raise NotInDomain(f"a value is outside the bounds of {element!r}")
+    return arr.view() if arr is raw else arr
+
+
+@overload
+def vector_domain(atom_domain: AtomDomain[C], size: int | None = None) -> VectorDomain[C]: ...
+@overload
+def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDomain[C]: ...
+def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDomain[C]:
+    """The domain of vectors of elements from ``atom_domain``, of known ``size`` if given.
+
+    >>> vector_domain(atom_domain(T=int), size=10)
+    VectorDomain(AtomDomain(T=i32), size=10)
+
+    Raises:
+        InvalidParameter: if ``size`` is negative or not an integer.
+    """
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        raise InvalidParameter(f"size must be a non-negative int or None, got {size!r}")
+    if not isinstance(atom_domain, Domain):
+        raise InvalidParameter(f"atom_domain must be a Domain, got {atom_domain!r}")
+    return VectorDomain(atom_domain, size)
+
+
+@dataclass(frozen=True)
+class OptionDomain(Domain["C | None"], Generic[C]):
+    """Values of ``element_domain``, or ``None`` (a missing value)."""
+
+    element_domain: Domain[C]
+
+    def __repr__(self) -> str:
+        return f"OptionDomain({self.element_domain!r})"
+
+    @property
+    def carrier_type(self) -> str:
+        return f"Option<{self.element_domain.carrier_type}>"
+
+    def _normalize(self, x: object) -> C | None:
+        return None if x is None else self.element_domain._normalize(x)
+
+
+def option_domain(element_domain: Domain[C], D: object = None) -> OptionDomain[C]:
+    """Values of ``element_domain`` or ``None``.
+
+    >>> option_domain(atom_domain(T=float)).member(None)
+    True
+    """
+    return OptionDomain(element_domain)
+
+
+@dataclass(frozen=True)
+class MapDomain(Domain[Mapping[K, V]], Generic[K, V]):
+    """Dictionaries whose keys are in ``key_domain`` and values in ``value_domain``."""
+
+    key_domain: Domain[K]
+    value_domain: Domain[V]
+
+    def __repr__(self) -> str:
+        return (
+            f"MapDomain {{ key_domain: {self.key_domain!r}, value_domain: {self.value_domain!r} }}"
+        )
+
+    @property
+    def carrier_type(self) -> str:
+        return f"HashMap<{self.key_domain.carrier_type}, {self.value_domain.carrier_type}>"
+
+    def _normalize(self, x: object) -> Mapping[K, V]:
+        if not isinstance(x, Mapping):
+            raise NotInDomain(f"inferred type is {type(x).__name__}, expected {self.carrier_type}")
+        return {
+            self.key_domain._normalize(k): self.value_domain._normalize(v) for k, v in x.items()
+        }
+
+
+def map_domain(key_domain: Domain[K], value_domain: Domain[V]) -> MapDomain[K, V]:
+    """Dictionaries from ``key_domain`` to ``value_domain``.
+
+    >>> map_domain(atom_domain(T=str), atom_domain(T=int)).member({"a": 1})
+    True
+    """
+    return MapDomain(key_domain, value_domain)
+
+
+@dataclass(frozen=True)
+class UserDomain(Domain[Any]):
+    """A user-defined domain: membership by a predicate, equality by identifier and descriptor."""
+
+    identifier: str
+    member_fn: Callable[[Any], bool] = field(compare=False, repr=False)
+    descriptor: Any = None
+
+    def __repr__(self) -> str:
+        return f"UserDomain({self.identifier})"
+
+    @property
+    def carrier_type(self) -> str:
+        return "ExtrinsicObject"
+
+    def _normalize(self, x: object) -> Any:
+        if not self.member_fn(x):
+            raise NotInDomain(f"{x!r} is not a member of {self!r}")
+        return x
+
+
+def user_domain(
+    identifier: str, member: Callable[[Any], bool], descriptor: Any = None
+) -> UserDomain:
+    """A domain defined by a membership predicate.
+
+    >>> evens = user_domain("Evens", lambda x: isinstance(x, int) and x % 2 == 0)
+    >>> evens.member(4), evens.member(3)
+    (True, False)
+    """
+    return UserDomain(identifier, member, descriptor)

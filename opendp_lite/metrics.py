@@ -1,0 +1,216 @@
+"""Metrics: what "neighbouring" means, and the type of a distance.
+
+Dataset metrics (symmetric, insert-delete, change-one, Hamming) count record edits; their
+distances are non-negative integers.  Sensitivity metrics (absolute, L1, L2, L∞) measure
+aggregates; their distance type ``T`` follows OpenDP.
+
+>>> symmetric_distance(), absolute_distance(T=float), l2_distance(T="f32")
+(SymmetricDistance(), AbsoluteDistance(f64), L2Distance(f32))
+>>> l1_distance(T=int) == l1_distance(T="i32")
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar, overload
+
+from ._types import carrier_name
+from .core import Metric
+
+__all__ = [
+    "AbsoluteDistance",
+    "ChangeOneDistance",
+    "DiscreteDistance",
+    "HammingDistance",
+    "InsertDeleteDistance",
+    "L1Distance",
+    "L2Distance",
+    "LInfDistance",
+    "SymmetricDistance",
+    "UserDistance",
+    "absolute_distance",
+    "change_one_distance",
+    "discrete_distance",
+    "hamming_distance",
+    "insert_delete_distance",
+    "l1_distance",
+    "l2_distance",
+    "linf_distance",
+    "symmetric_distance",
+    "user_distance",
+]
+
+T = TypeVar("T")
+
+FloatName = Literal["f64", "f32", "float"]
+IntName = Literal["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "usize", "int"]
+
+
+@dataclass(frozen=True)
+class _DatasetMetric(Metric[int]):
+    distance_type = "u32"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+@dataclass(frozen=True, repr=False)
+class SymmetricDistance(_DatasetMetric):
+    """Size of the symmetric difference of two multisets (add/remove a record counts 1)."""
+
+
+@dataclass(frozen=True, repr=False)
+class InsertDeleteDistance(_DatasetMetric):
+    """Insertions and deletions needed to turn one ordered dataset into the other."""
+
+
+@dataclass(frozen=True, repr=False)
+class ChangeOneDistance(_DatasetMetric):
+    """Records changed between two datasets of the same (unordered) size."""
+
+
+@dataclass(frozen=True, repr=False)
+class HammingDistance(_DatasetMetric):
+    """Positions at which two ordered datasets of the same size differ."""
+
+
+@dataclass(frozen=True, repr=False)
+class DiscreteDistance(_DatasetMetric):
+    """0 if equal, 1 otherwise."""
+
+
+def symmetric_distance() -> SymmetricDistance:
+    """The symmetric distance between datasets (the unbounded-DP neighbour relation)."""
+    return SymmetricDistance()
+
+
+def insert_delete_distance() -> InsertDeleteDistance:
+    """The insert-delete distance between ordered datasets."""
+    return InsertDeleteDistance()
+
+
+def change_one_distance() -> ChangeOneDistance:
+    """The change-one distance between same-size datasets (bounded DP)."""
+    return ChangeOneDistance()
+
+
+def hamming_distance() -> HammingDistance:
+    """The Hamming distance between same-size ordered datasets."""
+    return HammingDistance()
+
+
+def discrete_distance() -> DiscreteDistance:
+    """The discrete metric: 0 if equal, 1 otherwise."""
+    return DiscreteDistance()
+
+
+@dataclass(frozen=True)
+class _SensitivityMetric(Metric[T], Generic[T]):
+    T: str
+
+    @property
+    def distance_type(self) -> str:  # type: ignore[override]
+        return self.T
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.T})"
+
+
+@dataclass(frozen=True, repr=False)
+class AbsoluteDistance(_SensitivityMetric[T]):
+    """|x − x′| between scalars."""
+
+
+@dataclass(frozen=True, repr=False)
+class L1Distance(_SensitivityMetric[T]):
+    """Σ|x_i − x′_i| between vectors of equal length."""
+
+
+@dataclass(frozen=True, repr=False)
+class L2Distance(_SensitivityMetric[T]):
+    """sqrt(Σ(x_i − x′_i)²) between vectors of equal length."""
+
+
+@dataclass(frozen=True)
+class LInfDistance(_SensitivityMetric[T]):
+    """max|x_i − x′_i|; with ``monotonic=True`` all differences share one sign."""
+
+    monotonic: bool = False
+
+    def __repr__(self) -> str:
+        mono = "monotonic, " if self.monotonic else ""
+        return f"LInfDistance({mono}T={self.T})"
+
+
+@overload
+def absolute_distance(T: type[int] | IntName) -> AbsoluteDistance[int]: ...
+@overload
+def absolute_distance(T: type[float] | FloatName) -> AbsoluteDistance[float]: ...
+@overload
+def absolute_distance(T: object) -> AbsoluteDistance[Any]: ...
+def absolute_distance(T: object) -> AbsoluteDistance[Any]:
+    """The absolute distance |x − x′| with distance type ``T``.
+
+    >>> absolute_distance(T=int)
+    AbsoluteDistance(i32)
+    """
+    return AbsoluteDistance(carrier_name(T))
+
+
+@overload
+def l1_distance(T: type[int] | IntName) -> L1Distance[int]: ...
+@overload
+def l1_distance(T: type[float] | FloatName) -> L1Distance[float]: ...
+@overload
+def l1_distance(T: object) -> L1Distance[Any]: ...
+def l1_distance(T: object) -> L1Distance[Any]:
+    """The L1 distance between vectors, with distance type ``T``."""
+    return L1Distance(carrier_name(T))
+
+
+@overload
+def l2_distance(T: type[int] | IntName) -> L2Distance[int]: ...
+@overload
+def l2_distance(T: type[float] | FloatName) -> L2Distance[float]: ...
+@overload
+def l2_distance(T: object) -> L2Distance[Any]: ...
+def l2_distance(T: object) -> L2Distance[Any]:
+    """The L2 distance between vectors, with distance type ``T``."""
+    return L2Distance(carrier_name(T))
+
+
+@overload
+def linf_distance(T: type[int] | IntName, monotonic: bool = False) -> LInfDistance[int]: ...
+@overload
+def linf_distance(T: type[float] | FloatName, monotonic: bool = False) -> LInfDistance[float]: ...
+@overload
+def linf_distance(T: object, monotonic: bool = False) -> LInfDistance[Any]: ...
+def linf_distance(T: object, monotonic: bool = False) -> LInfDistance[Any]:
+    """The L∞ distance between vectors, with distance type ``T``.
+
+    >>> linf_distance(T=float, monotonic=True)
+    LInfDistance(monotonic, T=f64)
+    """
+    return LInfDistance(carrier_name(T), bool(monotonic))
+
+
+@dataclass(frozen=True)
+class UserDistance(Metric[Any]):
+    """A user-defined metric, equal to another when identifier and descriptor are."""
+
+    identifier: str
+    descriptor: Any = None
+    distance_type = "f64"
+
+    def __repr__(self) -> str:
+        return f"UserDistance({self.identifier})"
+
+
+def user_distance(identifier: str, descriptor: Any = None) -> UserDistance:
+    """A user-defined metric, identified by name.
+
+    >>> user_distance("MyMetric") == user_distance("MyMetric")
+    True
+    """
+    return UserDistance(identifier, descriptor)

@@ -1,0 +1,1 @@
+"""Exact samplers fed only by the OS CSPRNG (see ``rng.fill_bytes``)."""
