@@ -1,0 +1,101 @@
+"""Proof headers: each public constructor's proof in ``docs/proofs/<name>.md`` opens with a
+machine-readable header that must match the constructor's actual typed signature.
+
+Header format (YAML-like front matter; one ``key: value`` per line)::
+
+    ---
+    constructor: make_laplace
+    module: opendp_lite.measurements.noise
+    signature: (input_domain: 'Domain[Any]', ...) -> 'Measurement[...]'
+    input_domain: atom_domain(T) | vector_domain(atom_domain(T))
+    input_metric: absolute_distance(T) | l1_distance(T)
+    output: max_divergence()
+    map: ε(d_in) = (d_in + penalty_k) / scale, rounded up
+    ---
+
+``signature`` is ``str(inspect.signature(fn))`` exactly (annotations are strings, since every
+module uses ``from __future__ import annotations``).  ``output`` names the output metric or
+measure.  ``python -m opendp_lite._proofs make_laplace`` prints a fresh header to start from.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+PROOFS = Path(__file__).resolve().parent.parent / "docs" / "proofs"
+REQUIRED_KEYS = (
+    "constructor",
+    "module",
+    "signature",
+    "input_domain",
+    "input_metric",
+    "output",
+    "map",
+)
+
+
+def public_constructors() -> Iterator[tuple[str, Callable[..., Any]]]:
+    """Every public ``make_*`` constructor reachable from ``dp.t``, ``dp.m`` and ``dp.c``."""
+    from . import prelude as dp
+
+    seen: set[str] = set()
+    for mod in (dp.t, dp.m, dp.c):
+        for name in sorted(getattr(mod, "__all__", dir(mod))):
+            fn = getattr(mod, name, None)
+            if name.startswith("make_") and callable(fn) and name not in seen:
+                seen.add(name)
+                yield name, fn
+
+
+def signature_of(fn: Callable[..., Any]) -> str:
+    """The signature string a proof header must quote."""
+    return str(inspect.signature(fn))
+
+
+def parse_header(text: str) -> dict[str, str]:
+    """The ``key: value`` pairs of a proof's front matter (empty if there is none)."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    out: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.strip() == "---":
+            return out
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return {}
+
+
+def header_for(name: str, fn: Callable[..., Any]) -> str:
+    """A header skeleton for ``fn``, to be completed by hand."""
+    return "\n".join(
+        [
+            "---",
+            f"constructor: {name}",
+            f"module: {fn.__module__}",
+            f"signature: {signature_of(fn)}",
+            "input_domain: TODO",
+            "input_metric: TODO",
+            "output: TODO",
+            "map: TODO",
+            "---",
+        ]
+    )
+
+
+def main(argv: list[str]) -> int:
+    """Print header skeletons for the named constructors (or all of them)."""
+    wanted = set(argv)
+    for name, fn in public_constructors():
+        if not wanted or name in wanted:
+            print(header_for(name, fn), end="\n\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
