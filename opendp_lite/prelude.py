@@ -41,6 +41,11 @@ from .domains import (
 )
 from .errors import OpenDPLiteError
 from .errors import OpenDPLiteError as OpenDPException
+
+# -- accuracy helpers (issue 3): from .accuracy import ... --
+
+# -- parameter search (issue 6): from .search import binary_search, ... --
+
 from .measures import (
     Approximate,
     MaxDivergence,
