@@ -489,6 +489,14 @@ def make_chain_tt(
         input space of ``transformation1``; the error names both.
 
     Proof: docs/proofs/make_chain_tt.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.enable_features("honest-but-curious")
+    >>> space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    >>> double = dp.t.make_user_transformation(*space, *space, lambda x: 2 * x, lambda d: 2 * d)
+    >>> quad = dp.c.make_chain_tt(double, double)
+    >>> quad(3), quad.map(1)
+    (12, 4)
     """
     _assert_join(
         transformation0.output_domain,
@@ -520,6 +528,14 @@ def make_chain_mt(
         DomainMismatch, MetricMismatch: if the spaces do not join; the error names both.
 
     Proof: docs/proofs/make_chain_mt.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.enable_features("honest-but-curious")
+    >>> space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    >>> double = dp.t.make_user_transformation(*space, *space, lambda x: 2 * x, lambda d: 2 * d)
+    >>> const = dp.m.make_user_measurement(*space, dp.max_divergence(), lambda x: 0, float)
+    >>> dp.c.make_chain_mt(const, double).map(1)
+    2.0
     """
     _assert_join(
         transformation0.output_domain,
@@ -546,6 +562,14 @@ def make_chain_pm(
     Privacy map: unchanged, :math:`\mathrm{map}_0(d_{in})` (post-processing).
 
     Proof: docs/proofs/make_chain_pm.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.enable_features("honest-but-curious")
+    >>> space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    >>> const = dp.m.make_user_measurement(*space, dp.max_divergence(), lambda x: 7, float)
+    >>> post = dp.c.make_chain_pm(dp.new_function(lambda y: y + 1), const)
+    >>> post(0), post.map(1)
+    (8, 1.0)
     """
     f0, f1 = measurement0.function, postprocess1.function
     return Measurement(
