@@ -41,11 +41,6 @@ from .domains import (
 )
 from .errors import OpenDPLiteError
 from .errors import OpenDPLiteError as OpenDPException
-
-# -- accuracy helpers (issue 3): from .accuracy import ... --
-
-# -- parameter search (issue 6): from .search import binary_search, ... --
-
 from .measures import (
     Approximate,
     MaxDivergence,
@@ -84,6 +79,11 @@ from .metrics import (
     symmetric_distance,
     user_distance,
 )
+
+# Sections (keep each import block sorted; `ruff check --fix` sorts within a block):
+# -- accuracy helpers (issue 3) --
+
+# -- parameter search (issue 6) --
 
 __all__ = [
     "AbsoluteDistance",
