@@ -1,0 +1,538 @@
+"""Additive noise mechanisms: Laplace, Gaussian and geometric, on integers and floats.
+
+Integer data get exact discrete noise (CKS20).  Float data follow OpenDP's design: each float
+is taken exactly as a rational, rounded to the grid 2^k·ℤ, shifted by 2^k times exact
+discrete noise of scale ``scale/2^k``, and rounded back to the nearest float of the carrier.
+The rounding to the grid moves each coordinate by less than 2^k − 2^k_min, which the privacy
+map charges as extra sensitivity (zero at the default ``k = k_min``: −1074 for f64, −149 for
+f32).  Integer outputs saturate at the carrier's range and float outputs at ±max finite
+(post-processing of the exact noisy value; never wrap-around or ±inf).
+
+>>> import opendp_lite.prelude as dp
+>>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+>>> [make_laplace(*space, scale=1.0, k=k).map(0.0) for k in (-1074, -1073, -100, -1, 0, 1)]
+[0.0, 5e-324, 7.888609052210118e-31, 0.5, 1.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from .._arith import check_finite_nonneg, q, up
+from .._types import int_bounds, is_float, is_int
+from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
+from ..domains import AtomDomain, VectorDomain
+from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
+from ..measures import MaxDivergence, ZeroConcentratedDivergence
+from ..metrics import AbsoluteDistance, L1Distance, L2Distance
+from ..samplers import batch
+from ..samplers.noise_ref import k_min as _k_min
+
+__all__ = [
+    "make_base_discrete_gaussian",
+    "make_base_discrete_laplace",
+    "make_base_gaussian",
+    "make_base_laplace",
+    "make_gaussian",
+    "make_geometric",
+    "make_laplace",
+    "then_base_discrete_gaussian",
+    "then_base_discrete_laplace",
+    "then_base_gaussian",
+    "then_base_laplace",
+    "then_gaussian",
+    "then_geometric",
+    "then_laplace",
+]
+
+Dist = Literal["laplace", "gaussian"]
+_K_MAX = {"f64": 1023, "f32": 127}  # 2^k beyond the largest binade: every output saturates
+
+
+@dataclass(frozen=True)
+class _Space:
+    T: str  # carrier of the atoms
+    vector: bool
+    size: int | None  # known vector length; 1 for a scalar
+
+
+def _space(input_domain: Domain[Any], input_metric: Metric[Any], dist: Dist, who: str) -> _Space:
+    """Check the (domain, metric) pair a noise mechanism accepts; return its shape."""
+    vec_metric = L1Distance if dist == "laplace" else L2Distance
+    size: int | None = 1
+    if isinstance(input_domain, AtomDomain):
+        atom, vector = input_domain, False
+        if not isinstance(input_metric, AbsoluteDistance):
+            raise NotImplementedForType(
+                f"{who} on {input_domain!r} needs absolute_distance(T), got {input_metric!r}"
+            )
+    elif isinstance(input_domain, VectorDomain) and isinstance(
+        input_domain.element_domain, AtomDomain
+    ):
+        atom, vector, size = input_domain.element_domain, True, input_domain.size
+        if not isinstance(input_metric, vec_metric):
+            want = "l1_distance(T)" if dist == "laplace" else "l2_distance(T)"
+            raise NotImplementedForType(
+                f"{who} on {input_domain!r} needs {want}, got {input_metric!r}"
+            )
+    else:
+        raise NotImplementedForType(
+            f"{who} needs atom_domain(T) or vector_domain(atom_domain(T)), got {input_domain!r}"
+        )
+    if not (is_float(atom.T) or is_int(atom.T)):
+        raise NotImplementedForType(f"{who} needs a numeric carrier, got T={atom.T}")
+    if atom.nan:
+        raise InvalidParameter(f"{who}: input_domain must not admit NaN, got {input_domain!r}")
+    return _Space(atom.T, vector, size)
+
+
+def _measure(MO: object, want: type[Measure[Any]], who: str) -> Measure[Any]:
+    """Parse ``MO`` (a measure, its class, or its name such as ``"MaxDivergence<f64>"``)."""
+    if isinstance(MO, want):
+        return MO
+    if MO is want or (isinstance(MO, str) and MO.split("<")[0].strip() == want.__name__):
+        return want()
+    raise NotImplementedForType(f"{who} supports MO={want.__name__} only, got MO={MO!r}")
+
+
+def _k(k: object, sp: _Space, who: str) -> int:
+    """Validate the grid exponent ``k``; refuse it where rounding cannot be accounted for."""
+    if not is_float(sp.T):
+        if k is not None:
+            raise InvalidParameter(f"{who}: k is only valid for float domains, got k={k!r}")
+        return 0
+    kmin = _k_min(sp.T)
+    if k is None:
+        return kmin
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise InvalidParameter(f"{who}: k must be an int, got {type(k).__name__} {k!r}")
+    k = int(k)
+    if not kmin <= k <= _K_MAX[sp.T]:
+        raise InvalidParameter(f"{who}: k must be in [{kmin}, {_K_MAX[sp.T]}] for {sp.T}, got {k}")
+    if k != kmin and sp.vector and sp.size is None:
+        raise InvalidParameter(
+            f"{who}: the vector size must be known when k ({k}) is not the default ({kmin}), "
+            "since every coordinate's rounding is charged; use vector_domain(..., size=n)"
+        )
+    return k
+
+
+def _qo(QO: object) -> str:
+    names: dict[object, str] = {
+        float: "f64",
+        "float": "f64",
+        "f64": "f64",
+        "f32": "f32",
+        None: "f64",
+    }
+    name = names.get(QO)
+    if name is None:
+        raise NotImplementedForType(f"QO must be 'f64' or 'f32', got {QO!r}")
+    return name
+
+
+def _round_up(x: Any, QO: str) -> float:
+    """The exact rational ``x`` rounded up to a float of type ``QO`` (as a Python float)."""
+    u = up(x)
+    if QO == "f32" and math.isfinite(u):
+        v = np.float32(u)
+        if float(v) < u:
+            v = np.nextafter(v, np.float32(np.inf))
+        u = float(v)
+    return u
+
+
+def _rounding_penalty(sp: _Space, k: int, p: int) -> Any:
+    """Sensitivity added by rounding to 2^k·ℤ, as an exact rational upper bound.
+
+    Each coordinate moves by at most 2^k − 2^k_min relative to its neighbour's, so the Lp
+    distance grows by at most n^{1/p}·(2^k − 2^k_min); √n is bounded above by a rational
+    with 64 fractional bits when n is not a square.
+    """
+    if not is_float(sp.T) or k == _k_min(sp.T):
+        return q(0)
+    per = q(2) ** k - q(2) ** _k_min(sp.T)
+    n = sp.size if sp.size is not None else 1
+    if p == 1:
+        return per * n
+    root = math.isqrt(n)
+    if root * root == n:
+        return per * root
+    return per * (q(math.isqrt(n << 128) + 1) / q(1 << 64))
+
+
+def _no_loss(d: Any, who: str) -> float:
+    if d == 0:
+        return 0.0
+    raise FailedMap(f"{who} with scale 0 releases its input: the privacy loss is infinite")
+
+
+def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
+    T = sp.T
+    if is_int(T):
+        if sp.vector:
+            return lambda x: batch.int_noise(x, scale, dist, T)
+        return lambda x: batch.int_noise_scalar(x, scale, dist, T)
+
+    def scalar(x: float) -> float:
+        if not math.isfinite(x):
+            raise NotInDomain(f"the input must be finite, got {x!r}")
+        return batch.float_noise_scalar(x, scale, k, dist, T)  # type: ignore[arg-type]
+
+    def vector(x: Any) -> Any:
+        if not np.isfinite(x).all():
+            raise NotInDomain("every element of the input must be finite")
+        return batch.float_noise(x, scale, k, dist, T)  # type: ignore[arg-type]
+
+    return vector if sp.vector else scalar
+
+
+def _laplace(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    k: int | None,
+    MO: object,
+    QO: str,
+    who: str,
+) -> Measurement[Any, Any, Any, float]:
+    sp = _space(input_domain, input_metric, "laplace", who)
+    measure = _measure(MO, MaxDivergence, who)
+    s = q(check_finite_nonneg("scale", scale))
+    k_ = _k(k, sp, who)
+    penalty = _rounding_penalty(sp, k_, 1)
+
+    def privacy_map(d_in: Any) -> float:
+        d = q(d_in) + penalty
+        return _no_loss(d, who) if s == 0 else _round_up(d / s, QO)
+
+    return Measurement(
+        input_domain, input_metric, measure, _function(sp, s, k_, "laplace"), privacy_map
+    )
+
+
+def _gaussian(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    k: int | None,
+    MO: object,
+    QO: str,
+    who: str,
+) -> Measurement[Any, Any, Any, float]:
+    sp = _space(input_domain, input_metric, "gaussian", who)
+    measure = _measure(MO, ZeroConcentratedDivergence, who)
+    s = q(check_finite_nonneg("scale", scale))
+    k_ = _k(k, sp, who)
+    penalty = _rounding_penalty(sp, k_, 2)
+
+    def privacy_map(d_in: Any) -> float:
+        d = q(d_in) + penalty
+        return _no_loss(d, who) if s == 0 else _round_up(d * d / (2 * s * s), QO)
+
+    return Measurement(
+        input_domain, input_metric, measure, _function(sp, s, k_, "gaussian"), privacy_map
+    )
+
+
+def _require_int(input_domain: Domain[Any], who: str) -> None:
+    atom = input_domain.element_domain if isinstance(input_domain, VectorDomain) else input_domain
+    if not (isinstance(atom, AtomDomain) and is_int(atom.T)):
+        raise NotImplementedForType(f"{who} needs an integer domain, got {input_domain!r}")
+
+
+def make_laplace(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    k: int | None = None,
+    MO: object = "MaxDivergence",
+) -> Measurement[Any, Any, Any, float]:
+    r"""Add Laplace noise: exact discrete Laplace on integers, on the grid 2^k·ℤ for floats.
+
+    Inputs: ``atom_domain(T)`` with ``absolute_distance``, or ``vector_domain(atom_domain(T))``
+    with ``l1_distance``; T an integer or float carrier (floats must exclude NaN).  Integer
+    outputs saturate at T's range; float outputs at ±max finite T.
+
+    Privacy map (MaxDivergence), computed in ℚ and rounded up:
+        ε(d_in) = (d_in + n·(2^k − 2^k_min)) / scale
+    with n the vector size (1 for a scalar); the penalty term is 0 for integers and for the
+    default k = k_min (−1074 for f64, −149 for f32).
+
+    Raises:
+        InvalidParameter: scale negative, NaN or infinite; k not an int in [k_min, k_max]; k
+            given for an integer domain, or non-default k on a vector of unknown size; a
+            NaN-admitting domain.
+        NotImplementedForType: an unsupported domain/metric pair, carrier, or MO.
+        NotInDomain: (on invoke) NaN or infinite data, before any noise is drawn.
+
+    Proof: docs/proofs/make_laplace.md  [Canonne, Kamath, Steinke 2020]
+
+    >>> import opendp_lite.prelude as dp
+    >>> meas = make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=2.0)
+    >>> meas.map(1.0)
+    0.5
+    >>> isinstance(meas(0.0), float)
+    True
+    """
+    return _laplace(input_domain, input_metric, scale, k, MO, "f64", "make_laplace")
+
+
+def make_gaussian(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    k: int | None = None,
+    MO: object = "ZeroConcentratedDivergence",
+) -> Measurement[Any, Any, Any, float]:
+    r"""Add Gaussian noise: exact discrete Gaussian on integers, on the grid 2^k·ℤ for floats.
+
+    Inputs: ``atom_domain(T)`` with ``absolute_distance``, or ``vector_domain(atom_domain(T))``
+    with ``l2_distance``; T an integer or float carrier (floats must exclude NaN).
+
+    Privacy map (ZeroConcentratedDivergence), computed in ℚ and rounded up:
+        ρ(d_in) = (d_in + √n·(2^k − 2^k_min))² / (2·scale²)
+    with n the vector size (1 for a scalar; √n bounded above by a rational); the penalty is
+    0 for integers and for the default k = k_min.
+
+    Raises:
+        InvalidParameter: scale negative, NaN or infinite; k out of range, given for an
+            integer domain, or non-default on a vector of unknown size; a NaN-admitting domain.
+        NotImplementedForType: an unsupported domain/metric pair, carrier, or MO (only
+            ZeroConcentratedDivergence).
+        NotInDomain: (on invoke) NaN or infinite data, before any noise is drawn.
+
+    Proof: docs/proofs/make_gaussian.md  [Canonne, Kamath, Steinke 2020]
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=float)
+    >>> make_gaussian(*space, scale=1.0).map(1.414)
+    0.999698
+    """
+    return _gaussian(input_domain, input_metric, scale, k, MO, "f64", "make_gaussian")
+
+
+def make_geometric(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    bounds: tuple[int, int] | None = None,
+    MO: object = "MaxDivergence",
+) -> Measurement[Any, Any, Any, float]:
+    r"""The geometric mechanism: exact discrete Laplace noise on integers, optionally censored.
+
+    Inputs: integer ``atom_domain(T)`` with ``absolute_distance``, or
+    ``vector_domain(atom_domain(T))`` with ``l1_distance``.  Without ``bounds`` this is
+    ``make_laplace`` on integers.  With ``bounds = (L, U)`` each value is clamped to [L, U],
+    noised, and the result clamped to [L, U] again (the censored law, as in OpenDP).  The
+    sampler is exact but not constant-time (Python gives no timing guarantees).
+
+    Privacy map (MaxDivergence), computed in ℚ and rounded up:  ε(d_in) = d_in / scale.
+
+    Raises:
+        InvalidParameter: scale negative, NaN or infinite; bounds not an ordered pair of
+            integers within T's range.
+        NotImplementedForType: a non-integer domain, an unsupported metric, or MO.
+
+    Proof: docs/proofs/make_geometric.md  [Ghosh, Roughgarden, Sundararajan 2012; CKS20]
+
+    >>> import opendp_lite.prelude as dp
+    >>> meas = make_geometric(dp.atom_domain(T=int), dp.absolute_distance(T=int), 2.0, (0, 10))
+    >>> meas.map(3), 0 <= meas(5) <= 10
+    (1.5, True)
+    """
+    who = "make_geometric"
+    _require_int(input_domain, who)
+    meas = _laplace(input_domain, input_metric, scale, None, MO, "f64", who)
+    if bounds is None:
+        return meas
+    sp = _space(input_domain, input_metric, "laplace", who)
+    if not (
+        isinstance(bounds, tuple | list)
+        and len(bounds) == 2
+        and all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds)
+    ):
+        raise InvalidParameter(f"{who}: bounds must be a pair of ints, got {bounds!r}")
+    lo, hi = int(bounds[0]), int(bounds[1])
+    t_lo, t_hi = int_bounds(sp.T)
+    if not t_lo <= lo <= hi <= t_hi:
+        raise InvalidParameter(
+            f"{who}: bounds must satisfy {t_lo} <= L <= U <= {t_hi}, got {bounds!r}"
+        )
+    s = q(check_finite_nonneg("scale", scale))
+
+    def censored(x: int) -> int:
+        y = batch.int_noise_scalar(min(max(int(x), lo), hi), s, "laplace", sp.T)
+        return min(max(y, lo), hi)
+
+    def function(x: Any) -> Any:
+        if sp.vector:
+            return np.array([censored(v) for v in x.tolist()], dtype=x.dtype)
+        return censored(x)
+
+    return Measurement(input_domain, input_metric, meas.output_measure, function, meas.privacy_map)
+
+
+def make_base_laplace(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    k: int | None = None,
+    QO: object = None,
+) -> Measurement[Any, Any, Any, float]:
+    r"""The older name of :func:`make_laplace` (OpenDP ≤ 0.9), with the loss type ``QO``.
+
+    Privacy map (MaxDivergence), computed in ℚ and rounded up to ``QO`` (f64 or f32):
+        ε(d_in) = (d_in + n·(2^k − 2^k_min)) / scale
+
+    Raises:
+        InvalidParameter, NotImplementedForType: as :func:`make_laplace`; ``QO`` other than
+            f64/f32.
+
+    Proof: docs/proofs/make_base_laplace.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.m.make_base_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 2.0).map(1.0)
+    0.5
+    """
+    return _laplace(
+        input_domain, input_metric, scale, k, "MaxDivergence", _qo(QO), "make_base_laplace"
+    )
+
+
+def make_base_gaussian(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    k: int | None = None,
+    MO: object = "ZeroConcentratedDivergence",
+    QO: object = None,
+) -> Measurement[Any, Any, Any, float]:
+    r"""The older name of :func:`make_gaussian`, with the loss type ``QO``.
+
+    Privacy map (ZeroConcentratedDivergence), computed in ℚ and rounded up to ``QO``:
+        ρ(d_in) = (d_in + √n·(2^k − 2^k_min))² / (2·scale²)
+
+    Raises:
+        InvalidParameter, NotImplementedForType: as :func:`make_gaussian`; ``QO`` other than
+            f64/f32.
+
+    Proof: docs/proofs/make_base_gaussian.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> dp.m.make_base_gaussian(*space, scale=2.0).map(1.0)
+    0.125
+    """
+    return _gaussian(input_domain, input_metric, scale, k, MO, _qo(QO), "make_base_gaussian")
+
+
+def make_base_discrete_laplace(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    QO: object = None,
+) -> Measurement[Any, Any, Any, float]:
+    r"""Exact discrete Laplace noise on integers (the older name; the geometric mechanism).
+
+    Privacy map (MaxDivergence), computed in ℚ and rounded up to ``QO``:
+        ε(d_in) = d_in / scale
+
+    Raises:
+        NotImplementedForType: a non-integer domain, an unsupported metric, or ``QO``.
+        InvalidParameter: scale negative, NaN or infinite.
+
+    Proof: docs/proofs/make_base_discrete_laplace.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.atom_domain(T="i32"), dp.absolute_distance(T="i32")
+    >>> dp.m.make_base_discrete_laplace(*space, scale=1.0, QO="f64").map(1)
+    1.0
+    """
+    who = "make_base_discrete_laplace"
+    _require_int(input_domain, who)
+    return _laplace(input_domain, input_metric, scale, None, "MaxDivergence", _qo(QO), who)
+
+
+def make_base_discrete_gaussian(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    scale: float,
+    MO: object = "ZeroConcentratedDivergence",
+    QO: object = None,
+) -> Measurement[Any, Any, Any, float]:
+    r"""Exact discrete Gaussian noise on integers (the older name of :func:`make_gaussian`).
+
+    Privacy map (ZeroConcentratedDivergence), computed in ℚ and rounded up to ``QO``:
+        ρ(d_in) = d_in² / (2·scale²)
+
+    Raises:
+        NotImplementedForType: a non-integer domain, an unsupported metric, MO or ``QO``.
+        InvalidParameter: scale negative, NaN or infinite.
+
+    Proof: docs/proofs/make_base_discrete_gaussian.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    >>> dp.m.make_base_discrete_gaussian(*space, scale=1.0).map(1)
+    0.5
+    """
+    who = "make_base_discrete_gaussian"
+    _require_int(input_domain, who)
+    return _gaussian(input_domain, input_metric, scale, None, MO, _qo(QO), who)
+
+
+def then_laplace(
+    scale: float, k: int | None = None, MO: object = "MaxDivergence"
+) -> PartialMeasurement[Any, Any, Any, float]:
+    """Partial :func:`make_laplace`, for ``space >> then_laplace(scale)``."""
+    return PartialMeasurement(lambda d, m: make_laplace(d, m, scale, k, MO))
+
+
+def then_gaussian(
+    scale: float, k: int | None = None, MO: object = "ZeroConcentratedDivergence"
+) -> PartialMeasurement[Any, Any, Any, float]:
+    """Partial :func:`make_gaussian`, for ``space >> then_gaussian(scale)``."""
+    return PartialMeasurement(lambda d, m: make_gaussian(d, m, scale, k, MO))
+
+
+def then_geometric(
+    scale: float, bounds: tuple[int, int] | None = None, MO: object = "MaxDivergence"
+) -> PartialMeasurement[Any, Any, Any, float]:
+    """Partial :func:`make_geometric`, for ``space >> then_geometric(scale)``."""
+    return PartialMeasurement(lambda d, m: make_geometric(d, m, scale, bounds, MO))
+
+
+def then_base_laplace(
+    scale: float, k: int | None = None, QO: object = None
+) -> PartialMeasurement[Any, Any, Any, float]:
+    """Partial :func:`make_base_laplace`."""
+    return PartialMeasurement(lambda d, m: make_base_laplace(d, m, scale, k, QO))
+
+
+def then_base_gaussian(
+    scale: float,
+    k: int | None = None,
+    MO: object = "ZeroConcentratedDivergence",
+    QO: object = None,
+) -> PartialMeasurement[Any, Any, Any, float]:
+    """Partial :func:`make_base_gaussian`."""
+    return PartialMeasurement(lambda d, m: make_base_gaussian(d, m, scale, k, MO, QO))
+
+
+def then_base_discrete_laplace(
+    scale: float, QO: object = None
+) -> PartialMeasurement[Any, Any, Any, float]:
+    """Partial :func:`make_base_discrete_laplace`."""
+    return PartialMeasurement(lambda d, m: make_base_discrete_laplace(d, m, scale, QO))
+
+
+def then_base_discrete_gaussian(
+    scale: float, MO: object = "ZeroConcentratedDivergence", QO: object = None
+) -> PartialMeasurement[Any, Any, Any, float]:
+    """Partial :func:`make_base_discrete_gaussian`."""
+    return PartialMeasurement(lambda d, m: make_base_discrete_gaussian(d, m, scale, MO, QO))
