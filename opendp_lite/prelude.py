@@ -82,6 +82,17 @@ from .metrics import (
 
 # Sections (keep each import block sorted; `ruff check --fix` sorts within a block):
 # -- accuracy helpers (issue 3) --
+# isort: split
+from .accuracy import (
+    accuracy_to_discrete_gaussian_scale,
+    accuracy_to_discrete_laplacian_scale,
+    accuracy_to_gaussian_scale,
+    accuracy_to_laplacian_scale,
+    discrete_gaussian_scale_to_accuracy,
+    discrete_laplacian_scale_to_accuracy,
+    gaussian_scale_to_accuracy,
+    laplacian_scale_to_accuracy,
+)
 
 # -- parameter search (issue 6) --
 
@@ -120,6 +131,10 @@ __all__ = [
     "VectorDomain",
     "ZeroConcentratedDivergence",
     "absolute_distance",
+    "accuracy_to_discrete_gaussian_scale",
+    "accuracy_to_discrete_laplacian_scale",
+    "accuracy_to_gaussian_scale",
+    "accuracy_to_laplacian_scale",
     "approximate",
     "assert_features",
     "atom_domain",
@@ -127,12 +142,16 @@ __all__ = [
     "change_one_distance",
     "disable_features",
     "discrete_distance",
+    "discrete_gaussian_scale_to_accuracy",
+    "discrete_laplacian_scale_to_accuracy",
     "enable_features",
     "fixed_smoothed_max_divergence",
+    "gaussian_scale_to_accuracy",
     "hamming_distance",
     "insert_delete_distance",
     "l1_distance",
     "l2_distance",
+    "laplacian_scale_to_accuracy",
     "linf_distance",
     "m",
     "map_domain",
