@@ -14,7 +14,7 @@ The Z_i are independent.
 >>> int_noise(np.array([1, 2, 3]), 0, "laplace", "i32")
 array([1, 2, 3], dtype=int32)
 >>> float_noise(np.array([0.25, 1.0]), 0, -1, "gaussian", "f32")
-array([0., 1.], dtype=float32)
+array([0.5, 1. ], dtype=float32)
 """
 
 from __future__ import annotations

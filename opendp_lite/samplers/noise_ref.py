@@ -71,18 +71,17 @@ def _pow2(k: int) -> Any:
 
 
 def round_to_grid(x: Any, k: int) -> int:
-    """The integer n with n·2^k nearest to the rational ``x`` (ties to even n).
+    """The integer n with n·2^k nearest to the rational ``x``, ties toward +∞: ⌊x/2^k + 1/2⌋.
+
+    The tie rule is monotone on purpose: for finite floats x ≤ x′ (multiples of 2^k_min) it
+    gives 0 ≤ (n′ − n)·2^k ≤ (x′ − x) + 2^k − 2^k_min, the rounding penalty the privacy maps
+    charge.  Ties to even (or away from zero) can send two ties apart by (x′ − x) + 2^k.
 
     >>> round_to_grid(1.5, 0), round_to_grid(2.5, 0), round_to_grid(-0.75, -1)
-    (2, 2, -2)
+    (2, 3, -1)
     """
-    v = to_rational(x, "x") / _pow2(k)
-    n, r = divmod(int(v.numerator), int(v.denominator))  # floor division: 0 <= r < den
-    twice = 2 * r
-    den = int(v.denominator)
-    if twice > den or (twice == den and n % 2 == 1):
-        n += 1
-    return n
+    v = to_rational(x, "x") / _pow2(k) + gmpy2.mpq(1, 2)
+    return int(gmpy2.f_div(v.numerator, v.denominator))
 
 
 def round_to_float(y: Any, T: str) -> float:
@@ -115,7 +114,8 @@ def int_noise_ref(x: int, scale: Any, dist: Dist, T: str) -> int:
 def float_noise_ref(x: float, scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"]) -> float:
     r"""Noise on the grid 2^k·ℤ, rounded to the nearest ``T`` float, saturating at ±max.
 
-    Exactly: r = x rounded to the nearest multiple of 2^k (ties to the even multiple);
+    Exactly: r = x rounded to the nearest multiple of 2^k (ties toward +∞, see
+    :func:`round_to_grid`);
     y = r + 2^k·Z with Z ~ 𝓛_ℤ(scale/2^k) or 𝓝_ℤ(scale/2^k) drawn exactly; the output is y
     rounded to the nearest ``T`` float (ties to even, subnormals correct), with values
     beyond the largest finite ``T`` saturated to ±max finite (post-processing, documented;
