@@ -9,6 +9,8 @@ True
 from __future__ import annotations
 
 import math
+import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -75,11 +77,19 @@ class Approximate(Measure[tuple[Q, float]], Generic[Q]):
 
 
 class PrivacyProfile:
-    """A privacy profile δ(ε): the loss of a measurement under ``SmoothedMaxDivergence``.
+    r"""A privacy profile δ(ε): the loss of a measurement under ``SmoothedMaxDivergence``.
 
-    ``delta(epsilon)`` must return an upper bound on the hockey-stick divergence at ``epsilon``.
-    ``epsilon(delta)`` returns the least ε found with ``delta(ε) <= delta`` (an upper bound on
-    the exact ε, by bisection on floats).
+    ``delta(epsilon)`` returns an upper bound on the hockey-stick divergence
+    :math:`\sup_S \Pr[M(x) \in S] - e^{\varepsilon} \Pr[M(x') \in S]` at ``epsilon``.
+    ``epsilon(delta)`` returns the least binary64 ε at which that upper bound is ``<= delta``,
+    found by bisection on the float line; the float just below it fails.  Since it is checked
+    against the conservative ``delta``, the ε returned is never below the exact one.
+
+    >>> p = PrivacyProfile(lambda eps: 0.0 if eps >= 1.0 else 1.0)
+    >>> p.delta(1.0), p.epsilon(1e-6), p.epsilon(1.0)
+    (0.0, 1.0, 0.0)
+    >>> PrivacyProfile(lambda eps: 0.5).epsilon(0.1)
+    inf
     """
 
     __slots__ = ("_delta",)
@@ -87,9 +97,17 @@ class PrivacyProfile:
     def __init__(self, delta: Callable[[float], float]) -> None:
         self._delta = delta
 
+    def __repr__(self) -> str:
+        return "PrivacyProfile()"
+
     def delta(self, epsilon: float) -> float:
-        """An upper bound on δ at ``epsilon``."""
-        if not (epsilon >= 0):
+        """An upper bound on δ at ``epsilon`` (``epsilon`` may be ``inf``, where δ is 0).
+
+        Raises:
+            FailedMap: if ``epsilon`` is negative or NaN, or the profile returns NaN or a
+            negative δ.
+        """
+        if isinstance(epsilon, bool) or not (float(epsilon) >= 0):
             raise FailedMap(f"epsilon must be >= 0, got {epsilon!r}")
         d = float(self._delta(float(epsilon)))
         if math.isnan(d) or d < 0:
@@ -97,27 +115,44 @@ class PrivacyProfile:
         return min(d, 1.0)
 
     def epsilon(self, delta: float) -> float:
-        """The least float ε (to bisection resolution, rounded up) with ``delta(ε) <= delta``."""
-        if not (0 <= delta <= 1):
+        """The least float ε with ``delta(ε) <= delta`` (``inf`` if there is none).
+
+        Raises:
+            FailedMap: if ``delta`` is not in [0, 1].
+        """
+        if isinstance(delta, bool) or not (0 <= float(delta) <= 1):
             raise FailedMap(f"delta must be in [0, 1], got {delta!r}")
-        if self.delta(0.0) <= delta:
+        target = float(delta)
+        if self.delta(0.0) <= target:
             return 0.0
-        hi = 1.0
-        while self.delta(hi) > delta:
-            hi *= 2
-            if hi > 1e300:
+        # exponential search for a passing upper end; every float doubling stays exact
+        hi = 2.0**-20
+        while self.delta(hi) > target:
+            if hi >= _MAX_FLOAT:
                 return math.inf
-        lo = 0.0
-        # bisect on the float line until lo and hi are adjacent: delta(hi) <= delta holds
-        while math.nextafter(lo, math.inf) < hi:
-            mid = lo + (hi - lo) / 2
-            if mid <= lo or mid >= hi:
-                break
-            if self.delta(mid) <= delta:
-                hi = mid
+            hi = min(hi * 2.0, _MAX_FLOAT)
+        lo = hi / 2.0 if hi > 2.0**-20 else 0.0
+        # bisect on the bit patterns: non-negative floats are ordered like their bits, so the
+        # loop ends with lo, hi adjacent floats, delta(lo) > target >= delta(hi)
+        lo_bits, hi_bits = _bits(lo), _bits(hi)
+        while hi_bits - lo_bits > 1:
+            mid_bits = (lo_bits + hi_bits) // 2
+            if self.delta(_float(mid_bits)) <= target:
+                hi_bits = mid_bits
             else:
-                lo = mid
-        return hi
+                lo_bits = mid_bits
+        return _float(hi_bits)
+
+
+_MAX_FLOAT = sys.float_info.max
+
+
+def _bits(x: float) -> int:
+    return int(struct.unpack("<q", struct.pack("<d", x))[0])
+
+
+def _float(bits: int) -> float:
+    return float(struct.unpack("<d", struct.pack("<q", bits))[0])
 
 
 @dataclass(frozen=True)

@@ -8,3 +8,25 @@ from ..core import make_chain_pm as make_chain_pm
 from ..core import make_chain_tt as make_chain_tt
 
 # -- composition, conversions, amplification, private candidate selection (issue 6) --
+from .composition import BudgetExceeded as BudgetExceeded
+from .composition import Odometer as Odometer
+from .composition import OdometerQueryable as OdometerQueryable
+from .composition import make_adaptive_composition as make_adaptive_composition
+from .composition import make_basic_composition as make_basic_composition
+from .composition import make_composition as make_composition
+from .composition import make_fully_adaptive_composition as make_fully_adaptive_composition
+from .composition import make_privacy_filter as make_privacy_filter
+from .composition import make_sequential_composition as make_sequential_composition
+from .composition import then_adaptive_composition as then_adaptive_composition
+from .composition import then_fully_adaptive_composition as then_fully_adaptive_composition
+from .composition import then_sequential_composition as then_sequential_composition
+from .conversions import make_approximate as make_approximate
+from .conversions import make_fix_delta as make_fix_delta
+from .conversions import make_fixed_approxDP_to_approxDP as make_fixed_approxDP_to_approxDP
+from .conversions import make_pureDP_to_zCDP as make_pureDP_to_zCDP
+from .conversions import make_zCDP_to_approxDP as make_zCDP_to_approxDP
+
+# -- local / federated (issue 7) --
+from ..sensitivity import make_random_dp_as_worst_case as make_random_dp_as_worst_case
+from .local import make_local_release as make_local_release
+from .local import then_local_release as then_local_release

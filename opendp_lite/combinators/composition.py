@@ -1,0 +1,573 @@
+"""Composition: non-interactive, interactive under a fixed budget, odometers and filters.
+
+The interactive compositors are a security boundary.  Their state lives in a
+:class:`~opendp_lite.core.Queryable`, whose lock serialises every query, so all accounting
+below runs inside that lock: a query is checked against the budget and **charged before it
+runs** (a query that raises has still spent its budget), a query that would exceed the budget
+is refused with :class:`BudgetExceeded` before anything is computed, and concurrent callers
+can never overspend together.  Queryables refuse copying and pickling (a copy would be a fresh
+budget) and re-entrant queries.
+
+Under measures for which concurrent composition is not established here (anything other than
+pure DP, (ε, δ)-DP, zCDP and Rényi DP), a child queryable released by a compositor is
+disabled as soon as its parent answers another query, so it cannot outlive its parent's
+sequential accounting.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+from .. import _arith
+from ..core import Domain, Measure, Measurement, Metric, Queryable
+from ..errors import (
+    DomainMismatch,
+    FailedMap,
+    InvalidParameter,
+    MeasureMismatch,
+    MetricMismatch,
+    NotImplementedForType,
+    QueryableError,
+)
+from ..measures import Approximate, MaxDivergence, RenyiDivergence, ZeroConcentratedDivergence
+
+__all__ = [
+    "BudgetExceeded",
+    "Odometer",
+    "OdometerQueryable",
+    "make_adaptive_composition",
+    "make_basic_composition",
+    "make_composition",
+    "make_fully_adaptive_composition",
+    "make_privacy_filter",
+    "make_sequential_composition",
+    "then_adaptive_composition",
+    "then_fully_adaptive_composition",
+    "then_sequential_composition",
+]
+
+TI = TypeVar("TI")
+DI = TypeVar("DI")
+MO = TypeVar("MO")
+
+
+class BudgetExceeded(QueryableError):
+    """A query was refused because it would exceed the privacy budget; nothing was released."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Composition of losses
+
+
+def _is_ordered(measure: Measure[Any]) -> bool:
+    """Whether losses in ``measure`` are compared by a total order (a budget can be checked)."""
+    if isinstance(measure, (MaxDivergence, ZeroConcentratedDivergence)):
+        return True
+    return isinstance(measure, Approximate) and isinstance(
+        measure.inner, (MaxDivergence, ZeroConcentratedDivergence)
+    )
+
+
+def _is_composable(measure: Measure[Any]) -> bool:
+    return _is_ordered(measure) or isinstance(measure, RenyiDivergence)
+
+
+def _is_concurrent(measure: Measure[Any]) -> bool:
+    """Whether concurrent composition is established for ``measure``.
+
+    Pure DP [VW21], (ε, δ)-DP [Lyu22, VZ23] and Rényi DP, hence zCDP [Lyu22].
+    """
+    if isinstance(measure, (MaxDivergence, ZeroConcentratedDivergence, RenyiDivergence)):
+        return True
+    return isinstance(measure, Approximate) and isinstance(measure.inner, MaxDivergence)
+
+
+def _compose(measure: Measure[Any], losses: Sequence[Any]) -> Any:
+    """The basic composition of ``losses`` in ``measure``: their exact sum, rounded up.
+
+    δ sums are capped at 1 (a δ of 1 is vacuous); Rényi curves add pointwise.
+    """
+    if isinstance(measure, (MaxDivergence, ZeroConcentratedDivergence)):
+        return _arith.add_up(0, *losses)
+    if isinstance(measure, Approximate):
+        inner = _compose(measure.inner, [loss[0] for loss in losses])
+        return inner, min(1.0, _arith.add_up(0, *(loss[1] for loss in losses)))
+    if isinstance(measure, RenyiDivergence):
+        curves = list(losses)
+        return lambda alpha: _arith.add_up(0, *(curve(alpha) for curve in curves))
+    raise NotImplementedForType(f"composition is not implemented for {measure!r}")
+
+
+def _check_composable(measure: Measure[Any], ordered: bool) -> None:
+    ok = _is_ordered(measure) if ordered else _is_composable(measure)
+    if not ok:
+        raise NotImplementedForType(
+            f"output_measure must be one of MaxDivergence(), ZeroConcentratedDivergence() or "
+            f"their approximate{'' if ordered else ', or RenyiDivergence()'}, got {measure!r}"
+        )
+
+
+def _check_query(
+    query: object, domain: Domain[Any], metric: Metric[Any], measure: Measure[Any]
+) -> Measurement[Any, Any, Any, Any]:
+    if not isinstance(query, Measurement):
+        raise QueryableError(f"a query must be a Measurement, got {type(query).__name__}")
+    if query.input_domain != domain:
+        raise DomainMismatch(domain, query.input_domain, "query")
+    if query.input_metric != metric:
+        raise MetricMismatch(metric, query.input_metric, "query")
+    if query.output_measure != measure:
+        raise MeasureMismatch(measure, query.output_measure, "query")
+    return query
+
+
+def _check_d_in(metric: Metric[Any], d_in: object, bound: Any) -> Any:
+    d = metric._check_distance(d_in)
+    if d > bound:
+        raise FailedMap(
+            f"d_in ({d!r}) must be no greater than the d_in of the constructor ({bound!r})"
+        )
+    return d
+
+
+# ----------------------------------------------------------------------------------------------
+# Non-interactive composition
+
+
+def make_composition(
+    measurements: Sequence[Measurement[TI, Any, DI, MO]],
+) -> Measurement[TI, list[Any], DI, MO]:
+    r"""Release ``[m(x) for m in measurements]``: basic (sequential, non-adaptive) composition.
+
+    Privacy map, the exact sum rounded up (δs summed and capped at 1; Rényi curves pointwise):
+        d_out(d_in) = Σ_i map_i(d_in)
+
+    Raises:
+        InvalidParameter: if ``measurements`` is empty.
+        DomainMismatch, MetricMismatch, MeasureMismatch: if the children's spaces differ.
+        NotImplementedForType: if the measure has no composition rule here.
+
+    Proof: docs/proofs/make_composition.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.enable_features("honest-but-curious")
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> child = dp.m.make_user_measurement(
+    ...     *space, dp.max_divergence(), lambda x: x, lambda d: 0.1 * d)
+    >>> both = dp.c.make_composition([child] * 5)
+    >>> both(1.0), both.map(1.0)
+    ([1.0, 1.0, 1.0, 1.0, 1.0], 0.5000000000000001)
+    """
+    children = list(measurements)
+    if not children:
+        raise InvalidParameter("measurements must hold at least one measurement, got []")
+    first = children[0]
+    for child in children[1:]:
+        if child.input_domain != first.input_domain:
+            raise DomainMismatch(first.input_domain, child.input_domain, "composition")
+        if child.input_metric != first.input_metric:
+            raise MetricMismatch(first.input_metric, child.input_metric, "composition")
+        if child.output_measure != first.output_measure:
+            raise MeasureMismatch(first.output_measure, child.output_measure, "composition")
+    measure = first.output_measure
+    _check_composable(measure, ordered=False)
+    functions = [child.function for child in children]
+    maps = [child.map for child in children]
+
+    def function(x: TI) -> list[Any]:
+        return [f(x) for f in functions]
+
+    def privacy_map(d_in: DI) -> MO:
+        return _compose(measure, [m(d_in) for m in maps])  # type: ignore[no-any-return]
+
+    return Measurement(first.input_domain, first.input_metric, measure, function, privacy_map)
+
+
+def make_basic_composition(
+    measurements: Sequence[Measurement[TI, Any, DI, MO]],
+) -> Measurement[TI, list[Any], DI, MO]:
+    r"""The former name of :func:`make_composition` (as in OpenDP): basic composition.
+
+    Privacy map, the exact sum rounded up:
+        d_out(d_in) = Σ_i map_i(d_in)
+
+    Raises: as :func:`make_composition`.
+
+    Proof: docs/proofs/make_basic_composition.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.enable_features("honest-but-curious")
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> child = dp.m.make_user_measurement(
+    ...     *space, dp.zero_concentrated_divergence(), lambda x: x, lambda d: 0.25 * d)
+    >>> dp.c.make_basic_composition([child, child]).map(1.0)
+    0.5
+    """
+    return make_composition(measurements)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sequencing of child queryables (measures without concurrent composition)
+
+
+class _Sequencer:
+    """Disables the child queryables of a parent once the parent answers another query."""
+
+    __slots__ = ("generation", "lock")
+
+    def __init__(self) -> None:
+        self.generation = 0
+        # re-entrant: a child function may (wrongly) query an old sibling; it must be refused,
+        # not deadlock
+        self.lock = threading.RLock()
+
+    def advance(self) -> int:
+        with self.lock:
+            self.generation += 1
+            return self.generation
+
+    def guard(self, answer: Any, generation: int) -> Any:
+        if not isinstance(answer, Queryable):
+            return answer
+        child = answer
+
+        def transition(query: Any) -> Any:
+            with self.lock:
+                if self.generation != generation:
+                    raise QueryableError(
+                        "this child queryable was disabled: its parent has answered a later "
+                        "query, and the measure does not support concurrent composition"
+                    )
+                return child.eval(query)
+
+        return Queryable(transition)
+
+
+# ----------------------------------------------------------------------------------------------
+# Interactive composition with a budget fixed up front
+
+
+def make_adaptive_composition(
+    input_domain: Domain[TI],
+    input_metric: Metric[DI],
+    output_measure: Measure[MO],
+    d_in: DI,
+    d_mids: Sequence[MO],
+) -> Measurement[TI, Queryable[Measurement[TI, Any, DI, MO], Any], DI, MO]:
+    r"""An interactive compositor: its release is a queryable that answers measurements.
+
+    The i-th query ``m`` is answered with ``m(x)`` if ``m.map(d_in) <= d_mids[i]``; it is
+    charged ``d_mids[i]`` before it runs.  Queries past the last ``d_mid``, or whose loss
+    exceeds the next ``d_mid``, are refused with :class:`BudgetExceeded` and release nothing.
+
+    Privacy map, for d_in' <= d_in, the exact sum rounded up:
+        d_out(d_in') = Σ_i d_mids[i]
+
+    Raises:
+        InvalidParameter: if ``d_mids`` is empty.
+        FailedMap: if ``d_in`` or a ``d_mid`` is not a valid distance or loss.
+        NotImplementedForType: unless the measure is pure DP, zCDP or their approximate.
+
+    Proof: docs/proofs/make_adaptive_composition.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.enable_features("honest-but-curious")
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> compositor = dp.c.make_adaptive_composition(
+    ...     *space, dp.max_divergence(), d_in=1.0, d_mids=[0.5, 0.5])
+    >>> compositor.map(1.0)
+    1.0
+    >>> queryable = compositor(10.0)
+    >>> query = dp.m.make_user_measurement(
+    ...     *space, dp.max_divergence(), lambda x: x + 1, lambda d: 0.5 * d)
+    >>> queryable(query), queryable(query)
+    (11.0, 11.0)
+    >>> queryable(query)
+    Traceback (most recent call last):
+    ...
+    opendp_lite.combinators.composition.BudgetExceeded: out of queries: all 2 d_mids are spent
+    """
+    _check_composable(output_measure, ordered=True)
+    d_in_checked = input_metric._check_distance(d_in)
+    mids = [output_measure._check_loss(d) for d in d_mids]
+    if not mids:
+        raise InvalidParameter("d_mids must hold at least one privacy loss, got []")
+    concurrent = _is_concurrent(output_measure)
+
+    def function(data: TI) -> Queryable[Measurement[TI, Any, DI, MO], Any]:
+        spent = [0]  # the number of d_mids charged so far
+        sequencer = _Sequencer()
+
+        def transition(query: Measurement[TI, Any, DI, MO]) -> Any:
+            query = _check_query(query, input_domain, input_metric, output_measure)
+            index = spent[0]
+            if index >= len(mids):
+                raise BudgetExceeded(f"out of queries: all {len(mids)} d_mids are spent")
+            loss = query.map(d_in_checked)
+            if not output_measure._le(loss, mids[index]):
+                raise BudgetExceeded(
+                    f"insufficient budget for query: its loss {loss!r} exceeds the next "
+                    f"d_mid {mids[index]!r}"
+                )
+            spent[0] = index + 1  # charged before the query runs
+            if concurrent:
+                return query.invoke(data)
+            generation = sequencer.advance()
+            return sequencer.guard(query.invoke(data), generation)
+
+        return Queryable(transition)
+
+    def privacy_map(d_in_prime: DI) -> MO:
+        _check_d_in(input_metric, d_in_prime, d_in_checked)
+        return _compose(output_measure, mids)  # type: ignore[no-any-return]
+
+    return Measurement(input_domain, input_metric, output_measure, function, privacy_map)
+
+
+def make_sequential_composition(
+    input_domain: Domain[TI],
+    input_metric: Metric[DI],
+    output_measure: Measure[MO],
+    d_in: DI,
+    d_mids: Sequence[MO],
+) -> Measurement[TI, Queryable[Measurement[TI, Any, DI, MO], Any], DI, MO]:
+    r"""The former name of :func:`make_adaptive_composition` (as in OpenDP).
+
+    Privacy map, for d_in' <= d_in, the exact sum rounded up:
+        d_out(d_in') = Σ_i d_mids[i]
+
+    Raises: as :func:`make_adaptive_composition`.
+
+    Proof: docs/proofs/make_sequential_composition.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> dp.c.make_sequential_composition(
+    ...     *space, dp.zero_concentrated_divergence(), d_in=1.0, d_mids=[0.1, 0.2]).map(1.0)
+    0.30000000000000004
+    """
+    return make_adaptive_composition(input_domain, input_metric, output_measure, d_in, d_mids)
+
+
+class _PartialCompositor(Generic[TI, DI, MO]):
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[Domain[TI], Metric[DI]], Any]) -> None:
+        self._make = make
+
+    def __call__(self, input_domain: Domain[TI], input_metric: Metric[DI]) -> Any:
+        return self._make(input_domain, input_metric)
+
+    def __rrshift__(self, other: tuple[Domain[TI], Metric[DI]]) -> Any:
+        return self._make(other[0], other[1])
+
+
+def then_adaptive_composition(
+    output_measure: Measure[MO], d_in: Any, d_mids: Sequence[MO]
+) -> _PartialCompositor[Any, Any, MO]:
+    """Partial of :func:`make_adaptive_composition`: ``space >> then_adaptive_composition(...)``."""
+    return _PartialCompositor(
+        lambda d, m: make_adaptive_composition(d, m, output_measure, d_in, d_mids)
+    )
+
+
+def then_sequential_composition(
+    output_measure: Measure[MO], d_in: Any, d_mids: Sequence[MO]
+) -> _PartialCompositor[Any, Any, MO]:
+    """Partial of :func:`make_sequential_composition`."""
+    return then_adaptive_composition(output_measure, d_in, d_mids)
+
+
+# ----------------------------------------------------------------------------------------------
+# Odometers: fully adaptive composition
+
+
+class _PrivacyLoss:
+    __slots__ = ("d_in", "pending")
+
+    def __init__(self, d_in: Any, pending: Measurement[Any, Any, Any, Any] | None = None) -> None:
+        self.d_in = d_in
+        self.pending = pending
+
+
+class OdometerQueryable(Queryable[Any, Any]):
+    """The release of an odometer: answers measurements, and reports the loss spent so far.
+
+    ``privacy_loss(d_in)`` composes the maps of every query answered (or attempted) so far.
+    """
+
+    __slots__ = ()
+
+    def privacy_loss(self, d_in: Any) -> Any:
+        """The privacy loss spent so far, for inputs ``d_in`` apart (rounded up)."""
+        return self.eval(_PrivacyLoss(d_in))
+
+    def __repr__(self) -> str:
+        return "OdometerQueryable()"
+
+
+class Odometer(Generic[TI, DI, MO]):
+    """An interactive mechanism with no limit set up front; its release tracks its own spend.
+
+    Invoking it with data gives an :class:`OdometerQueryable`.
+    """
+
+    __slots__ = ("function", "input_domain", "input_metric", "output_measure")
+
+    def __init__(
+        self,
+        input_domain: Domain[TI],
+        input_metric: Metric[DI],
+        output_measure: Measure[MO],
+        function: Callable[[TI], OdometerQueryable],
+    ) -> None:
+        self.input_domain = input_domain
+        self.input_metric = input_metric
+        self.output_measure = output_measure
+        self.function = function
+
+    @property
+    def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
+        return self.input_domain, self.input_metric
+
+    def invoke(self, arg: TI) -> OdometerQueryable:
+        """Start an odometer on ``arg`` (checked against the input domain first)."""
+        return self.function(self.input_domain._normalize(arg))
+
+    def __call__(self, arg: TI) -> OdometerQueryable:
+        return self.invoke(arg)
+
+    def __repr__(self) -> str:
+        return (
+            "Odometer(\n"
+            f"    input_domain   = {self.input_domain!r},\n"
+            f"    input_metric   = {self.input_metric!r},\n"
+            f"    output_measure = {self.output_measure!r})"
+        )
+
+
+def make_fully_adaptive_composition(
+    input_domain: Domain[TI],
+    input_metric: Metric[DI],
+    output_measure: Measure[MO],
+) -> Odometer[TI, DI, MO]:
+    r"""An odometer: answers any measurement, and reports the privacy loss spent so far.
+
+    A query is recorded (charged) before it runs.  Privacy loss of the queryable after
+    queries m_1, ..., m_k, the exact sum rounded up:
+        privacy_loss(d_in) = Σ_i m_i.map(d_in)
+
+    Raises:
+        NotImplementedForType: unless the measure is pure DP, zCDP or their approximate.
+
+    Proof: docs/proofs/make_fully_adaptive_composition.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.enable_features("honest-but-curious")
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> odometer = dp.c.make_fully_adaptive_composition(*space, dp.zero_concentrated_divergence())
+    >>> queryable = odometer(1.0)
+    >>> query = dp.m.make_user_measurement(
+    ...     *space, dp.zero_concentrated_divergence(), lambda x: x, lambda d: 0.1 * d)
+    >>> queryable(query), queryable(query), queryable.privacy_loss(1.0)
+    (1.0, 1.0, 0.2)
+    """
+    _check_composable(output_measure, ordered=True)
+    concurrent = _is_concurrent(output_measure)
+
+    def function(data: TI) -> OdometerQueryable:
+        history: list[Measurement[Any, Any, Any, Any]] = []
+        sequencer = _Sequencer()
+
+        def transition(query: Any) -> Any:
+            if isinstance(query, _PrivacyLoss):
+                d_in = input_metric._check_distance(query.d_in)
+                queries = history if query.pending is None else [*history, query.pending]
+                return _compose(output_measure, [m.map(d_in) for m in queries])
+            query = _check_query(query, input_domain, input_metric, output_measure)
+            history.append(query)  # charged before it runs
+            if concurrent:
+                return query.invoke(data)
+            generation = sequencer.advance()
+            return sequencer.guard(query.invoke(data), generation)
+
+        return OdometerQueryable(transition)
+
+    return Odometer(input_domain, input_metric, output_measure, function)
+
+
+def then_fully_adaptive_composition(
+    output_measure: Measure[MO],
+) -> _PartialCompositor[Any, Any, MO]:
+    """Partial of :func:`make_fully_adaptive_composition`."""
+    return _PartialCompositor(lambda d, m: make_fully_adaptive_composition(d, m, output_measure))
+
+
+def make_privacy_filter(
+    odometer: Odometer[TI, DI, MO], d_in: DI, d_out: MO
+) -> Measurement[TI, OdometerQueryable, DI, MO]:
+    r"""Limit an odometer to a budget: a measurement whose release is a budgeted queryable.
+
+    A query is answered only if the odometer's loss *including it* stays within ``d_out`` at
+    ``d_in``; otherwise it is refused with :class:`BudgetExceeded`, nothing is released, and
+    the filter is exhausted (it refuses every later query), as in OpenDP.
+
+    Privacy map, for d_in' <= d_in:
+        d_out(d_in') = d_out
+
+    Raises:
+        FailedMap: if ``d_in`` or ``d_out`` is not a valid distance or loss.
+        NotImplementedForType: unless the measure is pure DP, zCDP or their approximate.
+
+    Proof: docs/proofs/make_privacy_filter.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> dp.enable_features("honest-but-curious")
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> odometer = dp.c.make_fully_adaptive_composition(*space, dp.max_divergence())
+    >>> budgeted = dp.c.make_privacy_filter(odometer, d_in=1.0, d_out=1.0)
+    >>> queryable = budgeted(3.0)
+    >>> query = dp.m.make_user_measurement(
+    ...     *space, dp.max_divergence(), lambda x: x, lambda d: 0.75 * d)
+    >>> queryable(query), queryable.privacy_loss(1.0)
+    (3.0, 0.75)
+    >>> queryable(query)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    opendp_lite.combinators.composition.BudgetExceeded: filter exhausted: pending loss 1.5 ...
+    """
+    if not isinstance(odometer, Odometer):
+        raise NotImplementedForType(f"odometer must be an Odometer, got {type(odometer).__name__}")
+    measure = odometer.output_measure
+    metric = odometer.input_metric
+    _check_composable(measure, ordered=True)
+    d_in_checked = metric._check_distance(d_in)
+    budget = measure._check_loss(d_out)
+
+    def function(data: TI) -> OdometerQueryable:
+        inner = odometer.function(data)
+        exhausted = [False]
+
+        def transition(query: Any) -> Any:
+            if isinstance(query, _PrivacyLoss):
+                return inner.eval(query)
+            if exhausted[0]:
+                raise BudgetExceeded("filter is exhausted: no more queries can be answered")
+            query = _check_query(query, odometer.input_domain, metric, measure)
+            pending = inner.eval(_PrivacyLoss(d_in_checked, query))
+            if not measure._le(pending, budget):
+                exhausted[0] = True
+                raise BudgetExceeded(
+                    f"filter exhausted: pending loss {pending!r} would exceed the budget {budget!r}"
+                )
+            return inner.eval(query)
+
+        return OdometerQueryable(transition)
+
+    def privacy_map(d_in_prime: DI) -> MO:
+        _check_d_in(metric, d_in_prime, d_in_checked)
+        return budget
+
+    return Measurement(odometer.input_domain, metric, measure, function, privacy_map)
