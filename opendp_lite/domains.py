@@ -29,11 +29,13 @@ from .errors import InvalidParameter, NotInDomain
 
 __all__ = [
     "AtomDomain",
+    "DataFrameDomain",
     "MapDomain",
     "OptionDomain",
     "UserDomain",
     "VectorDomain",
     "atom_domain",
+    "dataframe_domain",
     "map_domain",
     "option_domain",
     "user_domain",
@@ -219,6 +221,8 @@ def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
         raise NotInDomain(
             f"inferred type is {type(x).__name__}, expected Vec<{element.carrier_type}>"
         )
+    if isinstance(element, OptionDomain):
+        return _coerce_option_vector(element, x)
     if not isinstance(element, AtomDomain):
         out = np.empty(len(x), dtype=object)
         for i, v in enumerate(x):
@@ -226,16 +230,27 @@ def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
         return out
     T = element.T
     if T == "String":
-        arr = np.asarray(x, dtype=object) if len(x) else np.empty(0, dtype=object)
-        if arr.ndim != 1 or not all(isinstance(v, str) for v in arr):
+        if isinstance(x, np.ndarray) and x.dtype.kind == "U":
+            # a numpy unicode array holds only str: no per-element check is needed
+            return x.astype(object)
+        arr = np.empty(len(x), dtype=object)
+        arr[:] = list(x)
+        if not all(isinstance(v, str) for v in arr):
             raise NotInDomain(f"expected a vector of str for {element!r}")
-        return arr.view()
+        return arr
+    if isinstance(x, np.ndarray) and x.dtype.kind == "O":
+        # an object array (e.g. the non-missing part of an option vector) is read by value
+        x = x.tolist()
+    if isinstance(x, list | tuple) and any(isinstance(v, (bool, np.bool_)) for v in x):
+        # bool is a subclass of int: a stray True must not pass as the integer 1
+        if T != "bool" or not all(isinstance(v, (bool, np.bool_)) for v in x):
+            raise NotInDomain(f"a bool is not a member of {element!r}")
     try:
         raw = np.asarray(x)
     except (ValueError, OverflowError) as e:
         raise NotInDomain(f"cannot read a vector of {T}: {e}") from None
-    if raw.ndim != 1 and not (raw.ndim == 1 or raw.size == 0):
-        raise NotInDomain(f"expected a 1-d vector, got shape {raw.shape}")
+    if raw.ndim != 1:
+        raise NotInDomain(f"expected a 1-d vector of {T}, got shape {raw.shape}")
     if raw.size == 0:
         return np.empty(0, dtype=carrier_dtype(T))
     kind = raw.dtype.kind
@@ -247,7 +262,7 @@ def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
         if kind not in "iu":
             raise NotInDomain(f"inferred element type is {raw.dtype}, expected {T}")
         lo, hi = int_bounds(T)
-        if raw.min() < lo or raw.max() > hi:
+        if int(raw.min()) < lo or int(raw.max()) > hi:
             raise NotInDomain(f"a value is outside the range of {T} [{lo}, {hi}]")
         arr = raw.astype(carrier_dtype(T), copy=False)
     else:  # float carriers
@@ -264,6 +279,22 @@ def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
         if not (arr.min() >= lo_b and arr.max() <= hi_b):
             raise NotInDomain(f"a value is outside the bounds of {element!r}")
     return arr.view() if arr is raw else arr
+
+
+def _coerce_option_vector(element: OptionDomain[Any], x: Any) -> npt.NDArray[Any]:
+    """A vector of options: an object array of ``None`` and Python scalars of the inner type.
+
+    The non-missing values are checked together (vectorised) by the inner vector check.
+    """
+    out = np.empty(len(x), dtype=object)
+    out[:] = list(x)
+    missing = np.asarray(np.equal(out, np.array(None)), dtype=np.bool_)
+    present = out[~missing]
+    inner = element.element_domain
+    if present.size:
+        vals = _coerce_vector(inner, present)
+        out[~missing] = vals.tolist() if vals.dtype != object else vals
+    return out
 
 
 @overload
@@ -376,3 +407,76 @@ def user_domain(
     (True, False)
     """
     return UserDomain(identifier, member, descriptor)
+
+
+@dataclass(frozen=True)
+class DataFrameDomain(Domain[Mapping[Any, Any]]):
+    """Dataframes: a ``dict`` from column names of carrier ``K`` to equal-length columns.
+
+    A column is a list, tuple or 1-d numpy array; a dataset's *records* are its rows, so the
+    dataset metrics (symmetric distance, ...) count rows.  Functions receive a ``dict`` of
+    read-only 1-d numpy arrays (``object`` dtype for strings).
+    """
+
+    K: str = "String"
+
+    def __repr__(self) -> str:
+        return f'DataFrameDomain("{self.K}")'
+
+    @property
+    def carrier_type(self) -> str:
+        return f"HashMap<{self.K}, Column>"
+
+    def _normalize(self, x: object) -> Mapping[Any, Any]:
+        if not isinstance(x, Mapping):
+            raise NotInDomain(f"inferred type is {type(x).__name__}, expected a dataframe (dict)")
+        out: dict[Any, npt.NDArray[Any]] = {}
+        length: int | None = None
+        for k, col in x.items():
+            key = _coerce_scalar(self.K, k)
+            arr = _coerce_column(k, col)
+            if length is not None and len(arr) != length:
+                raise NotInDomain(
+                    f"columns of a dataframe must have equal lengths: {k!r} has {len(arr)}, "
+                    f"expected {length}"
+                )
+            length = len(arr)
+            arr.flags.writeable = False
+            out[key] = arr
+        return out
+
+
+def _coerce_column(name: object, col: object) -> npt.NDArray[Any]:
+    if isinstance(col, np.ndarray):
+        if col.ndim != 1:
+            raise NotInDomain(f"column {name!r} must be 1-d, got shape {col.shape}")
+        return col.astype(object) if col.dtype.kind == "U" else col.view()
+    if not isinstance(col, list | tuple):
+        raise NotInDomain(f"column {name!r} must be a list or 1-d array, got {type(col).__name__}")
+    if all(isinstance(v, str) for v in col):
+        arr = np.empty(len(col), dtype=object)
+        arr[:] = list(col)
+        return arr
+    try:
+        arr = np.asarray(col)
+    except (ValueError, OverflowError) as e:
+        raise NotInDomain(f"column {name!r} is not a vector: {e}") from None
+    if arr.ndim != 1:
+        raise NotInDomain(f"column {name!r} must be 1-d, got shape {arr.shape}")
+    return arr
+
+
+def dataframe_domain(K: object = str) -> DataFrameDomain:
+    """Dataframes keyed by column names of type ``K``: ``dict[K, list | ndarray]``.
+
+    >>> dataframe_domain(str)
+    DataFrameDomain("String")
+    >>> dataframe_domain().member({"age": [30, 41], "name": ["a", "b"]})
+    True
+    >>> dataframe_domain().member({"age": [30, 41], "name": ["a"]})
+    False
+
+    Raises:
+        NotImplementedForType: if ``K`` is not a supported carrier.
+    """
+    return DataFrameDomain(carrier_name(K))

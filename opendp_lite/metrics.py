@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
-from ._types import carrier_name
+from ._types import NUMERIC_TYPES, carrier_name
 from .core import Metric
+from .errors import NotImplementedForType
 
 __all__ = [
     "AbsoluteDistance",
@@ -108,6 +109,12 @@ def discrete_distance() -> DiscreteDistance:
 @dataclass(frozen=True)
 class _SensitivityMetric(Metric[T], Generic[T]):
     T: str
+
+    def __post_init__(self) -> None:
+        if self.T not in NUMERIC_TYPES:
+            raise NotImplementedForType(
+                f"{type(self).__name__} needs a numeric distance type T, got {self.T!r}"
+            )
 
     @property
     def distance_type(self) -> str:  # type: ignore[override]

@@ -7,5 +7,46 @@ Re-exports use ``import x as x`` (explicit re-export for mypy); there is no ``__
 from .user import make_user_transformation as make_user_transformation
 
 # -- dataset handling, casting, cleaning, bounds, lookup (issue 5, part A) --
+from .cast import make_cast as make_cast
+from .cast import make_cast_default as make_cast_default
+from .cast import make_cast_inherent as make_cast_inherent
+from .cast import then_cast as then_cast
+from .cast import then_cast_default as then_cast_default
+from .cast import then_cast_inherent as then_cast_inherent
+from .clamp import make_clamp as make_clamp
+from .clamp import then_clamp as then_clamp
+from .dataset import make_create_dataframe as make_create_dataframe
+from .dataset import make_select_column as make_select_column
+from .dataset import make_split_dataframe as make_split_dataframe
+from .dataset import make_split_lines as make_split_lines
+from .dataset import make_split_records as make_split_records
+from .lookup import make_find as make_find
+from .lookup import make_find_bin as make_find_bin
+from .lookup import make_identity as make_identity
+from .lookup import make_index as make_index
+from .lookup import make_is_equal as make_is_equal
+from .lookup import then_find as then_find
+from .lookup import then_find_bin as then_find_bin
+from .lookup import then_identity as then_identity
+from .lookup import then_index as then_index
+from .lookup import then_is_equal as then_is_equal
+from .nulls import make_drop_null as make_drop_null
+from .nulls import make_impute_constant as make_impute_constant
+from .nulls import make_impute_uniform_float as make_impute_uniform_float
+from .nulls import make_is_null as make_is_null
+from .nulls import then_drop_null as then_drop_null
+from .nulls import then_impute_constant as then_impute_constant
+from .nulls import then_impute_uniform_float as then_impute_uniform_float
+from .nulls import then_is_null as then_is_null
+from .order import make_metric_bounded as make_metric_bounded
+from .order import make_metric_unbounded as make_metric_unbounded
+from .order import make_ordered_random as make_ordered_random
+from .order import make_unordered as make_unordered
+from .order import then_metric_bounded as then_metric_bounded
+from .order import then_metric_unbounded as then_metric_unbounded
+from .order import then_ordered_random as then_ordered_random
+from .order import then_unordered as then_unordered
+from .resize import make_resize as make_resize
+from .resize import then_resize as then_resize
 
 # -- aggregates, quantiles, trees (issue 5, part B) --

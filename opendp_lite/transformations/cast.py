@@ -1,0 +1,273 @@
+"""Casting between carriers, record by record: ``make_cast``, ``make_cast_default``,
+``make_cast_inherent``.
+
+The cast of one value follows OpenDP's conventions:
+
+* ``String → int``: an optional sign and decimal digits only (no spaces, no ``_``); a value out
+  of the carrier's range fails.  ``String → float``: a decimal or exponent literal, ``inf``,
+  ``infinity`` or ``nan`` (any case), no spaces.  ``String → bool``: true iff non-empty.
+* ``float → int``: truncation toward zero; NaN, ±inf and out-of-range values fail.
+* ``int → int``: fails when out of the target range.  ``→ float``: round to nearest.
+* ``number → bool``: ``x != 0``.  ``bool → number``: 1 or 0.
+* ``→ String``: the shortest round-trip decimal, without exponent (``1.0 → "1"``,
+  ``NaN → "NaN"``, ``inf → "inf"``); ``true``/``false`` for bools.
+
+A failed cast is ``None`` (``make_cast``), the type's default (``make_cast_default``: 0, 0.0,
+``False``, ``""``) or NaN (``make_cast_inherent``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..domains import AtomDomain, atom_domain, option_domain
+from ..errors import NotImplementedForType
+from ._rowwise import row_by_row, vector_element
+
+__all__ = [
+    "make_cast",
+    "make_cast_default",
+    "make_cast_inherent",
+    "then_cast",
+    "then_cast_default",
+    "then_cast_inherent",
+]
+
+_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
+_FLOAT_RE = re.compile(
+    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)\Z",
+    re.IGNORECASE,
+)
+_DEFAULTS: dict[str, Any] = {"bool": False, "String": ""}
+
+
+def _default(T: str) -> Any:
+    if is_float(T):
+        return 0.0
+    if is_int(T):
+        return 0
+    return _DEFAULTS[T]
+
+
+def _float_to_string(x: float) -> str:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return np.format_float_positional(x, trim="-")
+
+
+def _to_string(TIA: str, v: Any) -> str:
+    if TIA == "bool":
+        return "true" if v else "false"
+    if is_float(TIA):
+        return _float_to_string(float(v))
+    return str(v)
+
+
+def _parse(TOA: str, s: str) -> Any:
+    """Parse ``s`` as a ``TOA``; ``None`` when it does not parse or does not fit."""
+    if TOA == "String":
+        return s
+    if TOA == "bool":
+        return s != ""
+    if is_int(TOA):
+        if not _INT_RE.match(s):
+            return None
+        v = int(s)
+        lo, hi = int_bounds(TOA)
+        return v if lo <= v <= hi else None
+    if not _FLOAT_RE.match(s):
+        return None
+    f = float(s)
+    if TOA == "f32":
+        with np.errstate(over="ignore"):
+            f = float(np.float32(f))
+    return f
+
+
+def _cast_values(TIA: str, TOA: str, arg: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], Any]:
+    """Cast a vector: returns ``(values, ok)`` where ``ok`` marks successful casts.
+
+    ``values`` has the output dtype (object for strings); where ``ok`` is false it holds a
+    placeholder that the caller replaces.  Numeric-to-numeric casts are vectorised.
+    """
+    n = len(arg)
+    if TIA == "String" or TOA == "String":
+        if TIA == "String":
+            parsed = [_parse(TOA, s) for s in arg.tolist()]
+        else:
+            parsed = [_to_string(TIA, v) for v in arg.tolist()]
+        ok = np.fromiter((p is not None for p in parsed), dtype=bool, count=n)
+        out = np.empty(n, dtype=object) if TOA == "String" else None
+        if out is not None:
+            out[:] = parsed
+            return out, ok
+        filled = [p if p is not None else _default(TOA) for p in parsed]
+        return np.asarray(filled, dtype=carrier_dtype(TOA)).reshape(n), ok
+    dtype = carrier_dtype(TOA)
+    if TOA == "bool":
+        return np.not_equal(arg, 0), np.ones(n, dtype=bool)
+    if TIA == "bool":
+        return arg.astype(dtype), np.ones(n, dtype=bool)
+    if is_float(TOA):
+        with np.errstate(over="ignore"):
+            return arg.astype(dtype), np.ones(n, dtype=bool)
+    lo, hi = int_bounds(TOA)
+    if is_float(TIA):
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(arg.astype(np.float64))
+            # lo and hi + 1 are exact floats (0 or ± a power of two, or small integers)
+            ok = np.isfinite(t) & (t >= float(lo)) & (t < float(hi + 1))
+        vals = np.where(ok, t, 0.0).astype(dtype)
+        return vals, ok
+    # int → int: compare in the wider of the two types to avoid wrap-around
+    ok = (arg >= lo) & (arg <= hi) if arg.size else np.ones(0, dtype=bool)
+    vals = np.where(ok, arg, 0).astype(dtype)
+    return vals, ok
+
+
+def _spaces(name: str, input_domain: Domain[Any], TOA: object) -> tuple[str, str]:
+    elem = vector_element(name, input_domain)
+    assert isinstance(elem, AtomDomain)  # noqa: S101 - vector_element returns an atom here
+    return elem.T, carrier_name(TOA)
+
+
+def make_cast(
+    input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
+) -> Transformation[Any, Any, int, int]:
+    r"""Cast each element to ``TOA``; a value that does not cast becomes ``None``.
+
+    Output domain: ``vector_domain(option_domain(atom_domain(T=TOA)))`` (a float ``TOA``
+    admits NaN, e.g. from the string ``"nan"``).  Stability map (row by row, any dataset
+    metric): :math:`d_{out} = d_{in}`.
+
+    Raises:
+        NotImplementedForType: if the input is not a vector of atoms, ``TOA`` is not a
+            carrier, or the metric is not a dataset metric.
+
+    Proof: docs/proofs/make_cast.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    >>> cast = space >> dp.t.then_cast(TOA=int)
+    >>> cast(["1", "a", "-3"]).tolist(), cast.map(2)
+    ([1, None, -3], 2)
+    """
+    TIA, T = _spaces("make_cast", input_domain, TOA)
+
+    def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        vals, ok = _cast_values(TIA, T, arg)
+        out = np.empty(len(arg), dtype=object)
+        out[:] = vals.tolist()
+        out[~ok] = None
+        return out
+
+    elem = atom_domain(T=T, nan=True if is_float(T) else None)
+    return row_by_row("make_cast", input_domain, input_metric, option_domain(elem), function)
+
+
+def make_cast_default(
+    input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
+) -> Transformation[Any, Any, int, int]:
+    r"""Cast each element to ``TOA``; a value that does not cast becomes ``TOA``'s default.
+
+    Defaults: 0 for integers, 0.0 for floats, ``False``, ``""``.  Output domain:
+    ``vector_domain(atom_domain(T=TOA))`` (admitting NaN when ``TOA`` is a float, as a string
+    ``"nan"`` or a NaN input casts to NaN).  Stability map: :math:`d_{out} = d_{in}`.
+
+    Raises:
+        NotImplementedForType: as :func:`make_cast`.
+
+    Proof: docs/proofs/make_cast_default.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    >>> (space >> dp.t.then_cast_default(TOA=int))([1.7, -2.5, 1e20]).tolist()
+    [1, -2, 0]
+    """
+    TIA, T = _spaces("make_cast_default", input_domain, TOA)
+    default = _default(T)
+
+    def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        vals, ok = _cast_values(TIA, T, arg)
+        if vals.dtype == object:
+            vals = vals.copy()
+            vals[~ok] = default
+            return vals
+        return np.where(ok, vals, np.asarray(default, dtype=vals.dtype))
+
+    elem = atom_domain(T=T, nan=_may_be_nan(TIA, input_domain, T))
+    return row_by_row("make_cast_default", input_domain, input_metric, elem, function)
+
+
+def _may_be_nan(TIA: str, input_domain: Domain[Any], T: str) -> bool | None:
+    if not is_float(T):
+        return None
+    if TIA == "String":
+        return True
+    elem = vector_element("cast", input_domain)
+    return True if (isinstance(elem, AtomDomain) and elem.nan) else None
+
+
+def make_cast_inherent(
+    input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
+) -> Transformation[Any, Any, int, int]:
+    r"""Cast each element to the float type ``TOA``; a value that does not cast becomes NaN.
+
+    Output domain: ``vector_domain(atom_domain(T=TOA, nan=True))``.  Stability map:
+    :math:`d_{out} = d_{in}`.
+
+    Raises:
+        NotImplementedForType: if ``TOA`` has no inherent null (only floats do), or as
+            :func:`make_cast`.
+
+    Proof: docs/proofs/make_cast_inherent.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    >>> (space >> dp.t.then_cast_inherent(TOA=float))(["1.5", "x"]).tolist()
+    [1.5, nan]
+    """
+    TIA, T = _spaces("make_cast_inherent", input_domain, TOA)
+    if not is_float(T):
+        raise NotImplementedForType(
+            f"make_cast_inherent needs a float TOA (NaN is its null), got {T}"
+        )
+
+    def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        vals, ok = _cast_values(TIA, T, arg)
+        return np.where(ok, vals, np.asarray(np.nan, dtype=vals.dtype))
+
+    elem = atom_domain(T=T, nan=True)
+    return row_by_row("make_cast_inherent", input_domain, input_metric, elem, function)
+
+
+def _partial(
+    make: Callable[[Domain[Any], Metric[Any], object], Transformation[Any, Any, int, int]],
+    TOA: object,
+) -> PartialTransformation[Any, Any, int, int]:
+    return PartialTransformation(lambda d, m: make(d, m, TOA))
+
+
+def then_cast(TOA: object) -> PartialTransformation[Any, Any, int, int]:
+    """Partial of :func:`make_cast`."""
+    return _partial(make_cast, TOA)
+
+
+def then_cast_default(TOA: object) -> PartialTransformation[Any, Any, int, int]:
+    """Partial of :func:`make_cast_default`."""
+    return _partial(make_cast_default, TOA)
+
+
+def then_cast_inherent(TOA: object) -> PartialTransformation[Any, Any, int, int]:
+    """Partial of :func:`make_cast_inherent`."""
+    return _partial(make_cast_inherent, TOA)
