@@ -95,6 +95,8 @@ from .accuracy import (
 )
 
 # -- parameter search (issue 6) --
+# isort: split
+from .search import binary_search, binary_search_chain, binary_search_param
 
 __all__ = [
     "AbsoluteDistance",
@@ -138,6 +140,9 @@ __all__ = [
     "approximate",
     "assert_features",
     "atom_domain",
+    "binary_search",
+    "binary_search_chain",
+    "binary_search_param",
     "c",
     "change_one_distance",
     "disable_features",
