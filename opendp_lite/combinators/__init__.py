@@ -8,6 +8,7 @@ from ..core import make_chain_pm as make_chain_pm
 from ..core import make_chain_tt as make_chain_tt
 
 # -- composition, conversions, amplification, private candidate selection (issue 6) --
+from .amplification import make_population_amplification as make_population_amplification
 from .composition import BudgetExceeded as BudgetExceeded
 from .composition import Odometer as Odometer
 from .composition import OdometerQueryable as OdometerQueryable
@@ -26,6 +27,7 @@ from .conversions import make_fixed_approxDP_to_approxDP as make_fixed_approxDP_
 from .conversions import make_pureDP_to_zCDP as make_pureDP_to_zCDP
 from .conversions import make_zCDP_to_approxDP as make_zCDP_to_approxDP
 
+# isort: split
 # -- local / federated (issue 7) --
 from ..sensitivity import make_random_dp_as_worst_case as make_random_dp_as_worst_case
 from .local import make_local_release as make_local_release
