@@ -50,3 +50,16 @@ from .resize import make_resize as make_resize
 from .resize import then_resize as then_resize
 
 # -- aggregates, quantiles, trees (issue 5, part B) --
+from .sum import make_bounded_float_checked_sum as make_bounded_float_checked_sum
+from .sum import make_bounded_float_ordered_sum as make_bounded_float_ordered_sum
+from .sum import make_bounded_int_monotonic_sum as make_bounded_int_monotonic_sum
+from .sum import make_bounded_int_ordered_sum as make_bounded_int_ordered_sum
+from .sum import make_bounded_int_split_sum as make_bounded_int_split_sum
+from .sum import make_sized_bounded_float_checked_sum as make_sized_bounded_float_checked_sum
+from .sum import make_sized_bounded_float_ordered_sum as make_sized_bounded_float_ordered_sum
+from .sum import make_sized_bounded_int_checked_sum as make_sized_bounded_int_checked_sum
+from .sum import make_sized_bounded_int_monotonic_sum as make_sized_bounded_int_monotonic_sum
+from .sum import make_sized_bounded_int_ordered_sum as make_sized_bounded_int_ordered_sum
+from .sum import make_sized_bounded_int_split_sum as make_sized_bounded_int_split_sum
+from .sum import make_sum as make_sum
+from .sum import then_sum as then_sum

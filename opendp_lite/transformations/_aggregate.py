@@ -1,0 +1,215 @@
+"""Shared machinery of the aggregates of part B (private): domain checks and exact sums.
+
+The float aggregates never sum floats.  Each value ``x`` is mapped to the integer
+``k(x) = trunc(x · 2^p)`` (``p`` fixed at construction from the bounds, so ``|k| <= 2^bits``),
+the integers are summed *exactly* (int64 in chunks with proven headroom, chunk totals in Python
+ints), and the exact rational result is rounded once to the carrier.  The only float error
+left is that single final rounding, which the maps add as a relaxation
+(:func:`rounding_error`).  This is what makes the maps immune to the attacks of Casacuberta et
+al. 2022, whatever order numpy would have summed in.
+
+All loops here run over chunks of 65 536 values (to keep temporaries in cache), never over
+individual values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _arith as ar
+from .._types import int_bounds, is_float, is_int
+from ..core import Domain, Metric
+from ..domains import AtomDomain, VectorDomain
+from ..errors import InvalidParameter, NotImplementedForType
+
+__all__ = [
+    "CHUNK",
+    "bounded_vector",
+    "check_metric",
+    "exact_int_sum",
+    "grid_k",
+    "grid_shift",
+    "grid_sums",
+    "parse_summation",
+    "rounding_error",
+    "to_carrier",
+]
+
+#: Values per chunk: 2^16 values of magnitude <= 2^46 sum to at most 2^62 < 2^63 in int64.
+CHUNK = 1 << 16
+_SUM_BITS = 46
+#: For sums of squares: |k| <= 2^26 so k² <= 2^52 is exact in float64, and rows of 1024
+#: squares sum to at most 2^62 in int64.
+SQ_BITS = 26
+_ROW = 1024
+
+
+def check_metric(name: str, metric: Metric[Any], allowed: tuple[type, ...]) -> None:
+    """Refuse a metric outside ``allowed`` with a typed error naming the constructor."""
+    if not isinstance(metric, allowed):
+        names = ", ".join(t.__name__ for t in allowed)
+        raise NotImplementedForType(f"{name} needs input_metric in ({names}), got {metric!r}")
+
+
+def bounded_vector(
+    name: str, domain: Domain[Any], *, need_bounds: bool = True
+) -> tuple[AtomDomain[Any], Any, Any, int | None]:
+    """``(element, lower, upper, size)`` of ``vector_domain(atom_domain(bounds=...))``."""
+    if not isinstance(domain, VectorDomain) or not isinstance(domain.element_domain, AtomDomain):
+        raise NotImplementedForType(
+            f"{name} needs input_domain vector_domain(atom_domain(...)), got {domain!r}"
+        )
+    elem = domain.element_domain
+    if not (is_float(elem.T) or is_int(elem.T)):
+        raise NotImplementedForType(f"{name} needs a numeric carrier, got T={elem.T}")
+    if elem.bounds is None:
+        if need_bounds:
+            raise InvalidParameter(
+                f"{name} needs bounded elements: input_domain {domain!r} has no bounds "
+                "(chain make_clamp first)"
+            )
+        return elem, None, None, domain.size
+    return elem, elem.bounds[0], elem.bounds[1], domain.size
+
+
+def parse_summation(name: str, S: object) -> str:
+    """The carrier of a summation type ``"Pairwise<f64>"``/``"Sequential<f32>"`` (or a bare T)."""
+    text = S if isinstance(S, str) else getattr(S, "__name__", repr(S))
+    for prefix in ("Pairwise<", "Sequential<"):
+        if text.startswith(prefix) and text.endswith(">"):
+            inner = text[len(prefix) : -1]
+            break
+    else:
+        inner = text
+    if inner in ("T", "float", "f64"):
+        return "f64"
+    if inner == "f32":
+        return "f32"
+    raise NotImplementedForType(
+        f"{name}: S must be Pairwise<f64|f32> or Sequential<f64|f32>, got {S!r}"
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Integers
+
+
+def _sum_narrow(x: npt.NDArray[Any]) -> int:
+    # |x_i| < 2^32, so 2^30 values sum to less than 2^62 in int64.
+    total = 0
+    step = 1 << 30
+    for i in range(0, x.shape[0], step):
+        total += int(np.sum(x[i : i + step], dtype=np.int64))
+    return total
+
+
+def exact_int_sum(x: npt.NDArray[Any]) -> int:
+    """The exact sum of an integer array, whatever its width (never wraps).
+
+    >>> exact_int_sum(np.array([2**62, 2**62, 2**62], dtype=np.int64)) == 3 * 2**62
+    True
+    """
+    if x.shape[0] == 0:
+        return 0
+    if x.dtype.itemsize <= 4:
+        return _sum_narrow(x)
+    # 64-bit carriers: x = hi·2^32 + lo with hi, lo below 2^32 in magnitude, each summed exactly.
+    hi = np.right_shift(x, 32)
+    lo = np.bitwise_and(x, x.dtype.type(0xFFFFFFFF))
+    if x.dtype.kind == "u":
+        hi = hi.astype(np.int64)
+        lo = lo.astype(np.int64)
+    return (_sum_narrow(hi) << 32) + _sum_narrow(lo)
+
+
+def int_range(T: str) -> tuple[int, int]:
+    """The range of integer carrier ``T``."""
+    return int_bounds(T)
+
+
+# ----------------------------------------------------------------------------------------------
+# Floats: the exact grid sum
+
+
+def grid_shift(magnitude: float, bits: int = _SUM_BITS) -> int:
+    """The exponent ``p`` with ``|x| · 2^p <= 2^bits`` for every ``|x| <= magnitude``.
+
+    ``2^p`` stays a finite, normal float (``p`` is capped at 1000).
+    """
+    if magnitude == 0:
+        return 0
+    e = math.frexp(magnitude)[1]  # magnitude < 2^e
+    return min(bits - e, 1000)
+
+
+def grid_k(x: float, p: int) -> int:
+    """``trunc(x · 2^p)``: exact, as scaling by a power of two is exact above the subnormals,
+    and a product in the subnormal range has magnitude below 1, which truncates to 0."""
+    return math.trunc(math.ldexp(x, p))
+
+
+def grid_sums(x: npt.NDArray[Any], p: int, squares: bool = False) -> tuple[int, int]:
+    """Exact ``(Σ k_i, Σ k_i²)`` with ``k_i = trunc(x_i · 2^p)`` (``Σ k²`` only if ``squares``).
+
+    Requires ``|x_i| · 2^p <= 2^46`` (``2^26`` when ``squares``), which the constructors
+    guarantee through :func:`grid_shift`.
+    """
+    s = math.ldexp(1.0, p)
+    total = 0
+    total_sq = 0
+    n = x.shape[0]
+    buf = np.empty(min(n, CHUNK), dtype=np.float64)
+    for i in range(0, n, CHUNK):
+        chunk = x[i : i + CHUNK]
+        m = chunk.shape[0]
+        b = buf[:m]
+        # dtype=float64 forces the product into binary64 even for f32 data (exact there).
+        np.multiply(chunk, s, out=b, dtype=np.float64)
+        if not squares:
+            # the float -> int64 cast inside the reduction truncates toward zero
+            total += int(np.add.reduce(b, dtype=np.int64))
+            continue
+        np.trunc(b, out=b)
+        total += int(np.add.reduce(b, dtype=np.int64))
+        np.multiply(b, b, out=b)  # k² <= 2^52: exact in binary64
+        full = m - m % _ROW
+        if full:
+            rows = np.add.reduce(b[:full].reshape(-1, _ROW), axis=1, dtype=np.int64)
+            total_sq += sum(rows.tolist())
+        if full < m:
+            total_sq += int(np.add.reduce(b[full:], dtype=np.int64))
+    return total, total_sq
+
+
+def rounding_error(magnitude: ar.Rational, T: str) -> ar.Rational:
+    """A bound on ``|to_carrier(v) − v|`` for an exact rational ``|v| <= magnitude``.
+
+    binary64: one round-to-nearest of a normal number (relative error < 2^-53) and possibly
+    a subnormal result (absolute error <= 2^-1075).  f32 adds a second rounding of the binary64
+    value (relative 2^-24, absolute 2^-150).
+    """
+    e64 = ar.q(magnitude) * ar.q(2) ** -53 + ar.q(2) ** -1075
+    if T == "f64":
+        return e64
+    return e64 + (ar.q(magnitude) + e64) * ar.q(2) ** -24 + ar.q(2) ** -150
+
+
+def to_carrier(numerator: int, denominator: int, p: int, T: str) -> float:
+    """``numerator / (denominator · 2^p)`` rounded to the carrier (see :func:`rounding_error`).
+
+    Python's int/int true division rounds correctly once; scaling by ``2^-p`` is exact unless
+    the result is subnormal.
+    """
+    v = math.ldexp(numerator / denominator, -p)
+    if T == "f32":
+        return float(np.float32(v))
+    return v
+
+
+def float_max(T: str) -> float:
+    """The largest finite value of float carrier ``T``."""
+    return float(np.finfo(np.float32 if T == "f32" else np.float64).max)
