@@ -1,0 +1,124 @@
+"""Overflow: integer sums never wrap; float bounds that can overflow are refused at construction.
+
+Attack family: an adversary adds records near the carrier's maximum so that a wrapping sum
+turns a huge total into a small or negative one: the sensitivity the map assumed no longer
+bounds the change (one record flips the sign of the release).  Controls: numpy's own integer
+sums wrap on exactly these inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opendp_lite.prelude as dp
+from opendp_lite.errors import InvalidParameter
+
+SD = dp.symmetric_distance()
+I32_MAX = 2**31 - 1
+I64_MAX = 2**63 - 1
+
+
+def _ivec(lo: int, hi: int, T: str, size: int | None = None) -> dp.VectorDomain[int]:
+    return dp.vector_domain(dp.atom_domain(bounds=(lo, hi), T=T), size=size)
+
+
+def test_naive_numpy_sums_wrap() -> None:
+    # the control: the attack inputs do wrap in numpy's fixed-width arithmetic
+    x32 = np.array([I32_MAX] * 4, dtype=np.int32)
+    assert x32.sum(dtype=np.int32) == -4
+    x64 = np.array([I64_MAX] * 3, dtype=np.int64)
+    assert int(x64.sum()) != 3 * I64_MAX and int(x64.sum()) < I64_MAX
+
+
+@pytest.mark.parametrize(
+    ("T", "hi", "n"),
+    [("i32", I32_MAX, 4), ("i64", I64_MAX, 3), ("i8", 127, 5), ("i16", 2**15 - 1, 9)],
+)
+def test_unsized_int_sum_saturates_instead_of_wrapping(T: str, hi: int, n: int) -> None:
+    t = dp.t.make_sum(_ivec(0, hi, T), SD)
+    out = int(t(np.array([hi] * n)))
+    assert out == hi  # saturated at the carrier's maximum, never wrapped
+    # and with negative bounds, at the minimum
+    lo = -hi - 1
+    t2 = dp.t.make_sum(_ivec(lo, hi, T), SD)
+    assert int(t2(np.array([lo] * n))) == lo
+    assert lo <= int(t2(np.array([lo] * n + [hi] * n))) <= hi
+
+
+def test_saturating_sum_output_distance_within_map() -> None:
+    # near the limit one added record moves the (saturated) sum by at most map(1)
+    t = dp.t.make_sum(_ivec(0, I32_MAX, "i32"), SD)
+    x = np.array([I32_MAX - 10, 5], dtype=np.int64)
+    x_prime = np.array([I32_MAX - 10, 5, I32_MAX], dtype=np.int64)
+    assert abs(int(t(x_prime)) - int(t(x))) <= t.map(1)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: dp.t.make_sized_bounded_int_checked_sum(4, (0, I32_MAX), T="i32"),
+        lambda: dp.t.make_sized_bounded_int_checked_sum(2, (-(2**62), 2**62), T="i64"),
+    ],
+)
+def test_checked_int_sum_that_can_overflow_is_refused(build: object) -> None:
+    with pytest.raises(InvalidParameter, match="overflow"):
+        build()  # type: ignore[operator]
+
+
+def test_sized_int_sum_is_exact_or_saturating() -> None:
+    t = dp.t.make_sum(_ivec(0, I32_MAX, "i32", size=4), SD)
+    assert int(t(np.array([I32_MAX] * 4))) == I32_MAX
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: dp.t.make_sum(dp.vector_domain(dp.atom_domain(bounds=(0.0, 1e308)), size=10), SD),
+        lambda: dp.t.make_sum(dp.vector_domain(dp.atom_domain(bounds=(-1e308, 0.0))), SD),
+        lambda: dp.t.make_sized_bounded_float_checked_sum(10, (0.0, 1e308)),
+        lambda: dp.t.make_bounded_float_checked_sum(10, (0.0, 1e308)),
+        lambda: dp.t.make_sized_bounded_float_ordered_sum(10, (0.0, 1e308)),
+        lambda: dp.t.make_bounded_float_ordered_sum(10, (-1e308, 1e308)),
+        lambda: dp.t.make_sized_bounded_float_checked_sum(2**40, (0.0, 1e300)),
+    ],
+)
+def test_float_bounds_that_can_overflow_are_refused(build: object) -> None:
+    with pytest.raises(InvalidParameter, match="overflow"):
+        build()  # type: ignore[operator]
+
+
+def test_naive_float_sum_overflows_to_inf() -> None:
+    # the control: a plain float sum of in-bounds values reaches inf
+    with np.errstate(over="ignore"):
+        assert np.sum(np.full(10, 1e308)) == np.inf
+
+
+def test_accepted_float_sum_stays_finite_at_the_bounds() -> None:
+    space = dp.vector_domain(dp.atom_domain(bounds=(-1e300, 1e300)), size=100), SD
+    t = dp.t.make_sum(*space)
+    assert np.isfinite(t(np.full(100, 1e300))) and np.isfinite(t(np.full(100, -1e300)))
+    meas = t >> dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1e300)
+    assert np.isfinite(meas(np.full(100, 1e300)))
+
+
+@pytest.mark.parametrize("T", ["i8", "i16", "i32", "i64"])
+def test_integer_noise_saturates_instead_of_wrapping(T: str) -> None:
+    bits = {"i8": 8, "i16": 16, "i32": 32, "i64": 64}[T]
+    hi = 2 ** (bits - 1) - 1
+    lo = -hi - 1
+    meas = dp.m.make_laplace(dp.atom_domain(T=T), dp.absolute_distance(T=T), scale=4.0)
+    ups = [meas(hi) for _ in range(200)]
+    downs = [meas(lo) for _ in range(200)]
+    # noise of scale 4 moves by more than 200 with probability e^-50: a wrap would land far away
+    assert all(hi - 200 <= y <= hi for y in ups)
+    assert all(lo <= y <= lo + 200 for y in downs)
+    assert any(y == hi for y in ups) and any(y == lo for y in downs)  # saturation is reached
+
+
+def test_float_noise_saturates_at_max_finite() -> None:
+    meas = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1e307)
+    big = np.finfo(np.float64).max
+    outs = [meas(big) for _ in range(200)]
+    assert all(np.isfinite(y) for y in outs)
+    assert any(y == big for y in outs)
