@@ -58,8 +58,10 @@ def _coin(name: str, value: object) -> Fraction:
         raise InvalidParameter(
             f"{name} must be a real number, got {type(value).__name__} {value!r}"
         )
+    if not isinstance(value, Fraction) and not math.isfinite(float(value)):
+        raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
     p = value if isinstance(value, Fraction) else Fraction(float(value))
-    if not (0 <= p <= 1) or (isinstance(value, float) and not math.isfinite(value)):
+    if not (0 <= p <= 1):
         raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
     return p
 
