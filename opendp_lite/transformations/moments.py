@@ -1,0 +1,221 @@
+"""Mean, sum of squared deviations and variance of bounded floats of known size.
+
+All three use the exact grid of ``_aggregate``: each value becomes ``k = trunc(x · 2^p)``, the
+statistic of the grid values ``q_i = k_i · 2^-p`` is computed in exact integers, and the exact
+rational is rounded once.  The maps are OpenDP's restricted-sensitivity bounds applied to the
+grid values, plus twice the bound on that one rounding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy.typing as npt
+
+from .. import _arith as ar
+from .._types import is_float
+from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..domains import atom_domain
+from ..errors import InvalidParameter, NotImplementedForType
+from ..metrics import InsertDeleteDistance, SymmetricDistance, absolute_distance
+from ._aggregate import (
+    SQ_BITS,
+    bounded_vector,
+    check_metric,
+    float_max,
+    grid_k,
+    grid_shift,
+    grid_sums,
+    parse_summation,
+    rounding_error,
+    to_carrier,
+)
+
+__all__ = [
+    "make_mean",
+    "make_sum_of_squared_deviations",
+    "make_variance",
+    "then_mean",
+    "then_sum_of_squared_deviations",
+    "then_variance",
+]
+
+_METRICS = (SymmetricDistance, InsertDeleteDistance)
+
+
+def _sized_float(
+    name: str, domain: Domain[Any], metric: Metric[Any]
+) -> tuple[str, float, float, int]:
+    elem, lo, hi, size = bounded_vector(name, domain)
+    check_metric(name, metric, _METRICS)
+    if not is_float(elem.T):
+        raise NotImplementedForType(f"{name} needs a float carrier, got T={elem.T}")
+    if size is None:
+        raise InvalidParameter(f"{name} needs a known dataset size (vector_domain(..., size=n))")
+    if size == 0:
+        raise InvalidParameter(f"{name} needs size >= 1, got 0")
+    return elem.T, float(lo), float(hi), size
+
+
+def make_mean(
+    input_domain: Domain[Any], input_metric: Metric[Any]
+) -> Transformation[Any, float, int, float]:
+    r"""The mean of ``n`` bounded floats (known size), from their exact grid sum.
+
+    Output: ``round_T(Σ k_i / (n · 2^p))`` with ``k_i = trunc(x_i · 2^p)`` (46 bits of the
+    bound).  Stability map, with ``W = (k(U) − k(L)) · 2^-p <= U − L + 2^-p`` and
+    ``M' = max|k(L)|, |k(U)| · 2^-p``:
+
+    .. math:: d_{out} = \lfloor d_{in}/2 \rfloor \cdot W / n + 2\,e_T(M')
+
+    Raises:
+        InvalidParameter: if the size is unknown or 0, or the elements are unbounded.
+        NotImplementedForType: if the carrier is not a float or the metric is not symmetric or
+            insert-delete distance.
+
+    Proof: docs/proofs/make_mean.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> domain = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0)), size=4)
+    >>> space = domain, dp.symmetric_distance()
+    >>> t = space >> dp.t.then_mean()
+    >>> t([1.0, 2.0, 3.0, 4.0]), t.map(2)
+    (2.5, 2.5000000000000027)
+    """
+    name = "make_mean"
+    T, lo, hi, n = _sized_float(name, input_domain, input_metric)
+    p = grid_shift(max(abs(lo), abs(hi)))
+    k_lo, k_hi = grid_k(lo, p), grid_k(hi, p)
+    inv = ar.q(2) ** -p
+    mag = max(abs(k_lo), abs(k_hi)) * inv
+    relax = 2 * rounding_error(mag, T)
+    width = (k_hi - k_lo) * inv
+
+    def function(x: npt.NDArray[Any]) -> float:
+        total, _ = grid_sums(x, p)
+        return to_carrier(total, n, p, T)
+
+    def stability_map(d_in: int) -> float:
+        return ar.up((d_in // 2) * width / n + relax)
+
+    return Transformation(
+        input_domain,
+        input_metric,
+        atom_domain(T=T),
+        absolute_distance(T=T),
+        function,
+        stability_map,
+    )
+
+
+def then_mean() -> PartialTransformation[Any, float, int, float]:
+    """Partial of :func:`make_mean`: ``space >> then_mean()``."""
+    return PartialTransformation(lambda d, m: make_mean(d, m))
+
+
+def _ssd(
+    name: str, domain: Domain[Any], metric: Metric[Any], S: object, ddof: int | None
+) -> Transformation[Any, float, int, float]:
+    T, lo, hi, n = _sized_float(name, domain, metric)
+    S_T = parse_summation(name, S)
+    if "<T>" not in str(S) and S_T != T:
+        raise NotImplementedForType(f"{name}: S={S!r} does not match the carrier {T}")
+    if ddof is not None and (
+        isinstance(ddof, bool) or not isinstance(ddof, int) or not 0 <= ddof < n
+    ):
+        raise InvalidParameter(f"{name}: ddof must be an int in [0, size), got {ddof!r}")
+    p = grid_shift(max(abs(lo), abs(hi)), SQ_BITS)
+    k_lo, k_hi = grid_k(lo, p), grid_k(hi, p)
+    inv = ar.q(2) ** -p
+    width = (k_hi - k_lo) * inv
+    denom = 1 if ddof is None else n - ddof  # SSD, or variance = SSD / (n − ddof)
+    # the statistic of n values in an interval of width W is at most n·W²/4 (SSD), / (n−ddof)
+    mag = n * width * width / 4 / denom
+    if ar.up(mag) > float_max(T) / 4:
+        raise InvalidParameter(f"{name}: size·(U − L)² = {n}·{hi - lo}² can overflow {T}")
+    relax = 2 * rounding_error(mag, T)
+    sens = width * width * (n - 1) / n / denom
+
+    def function(x: npt.NDArray[Any]) -> float:
+        s1, s2 = grid_sums(x, p, squares=True)
+        # Σ(q − q̄)² = (n·Σk² − (Σk)²) / (n · 2^(2p)), exactly, in integers
+        return to_carrier(n * s2 - s1 * s1, n * denom, 2 * p, T)
+
+    def stability_map(d_in: int) -> float:
+        return ar.up((d_in // 2) * sens + relax)
+
+    return Transformation(
+        domain, metric, atom_domain(T=T), absolute_distance(T=T), function, stability_map
+    )
+
+
+def make_sum_of_squared_deviations(
+    input_domain: Domain[Any], input_metric: Metric[Any], S: object = "Pairwise<T>"
+) -> Transformation[Any, float, int, float]:
+    r"""The sum of squared deviations from the mean, ``Σ (x_i − x̄)²``, of ``n`` bounded floats.
+
+    Computed exactly on the grid ``k_i = trunc(x_i · 2^p)`` (26 bits of the bound, so that
+    ``k²`` is exact) as ``(n Σk² − (Σk)²) / (n · 2^(2p))`` and rounded once; ``S`` only names
+    the carrier.  Stability map, with ``W = (k(U) − k(L)) · 2^-p``:
+
+    .. math:: d_{out} = \lfloor d_{in}/2 \rfloor \cdot W^2 (n - 1)/n + 2\,e_T(n W^2 / 4)
+
+    Raises:
+        InvalidParameter: if the size is unknown or 0, or the elements are unbounded, or
+            ``n (U − L)²`` could overflow.
+        NotImplementedForType: if the carrier is not a float, ``S`` does not match it, or the
+            metric is not symmetric or insert-delete distance.
+
+    Proof: docs/proofs/make_sum_of_squared_deviations.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> domain = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0)), size=10)
+    >>> space = domain, dp.symmetric_distance()
+    >>> t = space >> dp.t.then_sum_of_squared_deviations()
+    >>> t([0.0] * 5 + [1.0] * 5), t.map(2)
+    (2.5, 0.9000000000000006)
+    """
+    return _ssd("make_sum_of_squared_deviations", input_domain, input_metric, S, None)
+
+
+def then_sum_of_squared_deviations(
+    S: object = "Pairwise<T>",
+) -> PartialTransformation[Any, float, int, float]:
+    """Partial of :func:`make_sum_of_squared_deviations`."""
+    return PartialTransformation(lambda d, m: make_sum_of_squared_deviations(d, m, S))
+
+
+def make_variance(
+    input_domain: Domain[Any], input_metric: Metric[Any], ddof: int = 1, S: object = "Pairwise<T>"
+) -> Transformation[Any, float, int, float]:
+    r"""The variance ``Σ (x_i − x̄)² / (n − ddof)`` of ``n`` bounded floats (known size).
+
+    Computed exactly on the grid as for :func:`make_sum_of_squared_deviations`, divided by
+    ``n − ddof`` exactly, rounded once.  Stability map:
+
+    .. math:: d_{out} = \lfloor d_{in}/2 \rfloor \cdot \frac{W^2 (n - 1)}{n (n - ddof)}
+              + 2\,e_T\!\left(\frac{n W^2}{4 (n - ddof)}\right)
+
+    Raises:
+        InvalidParameter: if the size is unknown, ``ddof`` is not in ``[0, n)``, the elements
+            are unbounded, or the statistic could overflow.
+        NotImplementedForType: if the carrier is not a float, ``S`` does not match it, or the
+            metric is not symmetric or insert-delete distance.
+
+    Proof: docs/proofs/make_variance.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> domain = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0)), size=10)
+    >>> space = domain, dp.symmetric_distance()
+    >>> t = space >> dp.t.then_variance()
+    >>> round(t([0.0] * 5 + [1.0] * 5), 12), t.map(2)
+    (0.277777777778, 0.10000000000000007)
+    """
+    return _ssd("make_variance", input_domain, input_metric, S, ddof)
+
+
+def then_variance(
+    ddof: int = 1, S: object = "Pairwise<T>"
+) -> PartialTransformation[Any, float, int, float]:
+    """Partial of :func:`make_variance`."""
+    return PartialTransformation(lambda d, m: make_variance(d, m, ddof, S))
