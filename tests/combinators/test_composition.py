@@ -1,0 +1,345 @@
+"""Composition: basic, adaptive (fixed budget), fully adaptive (odometer) and filters."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+import opendp_lite.prelude as dp
+from opendp_lite.combinators.composition import BudgetExceeded
+from opendp_lite.errors import (
+    DomainMismatch,
+    FailedMap,
+    InvalidParameter,
+    MeasureMismatch,
+    MetricMismatch,
+    NotImplementedForType,
+    QueryableError,
+)
+
+SPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+
+
+def up(exact: Fraction) -> float:
+    """The least float >= exact, computed independently of opendp_lite._arith."""
+    f = float(exact)
+    return f if Fraction(f) >= exact else math.nextafter(f, math.inf)
+
+
+def fsum_up(*xs: float) -> float:
+    return up(sum((Fraction(x) for x in xs), Fraction(0)))
+
+
+@pytest.fixture(autouse=True)
+def _hbc() -> None:
+    dp.enable_features("honest-but-curious")
+
+
+def child(
+    loss: Callable[[float], Any],
+    measure: Any = None,
+    function: Callable[[float], Any] = lambda x: x,
+) -> Any:
+    return dp.m.make_user_measurement(
+        *SPACE, measure if measure is not None else dp.max_divergence(), function, loss
+    )
+
+
+# -- basic composition -----------------------------------------------------------------------
+
+
+def test_five_tenths_round_up() -> None:
+    comp = dp.c.make_composition([child(lambda d: 0.1 * d)] * 5)
+    # the exact sum of five float 0.1s is above 0.5, so the map must round up past 0.5
+    assert comp.map(1.0) == 0.5000000000000001
+    assert comp.check(1.0, 0.5000000000000001)
+    assert not comp.check(1.0, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("measure", "loss", "expected"),
+    [
+        (dp.max_divergence(), 0.25, 0.75),
+        (dp.zero_concentrated_divergence(), 0.1, fsum_up(0.1, 0.1, 0.1)),
+        (dp.approximate(dp.max_divergence()), (0.25, 1e-7), (0.75, fsum_up(1e-7, 1e-7, 1e-7))),
+        (
+            dp.approximate(dp.zero_concentrated_divergence()),
+            (0.5, 0.5),
+            (1.5, 1.0),  # δ sums are capped at 1
+        ),
+    ],
+)
+def test_composition_sums_losses(measure: Any, loss: Any, expected: Any) -> None:
+    comp = dp.c.make_composition([child(lambda d: loss, measure)] * 3)
+    assert comp.output_measure == measure
+    assert comp.map(1.0) == expected
+
+
+def test_renyi_curves_add_pointwise() -> None:
+    curve = child(lambda d: lambda alpha: 0.1 * alpha, dp.renyi_divergence())
+    total = dp.c.make_composition([curve, curve, curve]).map(1.0)
+    assert total(2.0) == 0.6000000000000001  # 3 × 0.2, exact sum rounded up
+    assert total(2.0) >= 3 * 0.2
+
+
+def test_composition_releases_every_child() -> None:
+    comp = dp.c.make_composition(
+        [child(lambda d: d, function=lambda x, k=k: x + k) for k in range(3)]
+    )
+    assert comp(1.0) == [1.0, 2.0, 3.0]
+
+
+def test_composition_rejects_nan_child_map() -> None:
+    comp = dp.c.make_composition([child(lambda d: 0.1), child(lambda d: math.nan)])
+    with pytest.raises(FailedMap):
+        comp.map(1.0)
+
+
+def test_composition_rejects_mismatches_and_empty() -> None:
+    pure = child(lambda d: d)
+    with pytest.raises(InvalidParameter):
+        dp.c.make_composition([])
+    with pytest.raises(MeasureMismatch):
+        dp.c.make_composition([pure, child(lambda d: d, dp.zero_concentrated_divergence())])
+    other_domain = dp.m.make_user_measurement(
+        dp.atom_domain(T=int), dp.absolute_distance(T=float), dp.max_divergence(), int, float
+    )
+    with pytest.raises(DomainMismatch):
+        dp.c.make_composition([pure, other_domain])
+    other_metric = dp.m.make_user_measurement(
+        dp.atom_domain(T=float), dp.absolute_distance(T=int), dp.max_divergence(), float, float
+    )
+    with pytest.raises(MetricMismatch):
+        dp.c.make_composition([pure, other_metric])
+    with pytest.raises(NotImplementedForType):
+        dp.c.make_composition([child(lambda d: d, dp.user_divergence("mine"))])
+
+
+def test_basic_composition_is_composition() -> None:
+    kids = [child(lambda d: 0.2 * d), child(lambda d: 0.3 * d)]
+    assert dp.c.make_basic_composition(kids).map(2.0) == dp.c.make_composition(kids).map(2.0)
+
+
+# -- adaptive composition ---------------------------------------------------------------------
+
+
+def test_adaptive_composition_map_and_d_in() -> None:
+    comp = dp.c.make_adaptive_composition(
+        *SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.1, 0.2, 0.3]
+    )
+    assert comp.map(1.0) == 0.6000000000000001
+    assert comp.map(0.5) == 0.6000000000000001  # any d_in' <= d_in
+    with pytest.raises(FailedMap):
+        comp.map(1.5)
+
+
+def test_adaptive_composition_budget_in_order() -> None:
+    comp = dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.1, 0.2])
+    qbl = comp(3.0)
+    assert qbl(child(lambda d: 0.1 * d, function=lambda x: x + 1)) == 4.0
+    calls: list[float] = []
+
+    def spy(x: float) -> float:
+        calls.append(x)
+        return x
+
+    with pytest.raises(BudgetExceeded):
+        qbl(child(lambda d: 0.3 * d, function=spy))  # over the next d_mid 0.2
+    assert calls == []  # refused before it ran
+    assert qbl(child(lambda d: 0.2 * d, function=spy)) == 3.0  # the d_mid was not consumed
+    with pytest.raises(BudgetExceeded):
+        qbl(child(lambda d: 0.0, function=spy))  # out of queries
+    assert calls == [3.0]
+
+
+def test_adaptive_composition_rejects_bad_queries() -> None:
+    comp = dp.c.make_adaptive_composition(
+        *SPACE, dp.zero_concentrated_divergence(), d_in=1.0, d_mids=[1.0]
+    )
+    qbl = comp(1.0)
+    with pytest.raises(MeasureMismatch):
+        qbl(child(lambda d: 0.1))
+    with pytest.raises(FailedMap):
+        qbl(child(lambda d: math.nan, dp.zero_concentrated_divergence()))
+    with pytest.raises(QueryableError):
+        qbl("not a measurement")
+    # none of the refusals spent the only d_mid
+    assert qbl(child(lambda d: 1.0, dp.zero_concentrated_divergence())) == 1.0
+
+
+def test_adaptive_composition_constructor_errors() -> None:
+    with pytest.raises(InvalidParameter):
+        dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=1.0, d_mids=[])
+    with pytest.raises(FailedMap):
+        dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=1.0, d_mids=[-1.0])
+    with pytest.raises(FailedMap):
+        dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=-1.0, d_mids=[1.0])
+    with pytest.raises(NotImplementedForType):
+        dp.c.make_adaptive_composition(*SPACE, dp.renyi_divergence(), d_in=1.0, d_mids=[1.0])
+
+
+def test_nested_compositor_spends_from_its_own_budget() -> None:
+    outer = dp.c.make_sequential_composition(
+        *SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.5, 0.5]
+    )(2.0)
+    inner_meas = dp.c.make_adaptive_composition(
+        *SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.25, 0.25]
+    )
+    inner = outer(inner_meas)
+    assert inner(child(lambda d: 0.25 * d)) == 2.0
+    assert inner(child(lambda d: 0.25 * d)) == 2.0
+    with pytest.raises(BudgetExceeded):
+        inner(child(lambda d: 0.0))
+
+
+def test_partial_compositor() -> None:
+    comp = SPACE >> dp.c.then_adaptive_composition(dp.max_divergence(), 1.0, [0.5])
+    assert comp.map(1.0) == 0.5
+    odometer = SPACE >> dp.c.then_fully_adaptive_composition(dp.max_divergence())
+    assert isinstance(odometer, dp.c.Odometer)
+
+
+def test_non_concurrent_measure_disables_old_children() -> None:
+    measure = dp.approximate(dp.zero_concentrated_divergence())
+    outer = dp.c.make_adaptive_composition(
+        *SPACE, measure, d_in=1.0, d_mids=[(0.5, 0.0), (0.5, 0.0)]
+    )(1.0)
+    inner = outer(
+        dp.c.make_adaptive_composition(*SPACE, measure, d_in=1.0, d_mids=[(0.25, 0.0)] * 2)
+    )
+    assert inner(child(lambda d: (0.25, 0.0), measure)) == 1.0
+    outer(child(lambda d: (0.5, 0.0), measure))
+    with pytest.raises(QueryableError):
+        inner(child(lambda d: (0.25, 0.0), measure))
+
+
+# -- odometers and filters --------------------------------------------------------------------
+
+
+def test_odometer_reports_spend() -> None:
+    odometer = dp.c.make_fully_adaptive_composition(*SPACE, dp.zero_concentrated_divergence())
+    assert "Odometer(" in repr(odometer)
+    qbl = odometer(1.0)
+    zcdp = dp.zero_concentrated_divergence()
+    assert qbl.privacy_loss(1.0) == 0.0
+    qbl(child(lambda d: 0.1 * d, zcdp))
+    qbl(child(lambda d: 0.2 * d, zcdp))
+    assert qbl.privacy_loss(1.0) == 0.30000000000000004
+    assert qbl.privacy_loss(2.0) == 0.6000000000000001
+
+
+def test_odometer_charges_a_query_that_raises() -> None:
+    qbl = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())(1.0)
+
+    def boom(x: float) -> float:
+        raise RuntimeError("child failed")
+
+    with pytest.raises(RuntimeError):
+        qbl(child(lambda d: 0.5 * d, function=boom))
+    assert qbl.privacy_loss(1.0) == 0.5
+
+
+def test_privacy_filter() -> None:
+    odometer = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())
+    flt = dp.c.make_privacy_filter(odometer, d_in=1.0, d_out=1.0)
+    assert flt.map(1.0) == 1.0 and flt.map(0.5) == 1.0
+    with pytest.raises(FailedMap):
+        flt.map(2.0)
+    qbl = flt(5.0)
+    assert qbl(child(lambda d: 0.6 * d)) == 5.0
+    released: list[float] = []
+    with pytest.raises(BudgetExceeded):
+        qbl(child(lambda d: 0.6 * d, function=lambda x: released.append(x) or x))
+    assert released == []
+    # OpenDP semantics: once a query is refused, the filter is exhausted
+    with pytest.raises(BudgetExceeded):
+        qbl(child(lambda d: 0.1 * d))
+    assert qbl.privacy_loss(1.0) == 0.6
+
+
+def test_privacy_filter_rejects_non_odometer() -> None:
+    with pytest.raises(NotImplementedForType):
+        dp.c.make_privacy_filter(child(lambda d: d), 1.0, 1.0)  # type: ignore[arg-type]
+
+
+# -- agreement with OpenDP 0.16 ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def odp() -> Any:
+    opendp = pytest.importorskip("opendp.prelude")
+    opendp.enable_features("contrib", "honest-but-curious")
+    return opendp
+
+
+LOSS_GRID = [0.0, 0.1, 1 / 3, 0.7, 2.5]
+
+
+def e_first(loss: Any) -> float:
+    return float(loss[0] if isinstance(loss, tuple) else loss)
+
+
+def test_composition_matches_opendp_on_grid(odp: Any) -> None:
+    space = odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float)
+    pairs = [
+        (dp.max_divergence(), odp.max_divergence(), lambda e: e),
+        (dp.zero_concentrated_divergence(), odp.zero_concentrated_divergence(), lambda e: e),
+        (
+            dp.approximate(dp.max_divergence()),
+            odp.approximate(odp.max_divergence()),
+            lambda e: (e, e * 1e-6),
+        ),
+    ]
+    for ours_m, theirs_m, shape in pairs:
+        for k in [1, 2, 5]:
+            for eps in LOSS_GRID:
+                ours = dp.c.make_composition(
+                    [child(lambda d, e=eps, f=shape: f(e * d), ours_m)] * k
+                )
+                theirs = odp.c.make_composition(
+                    [
+                        odp.m.make_user_measurement(
+                            *space, theirs_m, lambda x: x, lambda d, e=eps, f=shape: f(e * d)
+                        )
+                    ]
+                    * k
+                )
+                for d_in in [0.5, 1.0, 2.0]:
+                    a, b = ours.map(d_in), theirs.map(d_in)
+                    pairs_ab = zip(a, b, strict=True) if isinstance(a, tuple) else [(a, b)]
+                    for x, y in pairs_ab:
+                        # ours rounds the exact sum up once; OpenDP rounds up at every addition
+                        assert x <= y
+                        assert abs(x - y) <= 1e-12 * max(1.0, y)
+                    exact = Fraction(e_first(shape(eps * d_in))) * k
+                    assert Fraction(e_first(a)) >= exact
+
+
+def test_adaptive_composition_and_filter_match_opendp(odp: Any) -> None:
+    space = odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float)
+    for d_mids in [[0.1] * 5, [0.25, 1 / 3, 0.5], [2.0]]:
+        ours = dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), 1.0, d_mids)
+        theirs = odp.c.make_adaptive_composition(*space, odp.max_divergence(), 1.0, d_mids)
+        assert ours.map(1.0) == theirs.map(1.0)
+    ours_f = dp.c.make_privacy_filter(
+        dp.c.make_fully_adaptive_composition(*SPACE, dp.zero_concentrated_divergence()), 1.0, 0.35
+    )
+    theirs_f = odp.c.make_privacy_filter(
+        odp.c.make_fully_adaptive_composition(*space, odp.zero_concentrated_divergence()),
+        1.0,
+        0.35,
+    )
+    assert ours_f.map(1.0) == theirs_f.map(1.0)
+    q_ours, q_theirs = ours_f(1.0), theirs_f(1.0)
+    for rho in [0.1, 0.2]:
+        q_ours(child(lambda d, r=rho: r * d, dp.zero_concentrated_divergence()))
+        q_theirs(
+            odp.m.make_user_measurement(
+                *space, odp.zero_concentrated_divergence(), lambda x: x, lambda d, r=rho: r * d
+            )
+        )
+        assert q_ours.privacy_loss(1.0) == q_theirs.privacy_loss(1.0)

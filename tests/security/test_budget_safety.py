@@ -1,0 +1,182 @@
+"""Interactive composition is a security boundary: budgets hold under concurrency and misuse."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+import opendp_lite.prelude as dp
+from opendp_lite.combinators.composition import BudgetExceeded
+from opendp_lite.errors import QueryableError
+
+SPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+THREADS = 32
+ATTEMPTS_PER_THREAD = 20
+
+
+@pytest.fixture(autouse=True)
+def _hbc() -> None:
+    dp.enable_features("honest-but-curious")
+
+
+def spy_query(epsilon: float, tag: int, ran: list[int], measure: Any = None) -> Any:
+    """A query with loss ``epsilon`` whose release records ``tag`` in ``ran``."""
+
+    def function(x: float) -> int:
+        ran.append(tag)  # list.append is atomic under the GIL
+        return tag
+
+    return dp.m.make_user_measurement(
+        *SPACE, measure or dp.max_divergence(), function, lambda d: epsilon * d
+    )
+
+
+def hammer(
+    qbl: Callable[[Any], Any], make_query: Callable[[int], Any]
+) -> tuple[list[int], list[int], list[BaseException]]:
+    """THREADS threads each make ATTEMPTS_PER_THREAD queries; returns answered, refused, errors."""
+    answered: list[int] = []
+    refused: list[int] = []
+    unexpected: list[BaseException] = []
+    start = threading.Barrier(THREADS)
+
+    def worker(t: int) -> None:
+        start.wait()
+        for i in range(ATTEMPTS_PER_THREAD):
+            tag = t * ATTEMPTS_PER_THREAD + i
+            try:
+                out = qbl(make_query(tag))
+            except BudgetExceeded:
+                refused.append(tag)
+            except BaseException as e:  # collected, asserted empty below
+                unexpected.append(e)
+            else:
+                assert out == tag
+                answered.append(tag)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return answered, refused, unexpected
+
+
+def test_32_threads_never_overspend_sequential_composition() -> None:
+    d_mids = [0.1] * 50
+    budget = dp.c.make_sequential_composition(*SPACE, dp.max_divergence(), d_in=1.0, d_mids=d_mids)
+    qbl = budget(0.0)
+    ran: list[int] = []
+    # every third query asks for more than a d_mid and must always be refused
+    epsilons = {tag: (0.2 if tag % 3 == 0 else 0.1) for tag in range(THREADS * ATTEMPTS_PER_THREAD)}
+    answered, refused, unexpected = hammer(qbl, lambda tag: spy_query(epsilons[tag], tag, ran))
+    assert unexpected == []
+    assert len(answered) + len(refused) == THREADS * ATTEMPTS_PER_THREAD
+    # total spend: each answered query was charged one d_mid of 0.1
+    spent = sum((Fraction(epsilons[t]) for t in answered), Fraction(0))
+    assert spent <= sum((Fraction(d) for d in d_mids), Fraction(0))
+    assert len(answered) == len(d_mids)  # the whole budget was usable, and not more
+    assert all(epsilons[t] == 0.1 for t in answered)
+    # every refused query released nothing: its function never ran
+    assert sorted(ran) == sorted(answered)
+    assert set(ran).isdisjoint(refused)
+
+
+def test_32_threads_never_overspend_privacy_filter() -> None:
+    odometer = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())
+    flt = dp.c.make_privacy_filter(odometer, d_in=1.0, d_out=1.0)
+    qbl = flt(0.0)
+    ran: list[int] = []
+    answered, refused, unexpected = hammer(qbl, lambda tag: spy_query(0.1, tag, ran))
+    assert unexpected == []
+    spent = Fraction(0.1) * len(answered)
+    assert spent <= 1
+    # ten float 0.1s add up to more than 1 exactly, so only nine fit
+    assert len(answered) == 9
+    assert sorted(ran) == sorted(answered)
+    assert set(ran).isdisjoint(refused)
+    assert qbl.privacy_loss(1.0) <= 1.0
+
+
+def test_query_is_charged_before_it_runs() -> None:
+    qbl = dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.5, 0.5])(
+        1.0
+    )
+
+    def boom(x: float) -> float:
+        raise RuntimeError("a query that fails after drawing randomness")
+
+    failing = dp.m.make_user_measurement(*SPACE, dp.max_divergence(), boom, lambda d: 0.5 * d)
+    with pytest.raises(RuntimeError):
+        qbl(failing)
+    ran: list[int] = []
+    assert qbl(spy_query(0.5, 1, ran)) == 1
+    with pytest.raises(BudgetExceeded):
+        qbl(spy_query(0.5, 2, ran))  # the failed query spent the first d_mid
+    assert ran == [1]
+
+
+def test_reentrant_query_is_rejected() -> None:
+    holder: dict[str, Any] = {}
+    ran: list[int] = []
+
+    def sneaky(x: float) -> Any:
+        return holder["qbl"](spy_query(0.1, 99, ran))
+
+    qbl = dp.c.make_adaptive_composition(
+        *SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.5, 0.5, 0.5]
+    )(1.0)
+    holder["qbl"] = qbl
+    with pytest.raises(QueryableError, match="re-entrant"):
+        qbl(dp.m.make_user_measurement(*SPACE, dp.max_divergence(), sneaky, lambda d: 0.5 * d))
+    assert ran == []
+
+
+@pytest.mark.parametrize("kind", ["adaptive", "odometer", "filter"])
+def test_queryables_cannot_be_copied_or_pickled(kind: str) -> None:
+    if kind == "adaptive":
+        qbl: Any = dp.c.make_adaptive_composition(
+            *SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.5]
+        )(1.0)
+    elif kind == "odometer":
+        qbl = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())(1.0)
+    else:
+        odometer = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())
+        qbl = dp.c.make_privacy_filter(odometer, 1.0, 1.0)(1.0)
+    with pytest.raises(QueryableError):
+        copy.deepcopy(qbl)
+    with pytest.raises(QueryableError):
+        copy.copy(qbl)
+    with pytest.raises(QueryableError):
+        pickle.dumps(qbl)
+
+
+def test_child_cannot_outlive_parent_sequential_accounting() -> None:
+    measure = dp.approximate(dp.zero_concentrated_divergence())
+    parent = dp.c.make_fully_adaptive_composition(*SPACE, measure)(1.0)
+    child = parent(
+        dp.c.make_adaptive_composition(*SPACE, measure, d_in=1.0, d_mids=[(0.1, 0.0)] * 3)
+    )
+    ran: list[int] = []
+
+    def query(tag: int) -> Any:
+        return dp.c.make_approximate(spy_query(0.1, tag, ran, dp.zero_concentrated_divergence()))
+
+    assert child(query(1)) == 1
+    assert parent(query(2)) == 2
+    with pytest.raises(QueryableError, match="disabled"):
+        child(query(3))
+    assert ran == [1, 2]
+
+
+def test_map_refuses_larger_d_in_than_checked() -> None:
+    comp = dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.5])
+    assert comp.check(1.0, 0.5)
+    with pytest.raises(ValueError):
+        comp.check(1.5, 10.0)
