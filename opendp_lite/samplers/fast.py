@@ -1,0 +1,706 @@
+r"""Certified vectorised exact noise: the same laws as :mod:`.noise_ref`, at near-numpy speed.
+
+Every function here has *exactly* the output law of its reference in :mod:`.noise_ref`
+(see ``docs/proofs/vectorized_sampling.md``):
+
+* ``int_noise(x, scale, dist, T)``          = clamp_T(x_i + Z_i),  Z_i ~ 𝓛_ℤ(scale) / 𝓝_ℤ(scale)
+* ``float_noise(x, scale, k, dist, T)``     = sat_T(round_T(2^k·(round_k(x_i) + Z_i))),
+  Z_i ~ 𝓛_ℤ(scale/2^k) / 𝓝_ℤ(scale/2^k)
+* ``int_noise_scalar`` / ``float_noise_scalar``: one Python scalar, same law;
+* ``discrete_laplace_batch(n, scale)`` / ``discrete_gaussian_batch(n, scale)``: n iid draws.
+
+How (one *attempt* per lane, repeated for rejected lanes with fresh bits):
+
+* the magnitude is M = L·N + R with L = 2^a ≈ T/16 (T the discrete-Laplace scale of the
+  proposal, in grid units), N ~ Geometric(e^{−L/T}) by inversion N = ⌊−ln(U)·T/L⌋, and R
+  uniform on {0, …, L−1} accepted with probability e^{−R/T} (test W < e^{−R/T});
+  a fair sign, and the pair (negative, M = 0) is rejected.  The accepted ±M is
+  𝓛_ℤ(T); the Gaussian adds the CKS20 test V < exp(−(M − σ²/t)²/(2σ²)), t = ⌊σ⌋ + 1.
+* R's low-order bits are uniform bits, so at k = −1074 the noisy value's bits below the
+  output precision never need a logarithm: only the *top* 64 bits of R are drawn; the rest
+  stay unrevealed unless needed.
+* each comparison is first decided with float64 interval bounds (error margins proved in the
+  proof file and widened by a factor ≥ 2^8 over numpy's documented ulp errors); a lane whose
+  bounds cannot decide goes to an exact gmpy2 path that **continues from the same bits**
+  (revealing more bits of U, W, V and R from :func:`~.rng.fill_bytes`), never a resample.
+
+``certification_margin(band)`` widens every float decision band (test mode: most lanes then
+take the exact path); ``fallback_counts()`` reports how many lanes did.
+
+>>> import warnings
+>>> from .rng import scripted_randomness
+>>> with warnings.catch_warnings():
+...     warnings.simplefilter("ignore")
+...     with scripted_randomness(seed=b"doc"):
+...         a = float_noise(np.zeros(3), 1, -1074, "laplace", "f64")
+...     with scripted_randomness(seed=b"doc"):
+...         b = float_noise(np.zeros(3), 1, -1074, "laplace", "f64")
+>>> bool((a == b).all()), a.dtype
+(True, dtype('float64'))
+>>> int_noise(np.array([1, 2, 3]), 0, "gaussian", "i32")
+array([1, 2, 3], dtype=int32)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+import gmpy2
+import numpy as np
+import numpy.typing as npt
+
+from .._types import carrier_dtype, int_bounds
+from .bernoulli import to_rational
+from .noise_ref import float_noise_ref, int_noise_ref, round_to_float, round_to_grid
+from .rng import fill_bytes, fill_uint64
+from .uniform import sample_uniform_bits
+
+__all__ = [
+    "CHUNK",
+    "certification_margin",
+    "discrete_gaussian_batch",
+    "discrete_laplace_batch",
+    "fallback_counts",
+    "float_noise",
+    "float_noise_scalar",
+    "int_noise",
+    "int_noise_scalar",
+    "reset_fallback_counts",
+]
+
+Dist = Literal["laplace", "gaussian"]
+F64 = npt.NDArray[np.float64]
+U64 = npt.NDArray[np.uint64]
+BoolA = npt.NDArray[np.bool_]
+
+#: Lanes per chunk: bounds the temporaries (about 40 arrays of CHUNK × 8 bytes).
+CHUNK = 1 << 14
+
+# Relative error budget of every float64 bound: numpy's and libm's exp/log are within
+# 4 ulp (2^-50 relative); with the handful of roundings around them, 2^-44 leaves a
+# safety factor of 2^6 on top.  TINY absorbs absolute (subnormal) rounding.
+EPS = 2.0**-44
+TINY = 2.0**-1000
+_N_MAX = 1 << 20  # N at or above this goes to the exact path (Pr < e^{-2^16})
+_KMIN = {"f64": -1074, "f32": -149}
+_MAXF = {"f64": float(np.finfo(np.float64).max), "f32": float(np.finfo(np.float32).max)}
+
+_band = 0.0
+_counts = {"attempts": 0, "exact_lanes": 0, "lazy_bits_revealed": 0}
+
+
+@contextmanager
+def certification_margin(band: float) -> Iterator[None]:
+    """Widen every float64 decision band by ``band`` (test mode; 0 ≤ band ≤ 1).
+
+    ``band`` is added to each interval in its natural unit (probability for Bernoulli tests,
+    the geometric's own unit for N, a fraction of the half-gap for rounding).  With
+    ``band = 0.5`` almost every lane takes the exact path; the law does not change.
+    """
+    global _band
+    if not 0.0 <= band <= 1.0:
+        raise ValueError(f"band must be in [0, 1], got {band!r}")
+    previous, _band = _band, float(band)
+    try:
+        yield
+    finally:
+        _band = previous
+
+
+def fallback_counts() -> dict[str, int]:
+    """Counters: attempts drawn, lanes resolved on the exact path, lazy 64-bit reveals."""
+    return dict(_counts)
+
+
+def reset_fallback_counts() -> None:
+    """Zero the counters of :func:`fallback_counts`."""
+    for key in _counts:
+        _counts[key] = 0
+
+
+# ---------------------------------------------------------------------------------------
+# Plans: everything that depends only on (scale in grid units, dist).
+
+
+@dataclass(frozen=True)
+class _Plan:
+    gauss: bool
+    T: Any  # proposal discrete-Laplace scale (grid units), mpq > 0
+    a: int  # L = 2^a
+    s64: int  # min(a, 64): bits of R revealed up front
+    lam: Any  # L/T, mpq
+    inv_T: Any  # 1/T, mpq
+    beta: float  # T/L
+    rcoef: float  # 2^(a-s64)/T: R_top → R/T
+    center: Any  # σ²/t (gaussian)
+    two_sigma2: Any  # 2σ² (gaussian)
+    c_L: float  # center / L
+    i2s_L: float  # L² / (2σ²)
+    floats_ok: bool  # every float above is finite and normal
+    int_ok: bool  # the int64 vector path applies (T < 2^40)
+    v_in_w0: bool  # gaussian with a = 0: W is unused, so V's first bits share its slot
+
+
+def _floor_log2(x: Any) -> int:
+    num, den = int(x.numerator), int(x.denominator)
+    e = num.bit_length() - den.bit_length()
+    if (num << max(0, -e)) < (den << max(0, e)):
+        e -= 1
+    return e
+
+
+def _as_float(x: Any) -> float:
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf
+
+
+@lru_cache(maxsize=256)
+def _plan(s: Any, dist: str) -> _Plan:
+    """The plan for noise of scale ``s`` (grid units, mpq > 0) and law ``dist``."""
+    if dist not in ("laplace", "gaussian"):
+        raise ValueError(f"dist must be 'laplace' or 'gaussian', got {dist!r}")
+    gauss = dist == "gaussian"
+    if gauss:
+        t = gmpy2.mpq(gmpy2.f_div(s.numerator, s.denominator) + 1)
+        T, center, two_sigma2 = t, s * s / t, 2 * s * s
+    else:
+        T, center, two_sigma2 = s, gmpy2.mpq(0), gmpy2.mpq(1)
+    a = max(0, _floor_log2(T) - 4) if T >= 32 else 0
+    s64 = min(a, 64)
+    L = gmpy2.mpq(1 << a)
+    beta = _as_float(T / L)
+    rcoef = _as_float(gmpy2.mpq(1 << (a - s64)) / T)
+    c_L, i2s_L = _as_float(center / L), _as_float(L * L / two_sigma2)
+    vals = [beta, rcoef] + ([c_L, i2s_L] if gauss else [])
+    floats_ok = all(math.isfinite(v) and (v == 0 or abs(v) > 2.0**-900) for v in vals)
+    floats_ok = floats_ok and beta < 2.0**40 and beta > 2.0**-40
+    return _Plan(
+        gauss, T, a, s64, L / T, 1 / T, beta, rcoef, center, two_sigma2, c_L, i2s_L,
+        floats_ok, floats_ok and T < 2**40, gauss and a == 0,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------
+# The exact path: lazily revealed uniforms compared with exp(−γ), γ rational.
+
+
+def _exp_neg_bounds(g: Any, prec: int) -> tuple[Any, Any]:
+    """Rationals lo ≤ exp(−g) ≤ hi (MPFR, directed rounding, ``prec`` bits)."""
+    ctx = gmpy2.get_context()
+    with gmpy2.context(ctx, precision=prec, round=gmpy2.RoundUp):
+        g_hi = gmpy2.mpfr(g)
+    with gmpy2.context(ctx, precision=prec, round=gmpy2.RoundDown):
+        g_lo = gmpy2.mpfr(g)
+        lo = gmpy2.exp(-g_hi)
+    with gmpy2.context(ctx, precision=prec, round=gmpy2.RoundUp):
+        hi = gmpy2.exp(-g_lo)
+    return gmpy2.mpq(lo), gmpy2.mpq(hi)
+
+
+class _LazyU:
+    """A uniform U ∈ [0, 1) of which the first ``nb`` bits ``p`` are known."""
+
+    __slots__ = ("nb", "p")
+
+    def __init__(self, p: int, nb: int) -> None:
+        self.p, self.nb = p, nb
+
+    def below_exp(self, g: Any) -> bool:
+        """Whether U < exp(−g), for rational g ≥ 0, revealing more bits of U as needed.
+
+        exp(−g) is 1 for g = 0 and transcendental otherwise (Lindemann), so U never equals
+        it and the loop ends with probability 1 (each round fails with prob. ≤ 2^−60).
+        """
+        if g == 0:
+            return True
+        prec = max(64, self.nb) + 64
+        while True:
+            lo, hi = _exp_neg_bounds(g, prec)
+            scale = gmpy2.mpz(1) << self.nb
+            if self.p + 1 <= lo * scale:
+                return True
+            if self.p >= hi * scale:
+                return False
+            self.p = (self.p << 64) | int.from_bytes(fill_bytes(8), "little")
+            self.nb += 64
+            prec += 64
+            _counts["lazy_bits_revealed"] += 1
+
+
+def _geometric(u: _LazyU, lam: Any, hint: int) -> int:
+    """N = max{n ≥ 0 : U < exp(−n·λ)} (Geometric(e^{−λ}) by inversion), exactly."""
+    n = max(0, min(hint, _N_MAX))
+    while n > 0 and not u.below_exp(n * lam):
+        n -= 1
+    while u.below_exp((n + 1) * lam):
+        n += 1
+    return n
+
+
+def _cert_below(w: float, width: float, p_c: float, err: float) -> bool | None:
+    """Decide W < p for W ∈ [w, w + width) and p ∈ [p_c − err, p_c + err] (band-widened)."""
+    if w + width <= p_c - err - _band:
+        return True
+    if w >= p_c + err + _band:
+        return False
+    return None
+
+
+def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
+    """One attempt, exactly: the signed magnitude ±(L·N + R), or None if rejected.
+
+    Bits: w0 = [U: 32 bits][W: 31 bits][sign: 1 bit] (the first revealed bits of U and W);
+    R is the full a-bit integer; w2 = first 64 bits of V (gaussian).  Each decision tries a
+    certified float bound first and otherwise reveals more bits (:class:`_LazyU`).
+    """
+    neg = w0 & 1
+    # R accepted iff W < exp(−R/T)
+    if R:
+        top = R >> (p.a - p.s64)
+        v_c = top * p.rcoef
+        tail = p.rcoef if p.a > 64 else 0.0
+        e_c = math.exp(-v_c)
+        wf = ((w0 >> 1) & 0x7FFFFFFF) * 2.0**-31
+        dec = _cert_below(wf, 2.0**-31, e_c - tail / 2, e_c * EPS + v_c * EPS + tail + TINY)
+        if dec is None:
+            _counts["exact_lanes"] += 1
+            dec = _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T)
+        if not dec:
+            return None
+    # N = ⌊−ln(U)·T/L⌋
+    ut = w0 >> 32
+    n: int | None = None
+    hint = 0
+    if ut:
+        u = ut * 2.0**-32
+        f_c = -math.log(u) * p.beta
+        f_hi = f_c * (1 + EPS) + TINY + _band
+        f_lo = f_c * (1 - EPS) - p.beta * (2.0**-32 / u) * (1 + EPS) - TINY - _band
+        lo = math.floor(max(f_lo, 0.0))
+        if lo == math.floor(f_hi) and f_hi < _N_MAX:
+            n = lo
+        hint = int(min(f_c, _N_MAX))
+    if n is None:
+        _counts["exact_lanes"] += 1
+        n = _geometric(_LazyU(ut, 32), p.lam, hint)
+    M = (n << p.a) + R
+    if neg and M == 0:
+        return None
+    if p.gauss:
+        d = M - p.center
+        g = d * d / p.two_sigma2
+        dec = None
+        if p.floats_ok:
+            top = R >> (p.a - p.s64)
+            d_c = n + top * 2.0 ** -p.s64 - p.c_L
+            err_d = (abs(n + top * 2.0 ** -p.s64) + p.c_L) * EPS + TINY
+            tw = 2.0 ** -p.s64 if p.a > 64 else 0.0
+            d_lo, d_hi = d_c - err_d, d_c + err_d + tw
+            sq_lo = d_lo * d_lo if d_lo > 0 else d_hi * d_hi if d_hi < 0 else 0.0
+            sq_hi = max(d_lo * d_lo, d_hi * d_hi)
+            q_lo = math.exp(-sq_hi * p.i2s_L * (1 + EPS)) * (1 - EPS) - TINY
+            q_hi = math.exp(-sq_lo * p.i2s_L * (1 - EPS)) * (1 + EPS) + TINY
+            vp, vn = _v_prefix(p, w0, w2)
+            vf = vp * 2.0**-vn
+            dec = _cert_below(vf, 2.0**-vn, (q_lo + q_hi) / 2, (q_hi - q_lo) / 2)
+        if dec is None:
+            _counts["exact_lanes"] += 1
+            dec = _LazyU(*_v_prefix(p, w0, w2)).below_exp(g)
+        if not dec:
+            return None
+    return -M if neg else M
+
+
+def _v_prefix(p: _Plan, w0: int, w2: int) -> tuple[int, int]:
+    """V's revealed bits: W's 31-bit slot of w0 when a = 0 (W unused), else all of w2."""
+    return ((w0 >> 1) & 0x7FFFFFFF, 31) if p.v_in_w0 else (w2, 64)
+
+
+def _full_R(p: _Plan, w1: int) -> int:
+    """R from its first 64 revealed bits ``w1`` (plus fresh bits when a > 64)."""
+    if p.a == 0:
+        return 0
+    if p.a <= 64:
+        return w1 >> (64 - p.a)
+    return (w1 << (p.a - 64)) | sample_uniform_bits(p.a - 64)
+
+
+def _scalar_z(p: _Plan) -> int:
+    """One exact draw of Z ~ 𝓛_ℤ(T) or 𝓝_ℤ(σ) (the plan's law), scalar path."""
+    nr = (p.a + 7) // 8
+    nbytes = 8 + nr + (8 if p.gauss and not p.v_in_w0 else 0)
+    while True:
+        _counts["attempts"] += 1
+        b = fill_bytes(nbytes)
+        w0 = int.from_bytes(b[:8], "little")
+        R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a) if p.a else 0
+        w2 = int.from_bytes(b[8 + nr :], "little")
+        z = _attempt(p, w0, R, w2) if p.floats_ok else _attempt_exact(p, w0, R, w2)
+        if z is not None:
+            return z
+
+
+def _attempt_exact(p: _Plan, w0: int, R: int, w2: int) -> int | None:
+    """:func:`_attempt` without any float shortcut (for plans whose floats over/underflow)."""
+    _counts["exact_lanes"] += 1
+    neg = w0 & 1
+    if R and not _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T):
+        return None
+    n = _geometric(_LazyU(w0 >> 32, 32), p.lam, 0)
+    M = (n << p.a) + R
+    if neg and M == 0:
+        return None
+    if p.gauss:
+        d = M - p.center
+        if not _LazyU(*_v_prefix(p, w0, w2)).below_exp(d * d / p.two_sigma2):
+            return None
+    return -M if neg else M
+
+
+# ---------------------------------------------------------------------------------------
+# Exact rounding helpers (the law of the output is defined by noise_ref's helpers).
+
+
+def _grid_index(x: float, k: int, T: str) -> int:
+    """round_k(x)/2^k as an exact integer (fast when every T float is on the 2^k grid)."""
+    num, den = x.as_integer_ratio()
+    shift = -k - (den.bit_length() - 1)
+    if shift >= 0:
+        return num << shift
+    return int(round_to_grid(x, k))
+
+
+def _round_out(J: int, k: int, T: str) -> float:
+    """sat_T(round_T(J·2^k)), exactly (int true division is correctly rounded in CPython)."""
+    if T == "f64":
+        try:
+            return J / (1 << -k) if k < 0 else float(J << k)
+        except OverflowError:
+            return _MAXF["f64"] if J > 0 else -_MAXF["f64"]
+    y = gmpy2.mpq(J) * (gmpy2.mpq(1, 1 << -k) if k < 0 else gmpy2.mpq(1 << k))
+    return round_to_float(y, T)
+
+
+# ---------------------------------------------------------------------------------------
+# Scalar entry points.
+
+
+def _grid_scale(scale: Any, k: int) -> Any:
+    s = to_rational(scale, "scale")
+    if s < 0:
+        raise ValueError(f"scale must be >= 0, got {s}")
+    return s * (gmpy2.mpq(1 << -k) if k < 0 else gmpy2.mpq(1, 1 << k))
+
+
+def int_noise_scalar(x: int, scale: Any, dist: Dist, T: str) -> int:
+    """clamp_T(x + Z), Z ~ 𝓛_ℤ(scale) or 𝓝_ℤ(scale): the law of ``int_noise_ref``."""
+    s = _grid_scale(scale, 0)
+    if s == 0:
+        return int_noise_ref(x, s, dist, T)
+    lo, hi = int_bounds(T)
+    y = int(x) + _scalar_z(_plan(s, dist))
+    return lo if y < lo else hi if y > hi else y
+
+
+def float_noise_scalar(x: float, scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"]) -> float:
+    """sat_T(round_T(2^k·(round_k(x) + Z))), Z ~ 𝓛_ℤ/𝓝_ℤ(scale/2^k): ``float_noise_ref``'s law.
+
+    Raises:
+        ValueError: if ``x`` is NaN or infinite, or ``scale`` is negative.
+    """
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"x must be finite, got {x!r}")
+    s = _grid_scale(scale, k)
+    if s == 0:
+        return float_noise_ref(x, 0, k, dist, T)
+    return _round_out(_grid_index(x, k, T) + _scalar_z(_plan(s, dist)), k, T)
+
+
+# ---------------------------------------------------------------------------------------
+# The vectorised fast path.
+
+
+@dataclass
+class _Lanes:
+    """Partial results of m attempts (arrays of length m)."""
+
+    w0: U64
+    w1: U64
+    w2: U64
+    accept: BoolA  # certified accepted
+    undecided: BoolA  # certified neither way: exact path
+    sign: F64  # ±1.0
+    N: F64  # ⌊−ln(U)·β⌋ where certified (an exact integer < 2^20 as a float)
+    Rtop: U64  # the first s64 bits of R
+
+
+def _draw_attempts(p: _Plan, m: int) -> _Lanes:
+    """Draw m attempts and decide each with certified float64 bounds where possible.
+
+    Every bound below is the exact quantity widened by its error budget (proof, §3).
+    """
+    _counts["attempts"] += m
+    nw = 1 + (p.a > 0) + (p.gauss and not p.v_in_w0)
+    words = fill_uint64(nw * m)
+    w0 = words[:m]
+    w1 = words[m : 2 * m] if p.a > 0 else _zeros64(m)
+    w2 = words[(nw - 1) * m :] if p.gauss and not p.v_in_w0 else _zeros64(m)
+    band = _band
+    sign = 1.0 - 2.0 * (w0 & 1).astype(np.float64)
+    w31 = ((w0 >> 1) & 0x7FFFFFFF).astype(np.float64) * 2.0**-31  # first 31 bits of W (or V)
+
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # N = ⌊f⌋, f = −ln(U)·β, U ∈ [u, u + 2^-32): f ∈ [f_c − m_lo, f_c + m_hi]
+        u = (w0 >> 32).astype(np.float64)
+        f_c = np.log(u * 2.0**-32) * -p.beta
+        m_hi = f_c * EPS + (TINY + band)
+        m_lo = m_hi + (p.beta * (1 + EPS)) / u
+        N = np.floor(f_c)
+        frac = f_c - N
+        okN = (frac >= m_lo) & (frac + m_hi < 1.0) & (f_c < _N_MAX)
+
+    accept = okN
+    if p.a > 0:
+        # R accepted iff W < exp(−R/T): exp(−R/T) ∈ [e_c − e_lo, e_c + e_hi]
+        Rtop = w1 >> np.uint64(64 - p.s64)
+        e_c = np.exp(Rtop.astype(np.float64) * -p.rcoef)
+        e_hi = (1.0 + 1.0) * EPS + TINY + band  # e_c ≤ 1 and v_c ≤ 1
+        e_lo = e_hi + (p.rcoef if p.a > 64 else 0.0)
+        accept = accept & (w31 <= e_c - (e_lo + 2.0**-31))
+        reject = w31 >= e_c + e_hi
+        nonzero = Rtop != 0
+        if p.a <= 64:  # R = Rtop exactly: (negative, M = 0) decided
+            reject |= okN & (N == 0) & ~nonzero & (sign < 0)
+        accept &= nonzero | (N > 0) | (sign > 0)
+    else:
+        Rtop = _zeros64(m)
+        reject = okN & (N == 0) & (sign < 0)
+        accept = accept & ((N > 0) | (sign > 0))
+
+    if p.gauss:
+        # V < exp(−γ), γ = (M/L − c/L)²·L²/(2σ²), M/L = N + Rtop·2^-s64 (+ tail < 2^-s64)
+        m_c = N + Rtop.astype(np.float64) * 2.0**-p.s64 if p.a > 0 else N
+        d_c = m_c - p.c_L
+        err_d = (m_c + p.c_L) * EPS + TINY
+        d_lo = d_c - err_d
+        d_hi = d_c + (err_d + (2.0**-p.s64 if p.a > 64 else 0.0))
+        lo2, hi2 = d_lo * d_lo, d_hi * d_hi
+        sq_hi = np.maximum(lo2, hi2)
+        sq_lo = np.where(d_lo > 0, lo2, np.where(d_hi < 0, hi2, 0.0))
+        q_lo = np.exp(sq_hi * (-p.i2s_L * (1 + EPS))) * (1 - EPS) - (TINY + band)
+        q_hi = np.exp(sq_lo * (-p.i2s_L * (1 - EPS))) * (1 + EPS) + (TINY + band)
+        if p.v_in_w0:
+            vv, vw = w31, 2.0**-31
+        else:
+            vv, vw = (w2 >> 11).astype(np.float64) * 2.0**-53, 2.0**-53
+        accept = accept & (vv + vw <= q_lo)
+        reject |= okN & (vv >= q_hi)
+    accept &= ~reject
+    undecided = ~(accept | reject)
+    return _Lanes(w0, w1, w2, accept, undecided, sign, N, Rtop)
+
+
+def _zeros64(m: int) -> U64:
+    return np.zeros(m, np.uint64)
+
+
+def _exact_lane(p: _Plan, lanes: _Lanes, i: int) -> int | None:
+    """The exact path for lane ``i``, continuing from its bits."""
+    R = _full_R(p, int(lanes.w1[i]))
+    return _attempt_exact(p, int(lanes.w0[i]), R, int(lanes.w2[i]))
+
+
+def _accepted_lane(p: _Plan, lanes: _Lanes, i: int) -> int:
+    """Z for lane ``i`` whose acceptance was certified for every completion of R's bits."""
+    R = _full_R(p, int(lanes.w1[i]))
+    M = (int(lanes.N[i]) << p.a) + R
+    return M if lanes.sign[i] > 0 else -M
+
+
+def _z_vector(p: _Plan, n: int) -> npt.NDArray[Any]:
+    """n iid draws of the plan's integer law (int64 when ``p.int_ok``, else object)."""
+    if not p.int_ok:
+        return np.array([_scalar_z(p) for _ in range(n)], dtype=object)
+    out = np.empty(n, np.int64)
+    for start in range(0, n, CHUNK):
+        idx = np.arange(start, min(n, start + CHUNK))
+        while idx.size:
+            lanes = _draw_attempts(p, idx.size)
+            with np.errstate(invalid="ignore"):  # uncertified lanes may hold inf; masked
+                mag = (lanes.N.astype(np.int64) << p.a) + lanes.Rtop.astype(np.int64)
+            z = np.where(lanes.sign < 0, -mag, mag)
+            out[idx[lanes.accept]] = z[lanes.accept]
+            done = lanes.accept.copy()
+            for i in np.flatnonzero(lanes.undecided).tolist():
+                zi = _exact_lane(p, lanes, i)
+                if zi is not None:
+                    out[idx[i]] = zi
+                    done[i] = True
+            idx = idx[~done]
+    return out
+
+
+def discrete_laplace_batch(n: int, scale: Any) -> npt.NDArray[Any]:
+    r"""n iid exact draws of 𝓛_ℤ(scale): Pr[Z = z] ∝ exp(−|z|/scale), z ∈ ℤ.
+
+    int64 array (an object array of Python ints when scale ≥ 2^40).  ``scale = 0`` gives 0s.
+
+    Raises:
+        ValueError: if ``scale`` is negative or not finite, or ``n < 0``.
+    """
+    return _discrete_batch(n, scale, "laplace")
+
+
+def discrete_gaussian_batch(n: int, scale: Any) -> npt.NDArray[Any]:
+    r"""n iid exact draws of 𝓝_ℤ(scale): Pr[Z = z] ∝ exp(−z²/(2·scale²)), z ∈ ℤ.
+
+    int64 array (object array when scale ≥ 2^40).  ``scale = 0`` gives 0s.
+
+    Raises:
+        ValueError: if ``scale`` is negative or not finite, or ``n < 0``.
+    """
+    return _discrete_batch(n, scale, "gaussian")
+
+
+def _discrete_batch(n: int, scale: Any, dist: str) -> npt.NDArray[Any]:
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    s = _grid_scale(scale, 0)
+    if s == 0:
+        return np.zeros(n, np.int64)
+    return _z_vector(_plan(s, dist), n)
+
+
+def int_noise(x: npt.NDArray[Any], scale: Any, dist: Dist, T: str) -> npt.NDArray[Any]:
+    """Element-wise clamp_T(x_i + Z_i), independent Z_i: the law of ``int_noise_ref``.
+
+    Raises:
+        ValueError: if ``scale`` is negative or not finite.
+    """
+    x = np.asarray(x)
+    s = _grid_scale(scale, 0)
+    dtype = carrier_dtype(T)
+    if s == 0:
+        return np.array([int_noise_ref(int(v), s, dist, T) for v in x.tolist()], dtype=dtype)
+    p = _plan(s, dist)
+    lo, hi = int_bounds(T)
+    out = np.empty(len(x), dtype=dtype)
+    for start in range(0, len(x), CHUNK):
+        xs = x[start : start + CHUNK]
+        z = _z_vector(p, len(xs))
+        if z.dtype == np.int64 and T not in ("i64", "u64", "usize"):
+            y = xs.astype(np.int64) + z  # |x| < 2^32 and |z| < 2^60: no overflow
+            out[start : start + len(xs)] = np.clip(y, lo, hi)
+        elif z.dtype == np.int64 and T == "i64":
+            xi = xs.astype(np.int64)
+            y = xi + z  # wraps on overflow; detected below and saturated
+            y = np.where((z > 0) & (y < xi), hi, np.where((z < 0) & (y > xi), lo, y))
+            out[start : start + len(xs)] = y
+        else:
+            ys = [int(a) + int(b) for a, b in zip(xs.tolist(), z.tolist(), strict=True)]
+            out[start : start + len(xs)] = [lo if v < lo else hi if v > hi else v for v in ys]
+    return out
+
+
+def float_noise(
+    x: npt.NDArray[Any], scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"]
+) -> npt.NDArray[Any]:
+    """Element-wise sat_T(round_T(2^k·(round_k(x_i) + Z_i))): the law of ``float_noise_ref``.
+
+    Raises:
+        ValueError: if some ``x_i`` is NaN or infinite, or ``scale`` is negative.
+    """
+    xa = np.asarray(x, dtype=np.float64)
+    if not np.isfinite(xa).all():
+        raise ValueError("x must be finite (found NaN or infinity)")
+    s = _grid_scale(scale, k)
+    out = np.empty(len(xa), dtype=carrier_dtype(T))
+    if s == 0:
+        out[:] = [float_noise_ref(v, 0, k, dist, T) for v in xa.tolist()]
+        return out
+    p = _plan(s, dist)
+    e_r = k + p.a - p.s64
+    if not (p.floats_ok and -1074 <= e_r <= 900):
+        out[:] = [_round_out(_grid_index(v, k, T) + _scalar_z(p), k, T) for v in xa.tolist()]
+        return out
+    # every input is already on the 2^k grid when k is at or below its dtype's k_min
+    on_grid = k <= -1074 or (k <= -149 and np.asarray(x).dtype == np.float32)
+    for start in range(0, len(xa), CHUNK):
+        view = out[start : start + CHUNK]
+        _float_chunk(p, xa[start : start + CHUNK], k, T, e_r, on_grid, view)
+    return out
+
+
+def _float_chunk(
+    p: _Plan, x: F64, k: int, T: str, e_r: int, on_grid: bool, out: npt.NDArray[Any]
+) -> None:
+    """Fill ``out`` (a view) with the noisy, rounded values of the chunk ``x``."""
+    if on_grid:
+        r = x
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = np.ldexp(np.rint(np.ldexp(x, -k)), k)  # exact, or non-finite → exact path
+    shrink = (1.0 - 2.0**-48) * (1.0 - _band)
+    tw = 2.0**e_r if p.a > 64 else 0.0
+    cN = 2.0 ** (k + p.a)
+    is32 = T == "f32"
+    idx = np.arange(len(x))
+    while idx.size:
+        lanes = _draw_attempts(p, idx.size)
+        ri = r if idx.size == len(x) else r[idx]
+        sg, N, Rtop = lanes.sign, lanes.N, lanes.Rtop
+        with np.errstate(over="ignore", invalid="ignore"):
+            # |noise| = 2^e_r·(N·2^s64 + Rtop) [+ tail ∈ [0, 2^e_r) if a > 64] = Dh + Dl
+            if p.s64 >= 32:
+                Dh = N * cN + (Rtop >> np.uint64(32)).astype(np.float64) * 2.0 ** (e_r + 32)
+                Dl = (Rtop & np.uint64(0xFFFFFFFF)).astype(np.float64) * (2.0**e_r)
+            else:
+                Dh = N * cN + Rtop.astype(np.float64) * (2.0**e_r)
+                Dl = None
+            # y = r + sg·(Dh + Dl) = yh + rho exactly (TwoSum), up to the rounding of t
+            b = Dh * sg
+            s1 = ri + b
+            bb = s1 - ri
+            e1 = (ri - (s1 - bb)) + (b - bb)
+            t = e1 + Dl * sg if Dl is not None else e1
+            yh = s1 + t
+            bb = yh - s1
+            rho = (s1 - (yh - bb)) + (t - bb)
+            if is32:
+                c32 = yh.astype(np.float32)
+                c = c32.astype(np.float64)
+                up = np.nextafter(c32, np.float32(np.inf)).astype(np.float64) - c
+                dn = c - np.nextafter(c32, np.float32(-np.inf)).astype(np.float64)
+                d2 = ((yh - c) + rho) * 2.0
+            else:
+                c = yh
+                up = np.nextafter(c, np.inf) - c
+                dn = c - np.nextafter(c, -np.inf)
+                d2 = rho * 2.0
+            slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070
+            ok = d2 + (slack + (sg + 1.0) * tw) < up * shrink
+            ok &= d2 - (slack + (1.0 - sg) * tw) > dn * -shrink
+            ok &= np.abs(c) < _MAXF[T]
+        ok &= lanes.accept
+        out[idx[ok]] = c[ok]
+        done = ok
+        for i in np.flatnonzero(lanes.accept & ~ok).tolist():
+            j = int(idx[i])
+            out[j] = _round_out(_grid_index(float(x[j]), k, T) + _accepted_lane(p, lanes, i), k, T)
+            _counts["exact_lanes"] += 1
+            done[i] = True
+        for i in np.flatnonzero(lanes.undecided).tolist():
+            z = _exact_lane(p, lanes, i)
+            if z is not None:
+                j = int(idx[i])
+                out[j] = _round_out(_grid_index(float(x[j]), k, T) + z, k, T)
+                done[i] = True
+        idx = idx[~done]

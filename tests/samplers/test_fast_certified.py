@@ -1,0 +1,110 @@
+"""The certified float decisions of ``samplers.fast`` agree with the exact path, lane by lane.
+
+For each plan we draw a batch of attempts, take every lane the float64 bounds decided, and
+re-decide it on the exact (gmpy2/MPFR) path from the *same bits* (completing R's unrevealed
+bits at random, which the certificate covers).  Any disagreement is a certification bug.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import gmpy2
+import numpy as np
+import pytest
+
+from opendp_lite.samplers import fast
+from opendp_lite.samplers.noise_ref import round_to_float
+from opendp_lite.samplers.rng import scripted_randomness
+
+PLANS = [
+    ("laplace", gmpy2.mpq(1), 0),
+    ("laplace", gmpy2.mpq(10), 0),
+    ("laplace", gmpy2.mpq(1000), 0),
+    ("laplace", gmpy2.mpq(3, 7), 0),
+    ("gaussian", gmpy2.mpq(1), 0),
+    ("gaussian", gmpy2.mpq(10), 0),
+    ("gaussian", gmpy2.mpq(1000), 0),
+    ("laplace", gmpy2.mpq(1), -1074),
+    ("gaussian", gmpy2.mpq(5, 2), -1074),
+    ("laplace", gmpy2.mpq(1), -149),
+]
+
+
+@pytest.fixture(autouse=True)
+def _scripted():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with scripted_randomness(seed=b"certified"):
+            yield
+
+
+@pytest.mark.parametrize(("dist", "scale", "k"), PLANS)
+def test_fast_decisions_agree_with_exact_path(dist, scale, k):
+    p = fast._plan(fast._grid_scale(scale, k), dist)
+    lanes = fast._draw_attempts(p, 600)
+    decided = np.flatnonzero(~lanes.undecided)
+    assert decided.size > 500  # the fast path decides almost every lane
+    for i in decided.tolist():
+        z = fast._exact_lane(p, lanes, i)
+        assert (z is not None) == bool(lanes.accept[i]), (i, z)
+        if z is not None and p.a <= 64:
+            mag = (int(lanes.N[i]) << p.a) + int(lanes.Rtop[i])
+            assert z == (mag if lanes.sign[i] > 0 else -mag)
+        elif z is not None:
+            assert abs(z) >> (p.a - 64) == (int(lanes.N[i]) << 64) + int(lanes.Rtop[i])
+
+
+@pytest.mark.parametrize(
+    ("x", "scale", "k", "T"),
+    [
+        (0.0, 1.0, -1074, "f64"),
+        (1.0, 1e-3, -1074, "f64"),
+        (-3.5e10, 1.0, -1074, "f64"),
+        (0.0, 2.0, -149, "f32"),
+        (1.25, 0.5, -149, "f32"),
+        (0.3, 1.0, -2, "f64"),
+    ],
+)
+def test_certified_rounding_matches_exact_rounding(monkeypatch, x, scale, k, T):
+    """Round-1 accepted lanes: the output equals the exactly rounded value of the same draw."""
+    seen: list[fast._Lanes] = []
+    draw = fast._draw_attempts
+
+    def spy(p, m):
+        lanes = draw(p, m)
+        seen.append(lanes)
+        return lanes
+
+    monkeypatch.setattr(fast, "_draw_attempts", spy)
+    dtype = np.float64 if T == "f64" else np.float32
+    xs = np.full(400, x, dtype=dtype)
+    out = fast.float_noise(xs, scale, k, "laplace", T)
+    p = fast._plan(fast._grid_scale(scale, k), "laplace")
+    first = seen[0]
+    for i in np.flatnonzero(first.accept).tolist():
+        z = fast._accepted_lane(p, first, i)
+        want = fast._round_out(fast._grid_index(float(xs[i]), k, T) + z, k, T)
+        assert float(out[i]) == want
+
+
+def test_round_out_matches_reference_rounding():
+    rng = np.random.default_rng(0)  # test data only, not a sampler
+    cases = [(0, -1074), (1, -1075 + 1), (3, -1076 + 2), (2**60 + 1, -1074), (-(2**80) - 3, -100)]
+    cases += [(2**1100, 0), (-(2**1100), 0), (2**2100 - 1, -1074), (5, -151), (2**40 + 1, -149)]
+    cases += [(int(v), int(e)) for v, e in zip(rng.integers(-(2**62), 2**62, 200),
+                                                rng.integers(-1200, 60, 200), strict=True)]
+    for J, k in cases:
+        for T in ("f64", "f32"):
+            kk = max(k, -1074)
+            y = gmpy2.mpq(J) * (gmpy2.mpq(1, 2**-kk) if kk < 0 else 2**kk)
+            assert fast._round_out(J, kk, T) == round_to_float(y, T), (J, kk, T)
+
+
+def test_exp_bounds_bracket():
+    for g in [gmpy2.mpq(1, 3), gmpy2.mpq(7), gmpy2.mpq(10**6, 3), gmpy2.mpq(1, 10**30)]:
+        lo, hi = fast._exp_neg_bounds(g, 80)
+        assert lo <= hi and hi - lo <= hi * (1 + g) * gmpy2.mpq(1, 2**76)  # γ's rounding
+        assert float(lo) <= math.exp(-float(g)) * (1 + 1e-15)
+        assert float(hi) >= math.exp(-float(g)) * (1 - 1e-15)
