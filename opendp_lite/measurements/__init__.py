@@ -26,6 +26,28 @@ from .noise import then_laplace as then_laplace
 # isort: split
 
 # -- randomized response, selection, exponential, sparse vector, thresholds, quantiles (issue 6) --
+from .exponential import make_exponential as make_exponential
+from .exponential import then_exponential as then_exponential
+from .noisy_max import make_noisy_max as make_noisy_max
+from .noisy_max import make_noisy_top_k as make_noisy_top_k
+from .noisy_max import make_report_noisy_max_gumbel as make_report_noisy_max_gumbel
+from .noisy_max import then_noisy_max as then_noisy_max
+from .noisy_max import then_noisy_top_k as then_noisy_top_k
+from .noisy_max import then_report_noisy_max_gumbel as then_report_noisy_max_gumbel
+from .randomized_response import bitvector_domain as bitvector_domain
+from .randomized_response import (
+    debias_randomized_response_bitvec as debias_randomized_response_bitvec,
+)
+from .randomized_response import make_randomized_response as make_randomized_response
+from .randomized_response import (
+    make_randomized_response_bitvec as make_randomized_response_bitvec,
+)
+from .randomized_response import make_randomized_response_bool as make_randomized_response_bool
+from .randomized_response import (
+    then_randomized_response_bitvec as then_randomized_response_bitvec,
+)
+
+# isort: split
 
 # -- seed systems (issue 7) --
 from ..sensitivity import make_random_dp as make_random_dp
