@@ -1,0 +1,168 @@
+"""Domains: the normalisation contract, vectorised membership, options in vectors, dataframes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opendp_lite.prelude as dp
+from opendp_lite.domains import DataFrameDomain, dataframe_domain
+from opendp_lite.errors import InvalidParameter, NotImplementedForType, NotInDomain
+
+V = dp.vector_domain
+
+
+def test_reprs_match_opendp() -> None:
+    odp = pytest.importorskip("opendp.prelude")
+    cases = [
+        (dp.atom_domain(T=int), odp.atom_domain(T=int)),
+        (dp.atom_domain(bounds=(0.0, 1.0)), odp.atom_domain(bounds=(0.0, 1.0), nan=False)),
+        (dp.atom_domain(T="f32", nan=True), odp.atom_domain(T="f32", nan=True)),
+        (V(dp.atom_domain(T=str), size=3), odp.vector_domain(odp.atom_domain(T=str), size=3)),
+        (dp.option_domain(dp.atom_domain(T=int)), odp.option_domain(odp.atom_domain(T=int))),
+        (
+            dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int)),
+            odp.map_domain(odp.atom_domain(T=str), odp.atom_domain(T=int)),
+        ),
+    ]
+    for ours, theirs in cases:
+        assert repr(ours) == repr(theirs)
+    assert repr(dataframe_domain(str)) == 'DataFrameDomain("String")'
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    x=st.lists(st.integers(-(2**40), 2**40), max_size=20),
+    lo=st.integers(-(2**31), 0),
+    hi=st.integers(0, 2**31 - 1),
+)
+def test_vectorised_membership_equals_elementwise(x: list[int], lo: int, hi: int) -> None:
+    elem = dp.atom_domain(bounds=(lo, hi), T=int)
+    expected = all(elem.member(v) for v in x)
+    assert V(elem).member(x) == expected
+    assert V(elem).member(np.array(x, dtype=np.int64)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(x=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=20), nan=st.booleans())
+def test_float_vector_membership_equals_elementwise(x: list[float], nan: bool) -> None:
+    elem = dp.atom_domain(T=float, nan=nan)
+    assert V(elem).member(x) == all(elem.member(v) for v in x)
+    e32 = dp.atom_domain(T="f32", nan=nan)
+    assert V(e32).member(x) == all(e32.member(v) for v in x)
+
+
+def test_vector_normalisation_contract() -> None:
+    arr = np.array([1.0, 2.0])
+    out = V(dp.atom_domain(T=float))._normalize(arr)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64 and not out.flags.writeable
+    assert arr.flags.writeable  # the caller's array is untouched
+    ints = V(dp.atom_domain(T="i64"))._normalize([1, 2])
+    assert ints.dtype == np.int64
+    strs = V(dp.atom_domain(T=str))._normalize(np.array(["a", "b"]))
+    assert strs.dtype == object and strs.tolist() == ["a", "b"]
+    assert V(dp.atom_domain(T=float)).member(np.array([1, 2], dtype=object))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        3,
+        "abc",
+        [[1, 2]],
+        [[]],
+        np.zeros((2, 2)),
+        [1, True],
+        [1.5],
+        [1, None],
+        ["1"],
+        {1: 2},
+        [2**31],
+    ],
+    ids=repr,
+)
+def test_int_vector_rejects(bad: object) -> None:
+    d = V(dp.atom_domain(T=int))
+    assert not d.member(bad)
+    with pytest.raises(NotInDomain):
+        d._normalize(bad)
+
+
+def test_sizes_and_bool_and_f32() -> None:
+    assert not V(dp.atom_domain(T=int), size=2).member([1])
+    assert V(dp.atom_domain(T=bool)).member([True, False])
+    assert not V(dp.atom_domain(T=bool)).member([1, 0])
+    assert not V(dp.atom_domain(T="f32")).member([1e39])
+    assert not V(dp.atom_domain(T=str)).member(["a", 1])
+    with pytest.raises(InvalidParameter):
+        V(dp.atom_domain(T=int), size=-1)
+    with pytest.raises(InvalidParameter):
+        V(dp.atom_domain(T=int), size=True)  # type: ignore[arg-type]
+
+
+@settings(max_examples=150, deadline=None)
+@given(x=st.lists(st.one_of(st.none(), st.integers(-(2**33), 2**33)), max_size=15))
+def test_option_vectors(x: list[int | None]) -> None:
+    d = V(dp.option_domain(dp.atom_domain(T=int)))
+    ok = all(v is None or -(2**31) <= v < 2**31 for v in x)
+    assert d.member(x) == ok
+    if ok:
+        out = d._normalize(x)
+        assert out.dtype == object and out.tolist() == x
+        assert all(v is None or type(v) is int for v in out)
+
+
+def test_option_vectors_of_floats_and_strings() -> None:
+    f = V(dp.option_domain(dp.atom_domain(T=float)))
+    assert f._normalize([1, None, 2.5]).tolist() == [1.0, None, 2.5]
+    assert not f.member([float("nan"), None])  # NaN is not None, and this atom excludes NaN
+    s = V(dp.option_domain(dp.atom_domain(T=str)))
+    assert s._normalize(np.array(["a", None], dtype=object)).tolist() == ["a", None]
+    assert not s.member(["a", 1])
+    assert V(dp.option_domain(dp.atom_domain(T=int))).member([])
+
+
+def test_atom_domain_bad_parameters() -> None:
+    for bounds in ((1, 0), (float("nan"), 1.0), (0.0, float("inf")), (0, 2**40)):
+        with pytest.raises(InvalidParameter):
+            dp.atom_domain(bounds=bounds, T=int if isinstance(bounds[0], int) else float)
+    with pytest.raises(InvalidParameter):
+        dp.atom_domain(T=int, nan=True)
+    with pytest.raises(NotImplementedForType):
+        dp.atom_domain(T=complex)
+
+
+def test_dataframe_domain() -> None:
+    d = dataframe_domain(str)
+    assert isinstance(d, DataFrameDomain)
+    df = d._normalize({"a": [1, 2], "b": np.array(["x", "y"]), "c": ("p", "q")})
+    assert set(df) == {"a", "b", "c"}
+    assert all(isinstance(v, np.ndarray) and not v.flags.writeable for v in df.values())
+    assert df["b"].dtype == object
+    for bad in ({"a": [1], "b": [1, 2]}, {1: [1]}, [1, 2], {"a": 3}, {"a": [[1], [2]]}):
+        assert not d.member(bad)
+    assert d.member({})
+    assert dataframe_domain(int).member({0: [1.5]})
+
+
+def test_map_and_user_domains() -> None:
+    m = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
+    assert m.member({"a": 1}) and not m.member({"a": 1.5}) and not m.member([("a", 1)])
+    evens = dp.user_domain("Evens", lambda x: isinstance(x, int) and x % 2 == 0)
+    assert evens == dp.user_domain("Evens", lambda x: False)  # equal by identifier
+    assert evens.member(2) and not evens.member(3)
+
+
+def test_large_vector_membership_is_vectorised() -> None:
+    import time
+
+    x = np.random.default_rng(0).random(2_000_000)  # test data only; never for sampling
+    d = V(dp.atom_domain(bounds=(0.0, 1.0)))
+    t0 = time.perf_counter()
+    assert d.member(x)
+    assert time.perf_counter() - t0 < 2.0  # a Python loop over 2e6 floats takes far longer
+    assert math.isfinite(float(x.sum()))
