@@ -1,0 +1,172 @@
+"""Statistical tests of the noise mechanisms' output laws.
+
+* Integer mechanisms and coarse-k float mechanisms: χ² against the exact discrete pmf (every
+  float output must lie on the grid 2^k·ℤ).
+* Default k (2^-1074 grid): KS against the continuous Laplace / Gaussian law.
+Each test also rejects the law with scale × 0.7 and × 1.3.  ALPHA and N are fixed up front.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+
+import opendp_lite.prelude as dp
+from tests.conftest import scaled
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+ALPHA = 1e-4
+N = 20_000
+N_KS = 5_000
+WRONG = (0.7, 1.3)
+
+
+def chi2_pvalue(
+    samples: Sequence[int],
+    pmf: Callable[[int], float],
+    cells_from: Callable[[int], float] | None = None,
+) -> float:
+    """χ² p-value of integer samples against pmf.
+
+    Cells are consecutive integers merged until each expects >= 5 draws under ``cells_from``
+    (default ``pmf``): wrong laws are tested on the true law's cells.
+    """
+    n = len(samples)
+    counts = Counter(samples)
+    shape = cells_from or pmf
+    groups: list[list[int]] = [[]]
+    acc = 0.0
+    for z in range(min(samples) - 5, max(samples) + 6):
+        groups[-1].append(z)
+        acc += n * shape(z)
+        if acc >= 5:
+            groups.append([])
+            acc = 0.0
+    if len(groups) > 1:
+        groups[-2].extend(groups.pop())
+    exp = np.array([math.fsum(n * pmf(z) for z in g) for g in groups])
+    obs = np.array([sum(counts.get(z, 0) for z in g) for g in groups])
+    exp = np.maximum(exp * n / exp.sum(), 1e-300)
+    return float(scipy_stats.chisquare(obs, exp).pvalue)
+
+
+def dl_pmf(scale: float) -> Callable[[int], float]:
+    a = math.exp(-1 / scale)
+    return lambda z: (1 - a) / (1 + a) * a ** abs(z)
+
+
+def dg_pmf(scale: float) -> Callable[[int], float]:
+    norm = math.fsum(math.exp(-(i * i) / (2 * scale * scale)) for i in range(-3000, 3001))
+    return lambda z: math.exp(-(z * z) / (2 * scale * scale)) / norm
+
+
+PMF = {"laplace": dl_pmf, "gaussian": dg_pmf}
+
+
+def check_discrete(z: Sequence[int], dist: str, scale: float) -> None:
+    assert chi2_pvalue(z, PMF[dist](scale)) > ALPHA
+    for f in WRONG:
+        p = chi2_pvalue(z, PMF[dist](scale * f), cells_from=PMF[dist](scale))
+        assert p < ALPHA, f"scale x{f} not rejected"
+
+
+def make(dist: str, *args, **kwargs):
+    return (dp.m.make_laplace if dist == "laplace" else dp.m.make_gaussian)(*args, **kwargs)
+
+
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_integer_scalar(dist: str) -> None:
+    meas = make(dist, dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"), 2.5)
+    z = [meas(7) - 7 for _ in range(N)]
+    check_discrete(z, dist, 2.5)
+
+
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_integer_vector(dist: str) -> None:
+    metric = dp.l1_distance if dist == "laplace" else dp.l2_distance
+    meas = make(dist, dp.vector_domain(dp.atom_domain(T=int)), metric(T=int), 1.5)
+    x = np.arange(N, dtype=np.int32) % 100 - 50
+    out = meas(x)
+    assert out.dtype == np.int32
+    check_discrete((out.astype(np.int64) - x).tolist(), dist, 1.5)
+
+
+def test_geometric_censored_law() -> None:
+    scale, lo, hi, x = 3.0, 0, 10, 2
+    meas = dp.m.make_geometric(dp.atom_domain(T=int), dp.absolute_distance(T=int), scale, (lo, hi))
+    y = [meas(x) for _ in range(N)]
+
+    def censored(s: float) -> Callable[[int], float]:
+        base = dl_pmf(s)
+        low_tail = math.fsum(base(z - x) for z in range(lo - 2000, lo + 1))
+        high_tail = math.fsum(base(z - x) for z in range(hi, hi + 2000))
+        return lambda v: (
+            0.0 if v < lo or v > hi
+            else low_tail if v == lo
+            else high_tail if v == hi
+            else base(v - x)
+        )  # fmt: skip
+
+    assert chi2_pvalue(y, censored(scale)) > ALPHA
+    for f in WRONG:
+        assert chi2_pvalue(y, censored(scale * f), cells_from=censored(scale)) < ALPHA
+
+
+@pytest.mark.parametrize(("dist", "k", "T"), [("laplace", -1, "f64"), ("gaussian", -2, "f32")])
+def test_float_coarse_grid_has_the_exact_discrete_law(dist: str, k: int, T: str) -> None:
+    scale, x = 1.5, 0.3
+    metric = dp.l1_distance if dist == "laplace" else dp.l2_distance
+    domain = dp.vector_domain(dp.atom_domain(T=T), size=N)
+    meas = make(dist, domain, metric(T=T), scale, k=k)
+    out = meas(np.full(N, x)).astype(np.float64)
+    grid = out / 2.0**k
+    assert np.all(grid == np.round(grid)), "an output is off the 2^k grid"
+    r = math.floor(float(np.float32(x) if T == "f32" else x) / 2.0**k + 0.5)  # ties up
+    z = (grid.astype(np.int64) - r).tolist()
+    check_discrete(z, dist, scale / 2.0**k)
+
+
+@pytest.mark.parametrize("T", ["f64", "f32"])
+def test_float_scalar_coarse_grid(T: str) -> None:
+    meas = dp.m.make_laplace(dp.atom_domain(T=T), dp.absolute_distance(T=T), 2.0, k=0)
+    z = [meas(0.4) for _ in range(N)]
+    assert all(v == round(v) for v in z)
+    check_discrete([int(v) for v in z], "laplace", 2.0)
+
+
+CONT = {"laplace": scipy_stats.laplace, "gaussian": scipy_stats.norm}
+
+
+def check_ks(samples: np.ndarray, dist: str, scale: float) -> None:
+    assert scipy_stats.kstest(samples, CONT[dist].cdf, args=(0.0, scale)).pvalue > ALPHA
+    for f in WRONG:
+        p = scipy_stats.kstest(samples, CONT[dist].cdf, args=(0.0, scale * f)).pvalue
+        assert p < ALPHA, f"scale x{f} not rejected"
+
+
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_float_default_k_scalar_matches_continuous_law(dist: str) -> None:
+    meas = make(dist, dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.5)
+    check_ks(np.array([meas(0.0) for _ in range(N_KS)]), dist, 1.5)
+
+
+@pytest.mark.parametrize(("dist", "T"), [("laplace", "f32"), ("gaussian", "f64")])
+def test_float_default_k_vector_matches_continuous_law(dist: str, T: str) -> None:
+    metric = dp.l1_distance if dist == "laplace" else dp.l2_distance
+    meas = make(dist, dp.vector_domain(dp.atom_domain(T=T)), metric(T=T), 0.75)
+    out = meas(np.full(N_KS, 10.0))
+    check_ks(out.astype(np.float64) - 10.0, dist, 0.75)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+@pytest.mark.parametrize("scale", [0.01, 3.0, 1e6])
+def test_float_default_k_large_sample(dist: str, scale: float) -> None:
+    metric = dp.l1_distance if dist == "laplace" else dp.l2_distance
+    meas = make(dist, dp.vector_domain(dp.atom_domain(T=float)), metric(T=float), scale)
+    check_ks(meas(np.zeros(scaled(100_000))), dist, scale)
