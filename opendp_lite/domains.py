@@ -453,7 +453,8 @@ def _coerce_column(name: object, col: object) -> npt.NDArray[Any]:
         return col.astype(object) if col.dtype.kind == "U" else col.view()
     if not isinstance(col, list | tuple):
         raise NotInDomain(f"column {name!r} must be a list or 1-d array, got {type(col).__name__}")
-    if all(isinstance(v, str) for v in col):
+    if any(isinstance(v, str) for v in col):
+        # keep values as they are: numpy would silently turn [1, "a"] into strings
         arr = np.empty(len(col), dtype=object)
         arr[:] = list(col)
         return arr

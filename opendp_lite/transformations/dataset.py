@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._types import carrier_name
+from .._types import carrier_name, is_float
 from ..core import Transformation
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotInDomain
@@ -208,8 +208,8 @@ def make_select_column(
 ) -> Transformation[Any, Any, int, int]:
     r"""Select column ``key`` of a dataframe as a vector of ``TOA``.
 
-    Input ``dataframe_domain(K)``, output ``vector_domain(atom_domain(T=TOA))``, symmetric
-    distance (the column's i-th entry belongs to row i).  Stability map:
+    Input ``dataframe_domain(K)``, output ``vector_domain(atom_domain(T=TOA))`` (admitting NaN
+    for a float ``TOA``), symmetric distance (the column's i-th entry belongs to row i).  Stability map:
     :math:`d_{out} = d_{in}`.
 
     Raises:
@@ -229,7 +229,9 @@ def make_select_column(
         k = atom_domain(T=key_type)._normalize(key)
     except NotInDomain as e:
         raise InvalidParameter(f"key must be of type K={key_type}: {e}") from None
-    out_domain = vector_domain(atom_domain(T=TOA))
+    T = carrier_name(TOA)
+    # a float column may hold NaN (missing values): impute or drop them downstream
+    out_domain = vector_domain(atom_domain(T=T, nan=True if is_float(T) else None))
     in_domain: DataFrameDomain = dataframe_domain(key_type)
 
     def function(df: Mapping[Any, Any]) -> npt.NDArray[Any]:

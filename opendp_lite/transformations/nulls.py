@@ -1,8 +1,10 @@
 """Missing values: ``make_is_null``, ``make_drop_null``, ``make_impute_constant``,
 ``make_impute_uniform_float``.
 
-A *null* is NaN in a float vector that admits NaN (``atom_domain(T=float, nan=True)``) or
-``None`` in a vector of options (``option_domain(atom_domain(T))``).
+A *null* is NaN in a float vector that admits NaN (``atom_domain(T=float, nan=True)``), or
+``None`` in a vector of options (``option_domain(atom_domain(T))``); in an option of a
+NaN-admitting float (the output of ``make_cast(..., TOA=float)``) both ``None`` and NaN are
+null, so that imputing or dropping leaves a NaN-free vector that ``make_clamp`` accepts.
 """
 
 from __future__ import annotations
@@ -50,7 +52,12 @@ def _nullable(name: str, input_domain: Domain[Any]) -> tuple[bool, AtomDomain[An
 
 def _null_mask(is_option: bool, arg: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
     if is_option:
-        return np.asarray(np.equal(arg, np.array(None)), dtype=np.bool_)
+        # None, or NaN inside an option of a NaN-admitting float: both are missing values
+        return np.fromiter(
+            (v is None or (isinstance(v, float) and v != v) for v in arg.tolist()),
+            dtype=np.bool_,
+            count=len(arg),
+        )
     return np.asarray(np.isnan(arg), dtype=np.bool_)
 
 

@@ -66,6 +66,10 @@ def test_select_column_casts_into_the_output_domain() -> None:
         dp.t.make_select_column("age", TOA=int)([1, 2])
     with pytest.raises(InvalidParameter):
         dp.t.make_select_column("age", TOA=int, K=int)
+    # a float column may hold NaN; a mixed column is not silently turned into strings
+    assert dp.t.make_select_column("w", TOA=float)({"w": [1.5, float("nan")]}).tolist()[0] == 1.5
+    with pytest.raises(FailedFunction):
+        dp.t.make_select_column("m", TOA=str)({"m": [1, "a"]})
 
 
 def test_typed_errors() -> None:

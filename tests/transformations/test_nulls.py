@@ -72,6 +72,18 @@ def test_values_and_domains() -> None:
     assert dp.t.make_impute_constant(s, SD, "?")(["a", None]).tolist() == ["a", "?"]
 
 
+def test_nan_inside_options_is_null_too() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=str)), SD
+    cast = space >> dp.t.then_cast(TOA=float)
+    x = ["1", "nan", "x", "9"]
+    assert (cast >> dp.t.then_is_null())(x).tolist() == [False, True, True, False]
+    imputed = cast >> dp.t.then_impute_constant(0.0) >> dp.t.then_clamp((0.0, 5.0))
+    assert imputed(x).tolist() == [1.0, 0.0, 0.0, 5.0]
+    dropped = cast >> dp.t.then_drop_null()
+    assert dropped(x).tolist() == [1.0, 9.0]
+    assert dropped.output_domain == dp.vector_domain(dp.atom_domain(T=float))
+
+
 def test_chain_cast_then_impute() -> None:
     space = dp.vector_domain(dp.atom_domain(T=str)), SD
     chain = space >> dp.t.then_cast(TOA=int) >> dp.t.then_impute_constant(0)
