@@ -209,8 +209,8 @@ def make_select_column(
     r"""Select column ``key`` of a dataframe as a vector of ``TOA``.
 
     Input ``dataframe_domain(K)``, output ``vector_domain(atom_domain(T=TOA))`` (admitting NaN
-    for a float ``TOA``), symmetric distance (the column's i-th entry belongs to row i).  Stability map:
-    :math:`d_{out} = d_{in}`.
+    for a float ``TOA``), symmetric distance (the column's i-th entry belongs to row i).
+    Stability map: :math:`d_{out} = d_{in}`.
 
     Raises:
         InvalidParameter: if ``key`` is not of type ``K``.
