@@ -26,6 +26,9 @@ from .conversions import make_fix_delta as make_fix_delta
 from .conversions import make_fixed_approxDP_to_approxDP as make_fixed_approxDP_to_approxDP
 from .conversions import make_pureDP_to_zCDP as make_pureDP_to_zCDP
 from .conversions import make_zCDP_to_approxDP as make_zCDP_to_approxDP
+from .select_private_candidate import (
+    make_select_private_candidate as make_select_private_candidate,
+)
 
 # isort: split
 # -- local / federated (issue 7) --
