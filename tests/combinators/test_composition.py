@@ -8,6 +8,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
 from opendp_lite.combinators.composition import BudgetExceeded
@@ -343,3 +345,31 @@ def test_adaptive_composition_and_filter_match_opendp(odp: Any) -> None:
             )
         )
         assert q_ours.privacy_loss(1.0) == q_theirs.privacy_loss(1.0)
+
+
+# -- laws ----------------------------------------------------------------------------------------
+
+finite_losses = st.lists(
+    st.floats(min_value=0.0, max_value=1e6, allow_nan=False, allow_infinity=False),
+    min_size=1,
+    max_size=8,
+)
+
+
+@given(finite_losses, st.floats(min_value=0.0, max_value=10.0))
+@settings(max_examples=200, deadline=None)
+def test_composed_map_is_exact_sum_rounded_up(losses: list[float], d_in: float) -> None:
+    kids = [child(lambda d, e=e: e) for e in losses]
+    total = dp.c.make_composition(kids).map(d_in)
+    exact = sum((Fraction(e) for e in losses), Fraction(0))
+    assert Fraction(total) >= exact  # never below the exact value
+    assert total == up(exact)  # and the least float that is not
+
+
+@given(finite_losses)
+@settings(max_examples=100, deadline=None)
+def test_adaptive_map_is_exact_sum_rounded_up_and_check_holds(d_mids: list[float]) -> None:
+    comp = dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), 1.0, d_mids)
+    exact = sum((Fraction(e) for e in d_mids), Fraction(0))
+    assert comp.map(1.0) == up(exact)
+    assert comp.check(1.0, comp.map(1.0))
