@@ -106,3 +106,30 @@ def test_matches_opendp() -> None:
         assert [ours.map(d) for d in range(15)] == [theirs.map(d) for d in range(15)]
         assert repr(ours.output_domain) == repr(theirs.output_domain)
         assert repr(ours.input_domain) == repr(theirs.input_domain)
+
+
+def test_csv_pipeline_map_matches_opendp() -> None:
+    odp = pytest.importorskip("opendp.prelude")
+    odp.enable_features("contrib")
+    import warnings
+
+    ours = (
+        dp.t.make_split_dataframe(",", ["name", "age"])
+        >> dp.t.make_select_column("age", TOA=str)
+        >> dp.t.then_cast_default(TOA=int)
+        >> dp.t.then_clamp((0, 100))
+        >> dp.t.then_resize(10, 0)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        theirs = (
+            odp.t.make_split_dataframe(",", ["name", "age"])
+            >> odp.t.make_select_column("age", TOA=str)
+            >> odp.t.then_cast_default(TOA=int)
+            >> odp.t.then_clamp((0, 100))
+            >> odp.t.then_resize(10, 0)
+        )
+    assert [ours.map(d) for d in range(12)] == [theirs.map(d) for d in range(12)]
+    assert repr(ours.output_domain) == repr(theirs.output_domain)
+    out = ours("a,30\nb,x\nc,250\n")
+    assert sorted(out.tolist()) == [0] * 8 + [30, 100]
