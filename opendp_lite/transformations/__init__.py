@@ -60,12 +60,18 @@ from .count import then_count as then_count
 from .count import then_count_by as then_count_by
 from .count import then_count_by_categories as then_count_by_categories
 from .count import then_count_distinct as then_count_distinct
+from .lipschitz import make_lipschitz_float_mul as make_lipschitz_float_mul
+from .lipschitz import then_lipschitz_float_mul as then_lipschitz_float_mul
 from .moments import make_mean as make_mean
 from .moments import make_sum_of_squared_deviations as make_sum_of_squared_deviations
 from .moments import make_variance as make_variance
 from .moments import then_mean as then_mean
 from .moments import then_sum_of_squared_deviations as then_sum_of_squared_deviations
 from .moments import then_variance as then_variance
+from .quantile import make_cdf as make_cdf
+from .quantile import make_quantile_score_candidates as make_quantile_score_candidates
+from .quantile import make_quantiles_from_counts as make_quantiles_from_counts
+from .quantile import then_quantile_score_candidates as then_quantile_score_candidates
 from .sum import make_bounded_float_checked_sum as make_bounded_float_checked_sum
 from .sum import make_bounded_float_ordered_sum as make_bounded_float_ordered_sum
 from .sum import make_bounded_int_monotonic_sum as make_bounded_int_monotonic_sum
@@ -79,3 +85,6 @@ from .sum import make_sized_bounded_int_ordered_sum as make_sized_bounded_int_or
 from .sum import make_sized_bounded_int_split_sum as make_sized_bounded_int_split_sum
 from .sum import make_sum as make_sum
 from .sum import then_sum as then_sum
+from .tree import make_b_ary_tree as make_b_ary_tree
+from .tree import make_consistent_b_ary_tree as make_consistent_b_ary_tree
+from .tree import then_b_ary_tree as then_b_ary_tree
