@@ -46,6 +46,8 @@ from .randomized_response import make_randomized_response_bool as make_randomize
 from .randomized_response import (
     then_randomized_response_bitvec as then_randomized_response_bitvec,
 )
+from .sparse_vector import make_sparse_vector as make_sparse_vector
+from .sparse_vector import then_sparse_vector as then_sparse_vector
 
 # isort: split
 
