@@ -1,0 +1,133 @@
+"""Seed 000 (shfl Laplace tutorial): typical sensitivity of the height mixture, the sensitivity
+sampler, and per-record (federated) Laplace noise with the error-vs-ε experiment."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import opendp_lite.prelude as dp
+from opendp_lite.combinators.local import make_local_release
+from opendp_lite.sensitivity import (
+    GaussianMixture,
+    L1SensitivityNorm,
+    Normal,
+    SensitivitySampler,
+    make_random_dp,
+)
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+ALPHA = 1e-3
+MU_M, SIGMA_M, MU_F, SIGMA_F = 178, 7, 162, 6.5
+DISTRIBUTION = GaussianMixture(np.array([[MU_M, SIGMA_M], [MU_F, SIGMA_F]]), np.ones(2) / 2.0)
+
+
+def _cdf_abs_difference(t: float) -> float:
+    """Pr[|X − X′| ≤ t] for X, X′ i.i.d. from the height mixture."""
+    total = 0.0
+    for mi, si in ((MU_M, SIGMA_M), (MU_F, SIGMA_F)):
+        for mj, sj in ((MU_M, SIGMA_M), (MU_F, SIGMA_F)):
+            s = math.hypot(si, sj)
+            total += 0.25 * (
+                scipy_stats.norm.cdf((t - (mi - mj)) / s)
+                - scipy_stats.norm.cdf((-t - (mi - mj)) / s)
+            )
+    return total
+
+
+def test_expected_sensitivity_is_11_99_cm() -> None:
+    assert round(DISTRIBUTION.expected_abs_difference(), 2) == 11.99
+
+
+def test_seed_population_moments() -> None:
+    mu = 0.5 * (MU_M + MU_F)
+    sigma = math.sqrt(0.5 * (SIGMA_M**2 + SIGMA_F**2) + 0.25 * (MU_M - MU_F) ** 2)
+    x = DISTRIBUTION.sample(200_000)
+    z = scipy_stats.norm.isf(ALPHA / 2)
+    assert abs(x.mean() - mu) < z * sigma / math.sqrt(len(x))
+    assert x.std() == pytest.approx(sigma, rel=0.01)
+
+
+def test_sensitivity_sampler_reproduces_the_seed() -> None:
+    sensitivity, mean = SensitivitySampler().sample_sensitivity(
+        lambda d: d, L1SensitivityNorm(), DISTRIBUTION, n_data_size=1, gamma=0.05
+    )
+    m = 1305  # the paper's sample size for gamma = 0.05 (k = m: the maximum)
+    # the mean: the seed printed 11.89, close to 11.99; ours is within sampling error of 11.99
+    sd = 9.5  # sd of |X - X'| for this mixture is about 9.1; a slight over-estimate
+    z = scipy_stats.norm.isf(ALPHA / 2)
+    assert abs(mean - 11.99392058837085) < z * sd / math.sqrt(m)
+    assert abs(11.89 - 11.99392058837085) < z * sd / math.sqrt(m)  # the seed's own run
+    # the sampled sensitivity is the max of m draws: Pr[max <= t] = F(t)^m.  Both the seed's
+    # 47.38 and ours lie in the central 1 - ALPHA of that law.
+    for value in (47.38, sensitivity):
+        p = _cdf_abs_difference(value) ** m
+        assert ALPHA / 2 < p < 1 - ALPHA / 2
+    # a wrong law (sigmas x0.7 / x1.3) is rejected by the sampled mean, with a larger m
+    big = SensitivitySampler().sample_sensitivity(
+        lambda d: d, L1SensitivityNorm(), DISTRIBUTION, n_data_size=1, m=20_000
+    )
+    se = float(np.std(big.samples)) / math.sqrt(big.m)
+    assert abs(big.mean - 11.99392058837085) < z * se
+    for factor in (0.7, 1.3):
+        wrong = GaussianMixture([[MU_M, SIGMA_M * factor], [MU_F, SIGMA_F * factor]], [0.5, 0.5])
+        assert abs(big.mean - wrong.expected_abs_difference()) > z * se
+
+
+def _experiment(sensitivity: float, epsilon: float) -> float:
+    """The seed's experiment: 500 people N(170, 1) each add Lap(Δ/ε); |true − observed mean|."""
+    heights = Normal(170.0, 1.0).sample(500)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=sensitivity / epsilon
+    )
+    local = make_local_release(
+        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, sensitivity
+    )
+    return abs(float(np.mean(heights)) - float(np.mean(local(heights))))
+
+
+def _expected_error(sensitivity: float, epsilon: float) -> tuple[float, float]:
+    """E|mean of 500 Lap(b)| ≈ E|N(0, 2b²/500)| = sqrt(2/π)·σ, and the sd of one error."""
+    b = sensitivity / epsilon
+    sigma = math.sqrt(2 * b * b / 500)
+    return math.sqrt(2 / math.pi) * sigma, sigma * math.sqrt(1 - 2 / math.pi)
+
+
+@pytest.mark.parametrize(("sensitivity", "epsilon"), [(11.99, 0.5), (11.99, 5.0), (32.4, 2.0)])
+def test_error_vs_epsilon_experiment(sensitivity: float, epsilon: float) -> None:
+    runs = 100
+    errors = np.array([_experiment(sensitivity, epsilon) for _ in range(runs)])
+    expected, sd = _expected_error(sensitivity, epsilon)
+    z = scipy_stats.norm.isf(ALPHA / 2)
+    assert abs(errors.mean() - expected) < z * sd / math.sqrt(runs)
+
+
+def test_error_experiment_rejects_a_wrong_noise_scale() -> None:
+    runs = 400
+    errors = np.array([_experiment(11.99, 1.0) for _ in range(runs)])
+    expected, sd = _expected_error(11.99, 1.0)
+    z = scipy_stats.norm.isf(ALPHA / 2)
+    assert abs(errors.mean() - expected) < z * sd / math.sqrt(runs)
+    for factor in (0.7, 1.3):  # the error scales linearly with the noise scale b
+        assert abs(errors.mean() - factor * expected) > z * sd / math.sqrt(runs)
+
+
+def test_federated_laplace_with_the_sampled_sensitivity_is_random_dp() -> None:
+    s = SensitivitySampler().sample_sensitivity(
+        lambda d: d, L1SensitivityNorm(), DISTRIBUTION, n_data_size=1, gamma=0.05
+    )
+    epsilon = 1.0
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=s.sensitivity / epsilon
+    )
+    per_node = make_random_dp(dp.atom_domain(T=float), dp.discrete_distance(), lambda x: x, s, lap)
+    local = make_local_release(
+        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), per_node
+    )
+    assert repr(local.output_measure) == f"RandomMaxDivergence(gamma={s.gamma!r})"
+    assert local.map(1) == pytest.approx(epsilon)
+    assert local.map(1) >= epsilon
+    assert len(local(DISTRIBUTION.sample(10))) == 10
