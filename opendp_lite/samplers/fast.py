@@ -299,9 +299,9 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
         dec = None
         if p.floats_ok:
             top = R >> (p.a - p.s64)
-            d_c = n + top * 2.0 ** -p.s64 - p.c_L
-            err_d = (abs(n + top * 2.0 ** -p.s64) + p.c_L) * EPS + TINY
-            tw = 2.0 ** -p.s64 if p.a > 64 else 0.0
+            d_c = n + top * 2.0**-p.s64 - p.c_L
+            err_d = (abs(n + top * 2.0**-p.s64) + p.c_L) * EPS + TINY
+            tw = 2.0**-p.s64 if p.a > 64 else 0.0
             d_lo, d_hi = d_c - err_d, d_c + err_d + tw
             sq_lo = d_lo * d_lo if d_lo > 0 else d_hi * d_hi if d_hi < 0 else 0.0
             sq_hi = max(d_lo * d_lo, d_hi * d_hi)
@@ -646,8 +646,11 @@ def _float_chunk(
     if on_grid:
         r = x
     else:
+        # round_k: ⌊x/2^k + 1/2⌋·2^k (noise_ref's tie rule), exactly: v − ⌊v⌋ is exact
         with np.errstate(over="ignore", invalid="ignore"):
-            r = np.ldexp(np.rint(np.ldexp(x, -k)), k)  # exact, or non-finite → exact path
+            v = np.ldexp(x, -k)
+            n = np.floor(v)
+            r = np.ldexp(n + (v - n >= 0.5), k)  # exact, or non-finite → exact path
     shrink = (1.0 - 2.0**-48) * (1.0 - _band)
     tw = 2.0**e_r if p.a > 64 else 0.0
     cN = 2.0 ** (k + p.a)

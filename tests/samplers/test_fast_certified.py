@@ -93,8 +93,12 @@ def test_round_out_matches_reference_rounding():
     rng = np.random.default_rng(0)  # test data only, not a sampler
     cases = [(0, -1074), (1, -1075 + 1), (3, -1076 + 2), (2**60 + 1, -1074), (-(2**80) - 3, -100)]
     cases += [(2**1100, 0), (-(2**1100), 0), (2**2100 - 1, -1074), (5, -151), (2**40 + 1, -149)]
-    cases += [(int(v), int(e)) for v, e in zip(rng.integers(-(2**62), 2**62, 200),
-                                                rng.integers(-1200, 60, 200), strict=True)]
+    cases += [
+        (int(v), int(e))
+        for v, e in zip(
+            rng.integers(-(2**62), 2**62, 200), rng.integers(-1200, 60, 200), strict=True
+        )
+    ]
     for J, k in cases:
         for T in ("f64", "f32"):
             kk = max(k, -1074)
@@ -108,3 +112,22 @@ def test_exp_bounds_bracket():
         assert lo <= hi and hi - lo <= hi * (1 + g) * gmpy2.mpq(1, 2**76)  # γ's rounding
         assert float(lo) <= math.exp(-float(g)) * (1 + 1e-15)
         assert float(hi) >= math.exp(-float(g)) * (1 - 1e-15)
+
+
+@pytest.mark.parametrize(("k", "T"), [(-1, "f64"), (1, "f64"), (-3, "f32"), (0, "f64")])
+def test_vector_grid_rounding_matches_reference(k, T):
+    """With noise of scale 2^-35 grid units Z = 0 surely, so the output is round_T(round_k(x))."""
+    dtype = np.float64 if T == "f64" else np.float32
+    step = 2.0**k
+    xs = np.array([0.5 * step, 1.5 * step, -0.5 * step, -2.5 * step, 0.49999999999999994 * step,
+                   3.0, -7.25, 1e-310, -1e-310, 1e300 if T == "f64" else 3e38, 0.1, -0.3],
+                  dtype=dtype)  # fmt: skip
+    out = fast.float_noise(xs, 2.0 ** (k - 35), k, "laplace", T)
+    want = [fast._round_out(int(round_to_grid_ref(float(v), k)), k, T) for v in xs]
+    assert out.tolist() == want
+
+
+def round_to_grid_ref(x: float, k: int) -> int:
+    from opendp_lite.samplers.noise_ref import round_to_grid
+
+    return int(round_to_grid(x, k))

@@ -1,0 +1,237 @@
+"""Statistical tests of the vectorised exact samplers (``samplers.fast``).
+
+α = 1e-4 and every n are fixed up front.  Each test checks the batch output against the exact
+pmf (χ²), against the continuous law at the default k (KS), or against H1's scalar reference
+(two-sample χ²), and must also *reject* the same sample against the law at scale × 0.7 and
+× 1.3.  The widened-band mode (``certification_margin``) sends most lanes to the exact path
+and must pass the same tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import gmpy2
+import numpy as np
+import pytest
+from scipy import stats
+
+from opendp_lite.samplers import fast
+from opendp_lite.samplers.noise_ref import float_noise_ref, int_noise_ref, round_to_grid
+from tests.conftest import scaled
+
+ALPHA = 1e-4
+WRONG = (0.7, 1.3)
+
+
+def dl_pmf(t: float) -> Callable[[np.ndarray], np.ndarray]:
+    q = math.exp(-1 / t)
+    return lambda z: (1 - q) / (1 + q) * q ** np.abs(z)
+
+
+def dg_pmf(s: float) -> Callable[[np.ndarray], np.ndarray]:
+    span = np.arange(-int(40 * s) - 40, int(40 * s) + 41)
+    norm = np.exp(-(span**2) / (2 * s * s)).sum()
+    return lambda z: np.exp(-(np.asarray(z, float) ** 2) / (2 * s * s)) / norm
+
+
+def pmf_for(dist: str, s: float) -> Callable[[np.ndarray], np.ndarray]:
+    return dl_pmf(s) if dist == "laplace" else dg_pmf(s)
+
+
+def chi2_p(z: np.ndarray, pmf: Callable[[np.ndarray], np.ndarray], width: int = 1) -> float:
+    """χ² p-value of integer sample ``z`` against ``pmf``; bins of ``width`` with ≥ 5 expected.
+
+    Tails beyond the central bins are pooled into two bins (their mass is 1 − the rest).
+    """
+    z = np.asarray(z, dtype=np.int64)
+    n = len(z)
+    lim = int(np.max(np.abs(z))) + 10 * width
+    support = np.arange(-lim, lim + 1)
+    probs = pmf(support)
+    edges = np.arange(-lim, lim + width + 1, width)
+    cum = np.concatenate([[0.0], np.cumsum(probs)])
+    mass = cum[np.clip(edges - (-lim), 0, len(probs))]
+    exp_bins = np.diff(mass) * n
+    keep = exp_bins >= 5
+    lo_edge, hi_edge = edges[:-1][keep][0], edges[1:][keep][-1]
+    centre = np.histogram(z, bins=edges[(edges >= lo_edge) & (edges <= hi_edge)])[0]
+    exp_c = exp_bins[(edges[:-1] >= lo_edge) & (edges[1:] <= hi_edge)]
+    below, above = int((z < lo_edge).sum()), int((z >= hi_edge).sum())
+    pb = float(pmf(np.arange(lo_edge - 200 * width, lo_edge)).sum()) * n
+    pa = n - exp_c.sum() - pb
+    obs = np.concatenate([centre, [below, above]])
+    exp_all = np.concatenate([exp_c, [max(pb, 1e-9), max(pa, 1e-9)]])
+    exp_all *= obs.sum() / exp_all.sum()
+    return float(stats.chisquare(obs, exp_all).pvalue)
+
+
+def assert_law(z: np.ndarray, dist: str, s: float, width: int = 1) -> None:
+    assert chi2_p(z, pmf_for(dist, s), width) > ALPHA
+    for f in WRONG:
+        assert chi2_p(z, pmf_for(dist, s * f), width) < ALPHA, f
+
+
+# --- integer noise, χ² against the exact pmf --------------------------------------------
+
+
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+@pytest.mark.parametrize("scale", [1, 10, gmpy2.mpq(7, 3)])
+def test_discrete_batch_chi2(dist, scale):
+    batch = fast.discrete_laplace_batch if dist == "laplace" else fast.discrete_gaussian_batch
+    z = batch(20_000, scale)
+    assert z.dtype == np.int64
+    assert_law(z, dist, float(scale))
+
+
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_int_noise_chi2_shifted(dist):
+    x = np.full(20_000, -7, dtype=np.int32)
+    y = fast.int_noise(x, 4, dist, "i32")
+    assert y.dtype == np.int32
+    assert_law(y.astype(np.int64) + 7, dist, 4.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_int_noise_chi2_scale_1000(dist):
+    z = fast.int_noise(np.zeros(scaled(400_000), np.int64), 1000, dist, "i64")
+    assert_law(z, dist, 1000.0, width=50)
+
+
+def test_int_noise_saturates():
+    y = fast.int_noise(np.array([126, -127] * 500, dtype=np.int8), 50, "laplace", "i8")
+    assert y.dtype == np.int8 and (y == 127).any() and (y == -128).any()
+    big = np.array([2**63 - 2, -(2**63) + 1] * 200, dtype=np.int64)
+    y64 = fast.int_noise(big, 100, "laplace", "i64")
+    assert (y64[::2] >= 2**63 - 5000).all() and (y64[1::2] <= -(2**63) + 5000).all()
+    assert (y64[::2] == 2**63 - 1).any() and (y64[1::2] == -(2**63)).any()
+
+
+# --- float noise at coarse k: on the grid, with the exact discrete law ------------------
+
+
+@pytest.mark.parametrize(
+    ("dist", "T", "k", "x", "scale"),
+    [
+        ("laplace", "f64", -2, 0.3, 1.0),
+        ("gaussian", "f32", -3, -1.0, 0.5),
+        ("laplace", "f64", 1, 5.0, 8.0),
+    ],
+)
+def test_float_noise_coarse_k_chi2(dist, T, k, x, scale):
+    dtype = np.float64 if T == "f64" else np.float32
+    y = fast.float_noise(np.full(20_000, x, dtype=dtype), scale, k, dist, T)
+    assert y.dtype == dtype
+    g = y.astype(np.float64) / 2.0**k
+    assert (g == np.round(g)).all()  # every output on the 2^k grid
+    centre = round_to_grid(x, k)  # noise_ref's rounding to the grid (5.0 at k = 1 is a tie)
+    assert_law(g.astype(np.int64) - centre, dist, scale / 2.0**k)
+
+
+# --- default k: KS against the continuous law -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dist", "T", "x", "scale"),
+    [("laplace", "f64", 1.0, 2.0), ("gaussian", "f64", -3.0, 0.25),
+     ("laplace", "f32", 0.0, 1.0), ("gaussian", "f32", 100.0, 3.0)],
+)  # fmt: skip
+def test_float_noise_default_k_ks(dist, T, x, scale):
+    dtype = np.float64 if T == "f64" else np.float32
+    k = -1074 if T == "f64" else -149
+    y = fast.float_noise(np.full(20_000, x, dtype=dtype), scale, k, dist, T).astype(np.float64)
+    law = stats.laplace if dist == "laplace" else stats.norm
+    assert stats.kstest(y, law(loc=x, scale=scale).cdf).pvalue > ALPHA
+    for f in WRONG:
+        assert stats.kstest(y, law(loc=x, scale=scale * f).cdf).pvalue < ALPHA
+
+
+def test_float_noise_saturates_at_max():
+    big = np.full(200, 1.7e308)
+    y = fast.float_noise(big, 1e307, -1074, "laplace", "f64")
+    assert np.isfinite(y).all() and (y == np.finfo(np.float64).max).any()
+
+
+# --- widened certification band: the exact path on most lanes, same tests ---------------
+
+
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_widened_band_int_chi2_and_fallback_taken(dist):
+    fast.reset_fallback_counts()
+    with fast.certification_margin(0.9):
+        z = fast.int_noise(np.zeros(3000, np.int32), 3, dist, "i32")
+    c = fast.fallback_counts()
+    assert c["exact_lanes"] >= 0.9 * c["attempts"]  # the exact path really ran
+    assert_law(z, dist, 3.0)
+
+
+def test_widened_band_float_coarse_and_scalar():
+    fast.reset_fallback_counts()
+    with fast.certification_margin(0.9):
+        y = fast.float_noise(np.full(2500, 0.3), 1.0, -2, "laplace", "f64")
+        ys = np.array(
+            [fast.float_noise_scalar(0.3, 1.0, -2, "gaussian", "f64") for _ in range(1500)]
+        )
+    c = fast.fallback_counts()
+    assert c["exact_lanes"] >= 0.9 * c["attempts"]
+    assert_law((y * 4).astype(np.int64) - 1, "laplace", 4.0)
+    assert_law((ys * 4).astype(np.int64) - 1, "gaussian", 4.0)
+
+
+def test_widened_band_default_k_ks():
+    fast.reset_fallback_counts()
+    with fast.certification_margin(0.9):
+        y = fast.float_noise(np.zeros(5000), 1.0, -1074, "laplace", "f64")
+    assert fast.fallback_counts()["exact_lanes"] >= 4500
+    assert stats.kstest(y, stats.laplace(scale=1.0).cdf).pvalue > ALPHA
+    for f in WRONG:
+        assert stats.kstest(y, stats.laplace(scale=f).cdf).pvalue < ALPHA
+
+
+# --- the scalar path ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_scalar_paths_chi2(dist):
+    z = np.array([fast.int_noise_scalar(0, 3, dist, "i32") for _ in range(6000)])
+    assert_law(z, dist, 3.0)
+    y = np.array([fast.float_noise_scalar(0.0, 0.75, -2, dist, "f32") for _ in range(6000)])
+    assert_law((y * 4).astype(np.int64), dist, 3.0)
+
+
+# --- two-sample: batch against the scalar reference (noise_ref) -------------------------
+
+
+def two_sample_p(a: np.ndarray, b: np.ndarray) -> float:
+    """χ² homogeneity p-value of two integer samples (bins with ≥ 10 pooled counts)."""
+    lo, hi = int(min(a.min(), b.min())), int(max(a.max(), b.max()))
+    ca = np.bincount(a - lo, minlength=hi - lo + 1)
+    cb = np.bincount(b - lo, minlength=hi - lo + 1)
+    rows, acc_a, acc_b = [], 0, 0
+    for u, v in zip(ca, cb, strict=True):
+        acc_a, acc_b = acc_a + u, acc_b + v
+        if acc_a + acc_b >= 10:
+            rows.append((acc_a, acc_b))
+            acc_a = acc_b = 0
+    if acc_a + acc_b and rows:
+        rows[-1] = (rows[-1][0] + acc_a, rows[-1][1] + acc_b)
+    return float(stats.chi2_contingency(np.array(rows)).pvalue)
+
+
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_two_sample_against_reference(dist):
+    scale = gmpy2.mpq(5, 2)
+    fast_int = fast.int_noise(np.full(20_000, 3, np.int32), scale, dist, "i32").astype(np.int64)
+    ref = {f: np.array([int_noise_ref(3, scale * gmpy2.mpq(f), dist, "i32")
+                        for _ in range(3000)]) for f in (1, "7/10", "13/10")}  # fmt: skip
+    assert two_sample_p(fast_int, ref[1]) > ALPHA
+    for f in ("7/10", "13/10"):
+        assert two_sample_p(fast_int, ref[f]) < ALPHA, f
+    fl = fast.float_noise(np.full(20_000, 0.6), 1.0, -1, dist, "f64")
+    rf = np.array([float_noise_ref(0.6, gmpy2.mpq(1), -1, dist, "f64") for _ in range(3000)])
+    assert two_sample_p((fl * 2).astype(np.int64), (rf * 2).astype(np.int64)) > ALPHA
+    for f in (gmpy2.mpq(7, 10), gmpy2.mpq(13, 10)):
+        wrong = np.array([float_noise_ref(0.6, f, -1, dist, "f64") for _ in range(3000)])
+        assert two_sample_p((fl * 2).astype(np.int64), (wrong * 2).astype(np.int64)) < ALPHA
