@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
-from opendp_lite.combinators.composition import BudgetExceeded
 from opendp_lite.errors import (
     DomainMismatch,
     FailedMap,
@@ -149,11 +148,11 @@ def test_adaptive_composition_budget_in_order() -> None:
         calls.append(x)
         return x
 
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(dp.c.BudgetExceeded):
         qbl(child(lambda d: 0.3 * d, function=spy))  # over the next d_mid 0.2
     assert calls == []  # refused before it ran
     assert qbl(child(lambda d: 0.2 * d, function=spy)) == 3.0  # the d_mid was not consumed
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(dp.c.BudgetExceeded):
         qbl(child(lambda d: 0.0, function=spy))  # out of queries
     assert calls == [3.0]
 
@@ -194,7 +193,7 @@ def test_nested_compositor_spends_from_its_own_budget() -> None:
     inner = outer(inner_meas)
     assert inner(child(lambda d: 0.25 * d)) == 2.0
     assert inner(child(lambda d: 0.25 * d)) == 2.0
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(dp.c.BudgetExceeded):
         inner(child(lambda d: 0.0))
 
 
@@ -254,11 +253,11 @@ def test_privacy_filter() -> None:
     qbl = flt(5.0)
     assert qbl(child(lambda d: 0.6 * d)) == 5.0
     released: list[float] = []
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(dp.c.BudgetExceeded):
         qbl(child(lambda d: 0.6 * d, function=lambda x: released.append(x) or x))
     assert released == []
     # OpenDP semantics: once a query is refused, the filter is exhausted
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(dp.c.BudgetExceeded):
         qbl(child(lambda d: 0.1 * d))
     assert qbl.privacy_loss(1.0) == 0.6
 

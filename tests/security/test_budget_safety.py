@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.combinators.composition import BudgetExceeded
 from opendp_lite.errors import QueryableError
 
 SPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
@@ -52,7 +51,7 @@ def hammer(
             tag = t * ATTEMPTS_PER_THREAD + i
             try:
                 out = qbl(make_query(tag))
-            except BudgetExceeded:
+            except dp.c.BudgetExceeded:
                 refused.append(tag)
             except BaseException as e:  # collected, asserted empty below
                 unexpected.append(e)
@@ -117,7 +116,7 @@ def test_query_is_charged_before_it_runs() -> None:
         qbl(failing)
     ran: list[int] = []
     assert qbl(spy_query(0.5, 1, ran)) == 1
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(dp.c.BudgetExceeded):
         qbl(spy_query(0.5, 2, ran))  # the failed query spent the first d_mid
     assert ran == [1]
 
