@@ -367,7 +367,13 @@ class _PartialCompositor(Generic[TI, DI, MO]):
 def then_adaptive_composition(
     output_measure: Measure[MO], d_in: Any, d_mids: Sequence[MO]
 ) -> _PartialCompositor[Any, Any, MO]:
-    """Partial of :func:`make_adaptive_composition`: ``space >> then_adaptive_composition(...)``."""
+    """Partial of :func:`make_adaptive_composition`: ``space >> then_adaptive_composition(...)``.
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> (space >> dp.c.then_adaptive_composition(dp.max_divergence(), 1.0, [0.5, 0.25])).map(1.0)
+    0.75
+    """
     return _PartialCompositor(
         lambda d, m: make_adaptive_composition(d, m, output_measure, d_in, d_mids)
     )
@@ -376,7 +382,13 @@ def then_adaptive_composition(
 def then_sequential_composition(
     output_measure: Measure[MO], d_in: Any, d_mids: Sequence[MO]
 ) -> _PartialCompositor[Any, Any, MO]:
-    """Partial of :func:`make_sequential_composition`."""
+    """Partial of :func:`make_sequential_composition`.
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> (space >> dp.c.then_sequential_composition(dp.max_divergence(), 1.0, [0.5])).map(1.0)
+    0.5
+    """
     return then_adaptive_composition(output_measure, d_in, d_mids)
 
 
@@ -501,7 +513,16 @@ def make_fully_adaptive_composition(
 def then_fully_adaptive_composition(
     output_measure: Measure[MO],
 ) -> _PartialCompositor[Any, Any, MO]:
-    """Partial of :func:`make_fully_adaptive_composition`."""
+    """Partial of :func:`make_fully_adaptive_composition`.
+
+    >>> import opendp_lite.prelude as dp
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> space >> dp.c.then_fully_adaptive_composition(dp.max_divergence())
+    Odometer(
+        input_domain   = AtomDomain(T=f64),
+        input_metric   = AbsoluteDistance(f64),
+        output_measure = MaxDivergence())
+    """
     return _PartialCompositor(lambda d, m: make_fully_adaptive_composition(d, m, output_measure))
 
 
