@@ -120,6 +120,22 @@ def test_composition_rejects_mismatches_and_empty() -> None:
         dp.c.make_composition([child(lambda d: d, dp.user_divergence("mine"))])
 
 
+def test_basic_composition_matches_opendp(odp: Any) -> None:
+    space = odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float)
+    for eps in LOSS_GRID:
+        ours = dp.c.make_basic_composition([child(lambda d, e=eps: e * d)] * 3)
+        theirs = odp.c.make_basic_composition(
+            [
+                odp.m.make_user_measurement(
+                    *space, odp.max_divergence(), lambda x: x, lambda d, e=eps: e * d
+                )
+            ]
+            * 3
+        )
+        assert ours.map(1.0) <= theirs.map(1.0)
+        assert abs(ours.map(1.0) - theirs.map(1.0)) <= 1e-12 * max(1.0, theirs.map(1.0))
+
+
 def test_basic_composition_is_composition() -> None:
     kids = [child(lambda d: 0.2 * d), child(lambda d: 0.3 * d)]
     assert dp.c.make_basic_composition(kids).map(2.0) == dp.c.make_composition(kids).map(2.0)
@@ -323,9 +339,11 @@ def test_composition_matches_opendp_on_grid(odp: Any) -> None:
 def test_adaptive_composition_and_filter_match_opendp(odp: Any) -> None:
     space = odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float)
     for d_mids in [[0.1] * 5, [0.25, 1 / 3, 0.5], [2.0]]:
-        ours = dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), 1.0, d_mids)
-        theirs = odp.c.make_adaptive_composition(*space, odp.max_divergence(), 1.0, d_mids)
-        assert ours.map(1.0) == theirs.map(1.0)
+        for name in ["make_adaptive_composition", "make_sequential_composition"]:
+            ours = getattr(dp.c, name)(*SPACE, dp.max_divergence(), 1.0, d_mids)
+            theirs = getattr(odp.c, name)(*space, odp.max_divergence(), 1.0, d_mids)
+            assert ours.map(1.0) == theirs.map(1.0)
+            assert ours.map(0.5) == theirs.map(0.5)
     ours_f = dp.c.make_privacy_filter(
         dp.c.make_fully_adaptive_composition(*SPACE, dp.zero_concentrated_divergence()), 1.0, 0.35
     )
