@@ -34,6 +34,8 @@ from .noisy_max import make_report_noisy_max_gumbel as make_report_noisy_max_gum
 from .noisy_max import then_noisy_max as then_noisy_max
 from .noisy_max import then_noisy_top_k as then_noisy_top_k
 from .noisy_max import then_report_noisy_max_gumbel as then_report_noisy_max_gumbel
+from .quantile import make_private_quantile as make_private_quantile
+from .quantile import then_private_quantile as then_private_quantile
 from .randomized_response import bitvector_domain as bitvector_domain
 from .randomized_response import (
     debias_randomized_response_bitvec as debias_randomized_response_bitvec,

@@ -229,6 +229,35 @@ def test_exponential_mechanism_marital_status() -> None:
         assert chi2_pvalue(counts, softmax_law(true, 2.0 * factor)) < ALPHA
 
 
+# -- private quantile ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("measure", ["max", "zcdp"])
+def test_private_quantile_law(measure: str) -> None:
+    data = list(range(31))
+    cands = [0, 10, 20, 30]
+    neg_scores = [-15.0, -5.0, -5.0, -15.0]  # -|0.5·#below − 0.5·#above|
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    scale = 4.0
+    if measure == "max":
+        meas = dp.m.make_private_quantile(*space, dp.max_divergence(), cands, 0.5, scale)
+
+        def law(b: float) -> dict[tuple[int, ...], float]:
+            return exp_noise_law(neg_scores, b, 1)
+    else:
+        meas = dp.m.make_private_quantile(
+            *space, dp.zero_concentrated_divergence(), cands, 0.5, scale
+        )
+
+        def law(b: float) -> dict[tuple[int, ...], float]:
+            return softmax_law(neg_scores, b)
+
+    counts = Counter((cands.index(meas(data)),) for _ in range(N))
+    assert chi2_pvalue(counts, law(scale)) > ALPHA
+    for factor in (0.7, 1.3):
+        assert chi2_pvalue(counts, law(scale * factor)) < ALPHA
+
+
 # -- bigger runs ---------------------------------------------------------------------------------
 
 

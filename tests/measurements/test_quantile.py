@@ -1,0 +1,98 @@
+"""Private quantile: maps against OpenDP 0.16 on a grid, exact scores, typed errors."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+
+import opendp_lite.prelude as dp
+from opendp_lite.errors import InvalidParameter, MetricMismatch, NotImplementedForType
+from opendp_lite.measurements.quantile import _scores
+
+CANDS = [0.0, 10.0, 20.0, 30.0]
+
+
+def _opendp() -> Any:
+    odp = pytest.importorskip("opendp.prelude")
+    odp.enable_features("contrib")
+    return odp
+
+
+@pytest.mark.parametrize("size", [None, 100])
+@pytest.mark.parametrize("metric", ["symmetric", "insert_delete"])
+@pytest.mark.parametrize("measure", ["max", "zcdp"])
+@pytest.mark.parametrize("alpha", [0.0, 0.1, 0.25, 0.3, 0.5, 0.9, 1.0])
+def test_map_matches_opendp(size: int | None, metric: str, measure: str, alpha: float) -> None:
+    odp = _opendp()
+
+    def build(lib: Any) -> Any:
+        m = lib.symmetric_distance() if metric == "symmetric" else lib.insert_delete_distance()
+        meas = lib.max_divergence() if measure == "max" else lib.zero_concentrated_divergence()
+        atom = lib.atom_domain(T=float, nan=False) if lib is odp else lib.atom_domain(T=float)
+        return [
+            lib.m.make_private_quantile(
+                lib.vector_domain(atom, size=size),
+                m,
+                meas,
+                candidates=CANDS,
+                alpha=alpha,
+                scale=scale,
+            )
+            for scale in (0.5, 2.0, 7.3)
+        ]
+
+    for ours, theirs in zip(build(dp), build(odp), strict=True):
+        for d in (0, 1, 2, 3, 6):
+            assert ours.map(d) == pytest.approx(theirs.map(d), rel=1e-9, abs=1e-300)
+
+
+def test_map_is_an_upper_bound() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    m = dp.m.make_private_quantile(*space, dp.max_divergence(), [1, 2], alpha=0.3, scale=3.0)
+    assert Fraction(m.map(1)) >= 2 * (1 - Fraction(0.3)) / 3
+    z = dp.m.make_private_quantile(
+        *space, dp.zero_concentrated_divergence(), [1, 2], alpha=0.3, scale=3.0
+    )
+    assert Fraction(z.map(1)) >= (2 * (1 - Fraction(0.3)) / 3) ** 2 / 8
+
+
+def test_scores_are_exact() -> None:
+    data = np.arange(31)
+    assert _scores(data, [0, 10, 20, 30], Fraction(1, 2), np.int32) == [15, 5, 5, 15]
+    a = Fraction(0.3)
+    assert _scores(data, [10], a, np.int32) == [abs((1 - a) * 10 - a * 20)]
+    # ties with the candidate count on neither side
+    assert _scores(np.array([5, 5, 5]), [5], Fraction(1, 2), np.int32) == [0]
+
+
+def test_releases_the_median_with_little_noise() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    m = space >> dp.m.then_private_quantile(dp.max_divergence(), CANDS, alpha=0.5, scale=0.01)
+    assert m([1.0, 19.0, 20.0, 21.0, 29.0]) == 20.0
+    g = space >> dp.m.then_private_quantile(dp.zero_concentrated_divergence(), CANDS, 0.5, 0.01)
+    assert g([1.0, 19.0, 20.0, 21.0, 29.0]) == 20.0
+
+
+def test_typed_errors() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    mk = dp.m.make_private_quantile
+    with pytest.raises(InvalidParameter, match="empty"):
+        mk(*space, dp.max_divergence(), [], alpha=0.5, scale=1.0)
+    with pytest.raises(InvalidParameter, match="increasing"):
+        mk(*space, dp.max_divergence(), [2.0, 1.0], alpha=0.5, scale=1.0)
+    with pytest.raises(InvalidParameter, match="candidates"):
+        mk(*space, dp.max_divergence(), ["a"], alpha=0.5, scale=1.0)
+    for alpha in (-0.1, 1.5, float("nan")):
+        with pytest.raises(InvalidParameter, match="alpha"):
+            mk(*space, dp.max_divergence(), [1.0], alpha=alpha, scale=1.0)
+    with pytest.raises(InvalidParameter, match="scale"):
+        mk(*space, dp.max_divergence(), [1.0], alpha=0.5, scale=-1.0)
+    with pytest.raises(MetricMismatch):
+        mk(space[0], dp.change_one_distance(), dp.max_divergence(), [1.0], alpha=0.5, scale=1.0)
+    with pytest.raises(NotImplementedForType):
+        mk(dp.atom_domain(T=float), dp.symmetric_distance(), dp.max_divergence(), [1.0], 0.5, 1.0)
+    with pytest.raises(NotImplementedForType):
+        mk(*space, dp.approximate(dp.max_divergence()), [1.0], alpha=0.5, scale=1.0)  # type: ignore[arg-type]
