@@ -138,12 +138,13 @@ def int_range(T: str) -> tuple[int, int]:
 def grid_shift(magnitude: float, bits: int = _SUM_BITS) -> int:
     """The exponent ``p`` with ``|x| · 2^p <= 2^bits`` for every ``|x| <= magnitude``.
 
-    ``2^p`` stays a finite, normal float (``p`` is capped at 1000).
+    For subnormal-sized bounds ``p`` may exceed 1023; :func:`grid_sums` then scales in two
+    exact steps.
     """
     if magnitude == 0:
         return 0
     e = math.frexp(magnitude)[1]  # magnitude < 2^e
-    return min(bits - e, 1000)
+    return bits - e
 
 
 def grid_k(x: float, p: int) -> int:
@@ -158,7 +159,13 @@ def grid_sums(x: npt.NDArray[Any], p: int, squares: bool = False) -> tuple[int, 
     Requires ``|x_i| · 2^p <= 2^46`` (``2^26`` when ``squares``), which the constructors
     guarantee through :func:`grid_shift`.
     """
-    s = math.ldexp(1.0, p)
+    # 2^p as one or two finite factors; each product is exact (scaling by a power of two,
+    # up from a subnormal or within the normal range)
+    s1, s2 = (
+        (math.ldexp(1.0, p), 1.0)
+        if p <= 1000
+        else (math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000))
+    )
     total = 0
     total_sq = 0
     n = x.shape[0]
@@ -168,7 +175,9 @@ def grid_sums(x: npt.NDArray[Any], p: int, squares: bool = False) -> tuple[int, 
         m = chunk.shape[0]
         b = buf[:m]
         # dtype=float64 forces the product into binary64 even for f32 data (exact there).
-        np.multiply(chunk, s, out=b, dtype=np.float64)
+        np.multiply(chunk, s1, out=b, dtype=np.float64)
+        if s2 != 1.0:
+            np.multiply(b, s2, out=b)
         if not squares:
             # the float -> int64 cast inside the reduction truncates toward zero
             total += int(np.add.reduce(b, dtype=np.int64))

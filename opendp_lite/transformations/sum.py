@@ -344,7 +344,9 @@ class FloatSumPlan:
                 f"{name}: size_limit·max(|L|, |U|) = {limit}·{max(abs(lo), abs(hi))!r} "
                 f"can overflow {T}; tighten the bounds or lower the size limit"
             )
-        self.relax = 2 * rounding_error(c, T)
+        # |A_c| <= 2^53 with p <= 1074 makes A_c·2^-p a binary64 value: no rounding at all
+        exact = T == "f64" and self.c_int <= 2**53 and self.p <= 1074
+        self.relax = ar.q(0) if exact else 2 * rounding_error(c, T)
 
     def scaled(self, k: int) -> ar.Rational:
         """``k · 2^-p`` exactly."""
