@@ -36,6 +36,7 @@ __all__ = [
     "VectorDomain",
     "atom_domain",
     "dataframe_domain",
+    "is_lazy_array",
     "map_domain",
     "option_domain",
     "user_domain",
@@ -191,7 +192,8 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
     """Vectors whose elements are members of ``element_domain``; of length ``size`` if set.
 
     Members are lists, tuples or 1-d numpy arrays; functions receive a read-only numpy array
-    of the carrier dtype (``object`` for strings and options).
+    of the carrier dtype (``object`` for strings and options).  A lazy duck array (e.g. Dask)
+    of atoms is checked by reductions and passed on unmaterialised (see :func:`is_lazy_array`).
     """
 
     element_domain: Domain[C]
@@ -206,11 +208,63 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
         return f"Vec<{self.element_domain.carrier_type}>"
 
     def _normalize(self, x: object) -> Vec[C]:
-        arr = _coerce_vector(self.element_domain, x)
+        arr: Any
+        if is_lazy_array(x) and isinstance(self.element_domain, AtomDomain):
+            arr = _coerce_lazy_vector(self.element_domain, x)
+        else:
+            arr = _coerce_vector(self.element_domain, x)
+            arr.flags.writeable = False
         if self.size is not None and len(arr) != self.size:
             raise NotInDomain(f"expected a vector of size {self.size}, got length {len(arr)}")
-        arr.flags.writeable = False
         return arr
+
+
+# -- lazy (chunked) arrays: the one place that knows about array backends other than numpy --
+
+
+def is_lazy_array(x: object) -> bool:
+    """Whether ``x`` is a duck array other than a numpy array (e.g. a Dask array).
+
+    Such arrays implement the numpy API through ``__array_function__``/``__array_ufunc__``;
+    vector domains check them with reductions (``min``, ``max``, ``any``), which a chunked
+    backend evaluates chunk by chunk, and pass them on without materialising them, so
+    numpy-API transformations (clamp, numeric casts, impute_constant) stay lazy.
+    """
+    return (
+        not isinstance(x, np.ndarray)
+        and hasattr(x, "__array_function__")
+        and hasattr(x, "dtype")
+        and hasattr(x, "ndim")
+    )
+
+
+def _coerce_lazy_vector(element: AtomDomain[Any], x: Any) -> Any:
+    if x.ndim != 1:
+        raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
+    T = element.T
+    kind = np.dtype(x.dtype).kind
+    if T == "String" or (T == "bool") != (kind == "b") or kind not in "biuf":
+        raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
+    if is_int(T) and kind not in "iu":
+        raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
+    if len(x) == 0:
+        return x.astype(carrier_dtype(T))
+    if is_int(T):
+        lo, hi = int_bounds(T)
+        if int(x.min()) < lo or int(x.max()) > hi:
+            raise NotInDomain(f"a value is outside the range of {T} [{lo}, {hi}]")
+    with np.errstate(over="ignore"):
+        arr = x.astype(carrier_dtype(T)) if np.dtype(x.dtype) != np.dtype(carrier_dtype(T)) else x
+    if is_float(T):
+        if T == "f32" and kind == "f" and bool((np.isinf(arr) & np.isfinite(x)).any()):
+            raise NotInDomain("a value overflows f32")
+        if not element.nan and bool(np.isnan(arr).any()):
+            raise NotInDomain(f"NaN is not a member of {element!r}")
+    if element.bounds is not None:
+        lo_b, hi_b = element.bounds
+        if not (bool(arr.min() >= lo_b) and bool(arr.max() <= hi_b)):
+            raise NotInDomain(f"a value is outside the bounds of {element!r}")
+    return arr
 
 
 def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:

@@ -58,7 +58,8 @@ def _null_mask(is_option: bool, arg: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
             dtype=np.bool_,
             count=len(arg),
         )
-    return np.asarray(np.isnan(arg), dtype=np.bool_)
+    isnan: npt.NDArray[np.bool_] = np.isnan(arg)  # no asarray: a lazy array stays lazy
+    return isnan
 
 
 def _non_null(inner: AtomDomain[Any]) -> AtomDomain[Any]:
