@@ -67,6 +67,7 @@ def rr_measurement(claimed: float) -> Any:
 
 F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
+VI = dp.vector_domain(dp.atom_domain(T=int))
 
 
 def builtin_cases() -> list[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
@@ -88,8 +89,30 @@ def builtin_cases() -> list[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
             1.0,
             {},
         ),
+        ("randomized_response_bool", m.make_randomized_response_bool(0.75), True, False, 1, {}),
+        ("randomized_response", m.make_randomized_response(["a", "b", "c"], 0.6), "a", "b", 1, {}),
+        ("randomized_response_coins", m.make_randomized_response_coins(), True, False, 1, {}),
+        (
+            "noisy_max",
+            m.make_noisy_max(VI, dp.linf_distance(T=int), dp.max_divergence(), 2.0),
+            [1, 0, 0],
+            [0, 0, 0],
+            1,
+            {},
+        ),
+        (
+            "report_noisy_max_gumbel",
+            m.make_report_noisy_max_gumbel(VI, dp.linf_distance(T=int), 2.0),
+            [1, 0, 0],
+            [0, 0, 0],
+            1,
+            {},
+        ),
     ]
     return cases
+
+
+N_BUILTIN = 12
 
 
 def broken_cases() -> list[tuple[str, Any, Any, Any, Any]]:
@@ -197,12 +220,16 @@ def test_coverage_test_has_teeth() -> None:
 # Acceptance: built-in mechanisms are never flagged, broken ones always
 
 
-@pytest.mark.parametrize("case", range(7))
+@pytest.mark.parametrize("case", range(N_BUILTIN))
 def test_builtin_mechanism_not_flagged(case: int) -> None:
     name, meas, x, xp, d_in, kw = builtin_cases()[case]
     with seeded(b"builtin-" + name.encode()):
         r = audit.assert_not_violated(meas, x, xp, d_in, samples=4000, **kw)
     assert 0.0 <= r.epsilon_lower <= r.claimed_epsilon
+
+
+def test_builtin_case_count() -> None:
+    assert len(builtin_cases()) == N_BUILTIN
 
 
 @pytest.mark.parametrize("case", range(4))
@@ -226,7 +253,7 @@ def test_loose_but_sound_not_flagged() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", range(7))
+@pytest.mark.parametrize("case", range(N_BUILTIN))
 def test_builtin_sweep_slow(case: int) -> None:
     _name, meas, x, xp, d_in, kw = builtin_cases()[case]
     r = audit.assert_not_violated(meas, x, xp, d_in, samples=scaled(100_000), **kw)
