@@ -256,7 +256,7 @@ def test_loose_but_sound_not_flagged() -> None:
 @pytest.mark.parametrize("case", range(N_BUILTIN))
 def test_builtin_sweep_slow(case: int) -> None:
     _name, meas, x, xp, d_in, kw = builtin_cases()[case]
-    r = audit.assert_not_violated(meas, x, xp, d_in, samples=scaled(100_000), **kw)
+    r = audit.assert_not_violated(meas, x, xp, d_in, samples=scaled(50_000), **kw)
     assert r.epsilon_lower <= r.claimed_epsilon
 
 
@@ -264,7 +264,7 @@ def test_builtin_sweep_slow(case: int) -> None:
 @pytest.mark.parametrize("case", range(4))
 def test_broken_sweep_slow(case: int) -> None:
     name, meas, x, xp, d_in = broken_cases()[case]
-    r = audit.audit(meas, x, xp, d_in, samples=scaled(100_000), confidence=0.999)
+    r = audit.audit(meas, x, xp, d_in, samples=scaled(50_000), confidence=0.999)
     assert r.violated, (name, r)
 
 
