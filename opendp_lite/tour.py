@@ -1,13 +1,36 @@
-"""The guided tour run by ``python -m opendp_lite``: each step prints what it computed.
+"""The guided tour run by ``python -m opendp_lite``: each step runs a seed document's example
+through opendp_lite and prints its headline numbers next to the seed's own.
 
-Later steps reproduce the seed documents' headline numbers next to the seeds' own.
+Random numbers differ from run to run (and from the seeds' runs); deterministic ones (ε, ρ,
+the closed-form sensitivity) match exactly.  ``--plots DIR`` also writes the figures of the
+documentation (needs matplotlib: ``pip install "opendp_lite[docs]"``).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["FIGURES", "main", "run_seeds", "write_figures"]
+
+Row = tuple[str, str, str]
+
+
+def _table(title: str, rows: Sequence[Row]) -> None:
+    print(f"\n== {title} ==")
+    width = max(len(r[0]) for r in rows)
+    w1 = max(14, *(len(r[1]) for r in rows))
+    w2 = max(14, *(len(r[2]) for r in rows))
+    print(f"  {'':{width}}  {'opendp_lite':>{w1}}  {'seed':>{w2}}")
+    for name, ours, seed in rows:
+        print(f"  {name:{width}}  {ours:>{w1}}  {seed:>{w2}}")
 
 
 def _chaining() -> None:
@@ -29,10 +52,380 @@ def _chaining() -> None:
     dp.disable_features("honest-but-curious")
 
 
+# ----------------------------------------------------------------------------------------------
+# Seed 000: typical sensitivity and the sensitivity sampler (shfl Laplace tutorial)
+
+
+def heights_mixture() -> Any:
+    """The seed's height model: ½ N(178, 7²) + ½ N(162, 6.5²)."""
+    from .sensitivity import GaussianMixture
+
+    return GaussianMixture([[178.0, 7.0], [162.0, 6.5]], [0.5, 0.5])
+
+
+def height_error(sensitivity: float, epsilon: float, people: int = 500) -> float:
+    """The seed's experiment: people N(170, 1) each add Lap(Δ/ε) locally; |true − noisy mean|."""
+    from . import prelude as dp
+    from .combinators.local import make_local_release
+    from .sensitivity import Normal
+
+    heights = Normal(170.0, 1.0).sample(people)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=sensitivity / epsilon
+    )
+    local = make_local_release(
+        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, sensitivity
+    )
+    return abs(float(np.mean(heights)) - float(np.mean(local(heights))))
+
+
+def seed_000() -> dict[str, float]:
+    """Expected sensitivity 11.99 cm; sampled sensitivity and its mean; the random-DP release."""
+    from . import prelude as dp
+    from .combinators.local import make_local_release
+    from .sensitivity import L1SensitivityNorm, SensitivitySampler, make_random_dp
+
+    mixture = heights_mixture()
+    expected = mixture.expected_abs_difference()
+    s = SensitivitySampler().sample_sensitivity(
+        lambda d: d, L1SensitivityNorm(), mixture, n_data_size=1, gamma=0.05
+    )
+    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), s.sensitivity)
+    per_node = make_random_dp(dp.atom_domain(T=float), dp.discrete_distance(), lambda x: x, s, lap)
+    local = make_local_release(
+        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), per_node
+    )
+    error = float(np.mean([height_error(expected, 1.0) for _ in range(5)]))
+    _table(
+        "Seed 000 - typical sensitivity, sensitivity sampling (Rubinstein & Alda 2017)",
+        [
+            ("expected sensitivity E[Δf] (cm)", f"{expected:.2f}", "11.99"),
+            ("sampled sensitivity Δ̂ (gamma=0.05)", f"{s.sensitivity:.2f}", "47.38"),
+            ("mean sampled sensitivity (cm)", f"{s.mean:.2f}", "11.89"),
+            ("samples m, order statistic k", f"{s.m}, {s.k}", "-"),
+            ("per-node Laplace(Δ̂) release measure", repr(local.output_measure), "-"),
+            ("  ... its epsilon per node", f"{local.map(1):.4f}", "-"),
+            ("mean-height error, ε=1, Δ=E[Δf] (cm)", f"{error:.3f}", "(plot)"),
+        ],
+    )
+    return {"expected": expected, "sensitivity": s.sensitivity, "mean": s.mean, "error": error}
+
+
+# ----------------------------------------------------------------------------------------------
+# Seed 001: the Laplace mechanism, counting queries and Δ = 2 (lecture notes)
+
+
+def seed_001() -> dict[str, float]:
+    """Δ = 1 for a count, Δ = 2 for two counts, Lap(0, 2) on f_c is 1-DP."""
+    from . import prelude as dp
+
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    count = space >> dp.t.then_count()
+    one = count >> dp.m.then_laplace(scale=2.0)
+    both = dp.c.make_basic_composition([one, one])
+    lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 2.0)
+    draws = lap(np.zeros(20_000))
+    _table(
+        "Seed 001 - the Laplace mechanism (counting queries)",
+        [
+            ("Δf of a count", f"{count.map(1)}", "1"),
+            ("Δf_c of (f_1, f_2), two counts", f"{2 * count.map(1)}", "2"),
+            ("ε of f_c + Lap(0, 2)² (composed)", f"{both.map(1)}", "1"),
+            ("variance of Lap(0, 2) draws", f"{np.var(draws):.2f}", "8 (2b²)"),
+        ],
+    )
+    return {"delta_count": float(count.map(1)), "epsilon_fc": float(both.map(1))}
+
+
+# ----------------------------------------------------------------------------------------------
+# Seed 002: two-coin randomized response (shfl)
+
+
+def rr_experiment(epsilon: float, p: float, size: int, runs: int) -> tuple[float, float]:
+    """The seed's run_n_experiments: mean p̂ and mean Δp over ``runs`` federated releases."""
+    from . import prelude as dp
+    from .measurements.two_coin import (
+        coins_from_epsilon,
+        debias_two_coin,
+        make_randomized_response_coins,
+        two_coin_uncertainty,
+    )
+
+    a, b = coins_from_epsilon(epsilon)
+    local = dp.c.make_local_release(
+        dp.vector_domain(dp.atom_domain(T=bool)),
+        dp.hamming_distance(),
+        make_randomized_response_coins(a, b),
+    )
+    truth = np.zeros(size, dtype=bool)
+    truth[: round(p * size)] = True
+    est, unc = [], []
+    for _ in range(runs):
+        r = float(np.mean(local(truth)))
+        est.append(debias_two_coin(r, a, b))
+        unc.append(two_coin_uncertainty(r, size, a, b))
+    return float(np.mean(est)), float(np.mean(unc))
+
+
+def seed_002() -> dict[str, float]:
+    """ε = log 3; true mean 0.2061, DP mean ≈ 0.353, corrected ≈ 0.206."""
+    from . import prelude as dp
+    from .measurements.two_coin import debias_two_coin, make_randomized_response_coins
+
+    rr = make_randomized_response_coins()
+    array = np.zeros(10_000, dtype=bool)
+    array[:2061] = True
+    local = dp.c.make_local_release(
+        dp.vector_domain(dp.atom_domain(T=bool)), dp.hamming_distance(), rr
+    )
+    result = local(array)
+    f = 0.75
+    biased = make_randomized_response_coins(2 * (1 - f), 0.5)
+    p_hat, dp_unc = rr_experiment(2.0, 0.2, 2000, 10)
+    _table(
+        "Seed 002 - two-coin randomized response",
+        [
+            ("ε, fair coins", f"{rr.map(1):.6f}", f"log 3={math.log(3):.6f}"),
+            ("ε, first coin 2(1-f), f=3/4", f"{biased.map(1):.6f}", "log(f/(1-f))"),
+            ("true mean", f"{array.mean():.4f}", "0.2061"),
+            ("DP query mean", f"{result.mean():.4f}", "0.3492"),
+            ("expected DP mean", f"{array.mean() * 0.5 + 0.25:.5f}", "0.35305"),
+            ("corrected mean p̂", f"{debias_two_coin(float(result.mean())):.4f}", "0.1984"),
+            ("p̂ at ε=2, N=2000 (p=0.2)", f"{p_hat:.3f}", "(plot)"),
+            ("Δp at ε=2, N=2000", f"{dp_unc:.4f}", "(plot)"),
+        ],
+    )
+    return {"epsilon": rr.map(1), "dp_mean": float(result.mean())}
+
+
+# ----------------------------------------------------------------------------------------------
+# Seed 003: the exponential mechanism and report noisy max (Programming DP)
+
+
+def seed_003() -> dict[str, float]:
+    """Score 10.683; 200 exponential-mechanism draws; 200 report-noisy-max draws."""
+    from . import prelude as dp
+    from .data import ADULT_MARITAL_COUNTS, load_adult_marital
+
+    data = load_adult_marital()
+    options = list(ADULT_MARITAL_COUNTS)
+    space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+
+    def score(x: npt.NDArray[Any], option: str) -> float:
+        return float((x == option).sum()) / 1000
+
+    was_enabled = True
+    try:
+        dp.assert_features("honest-but-curious")
+    except dp.OpenDPLiteError:
+        was_enabled = False
+        dp.enable_features("honest-but-curious")  # the scoring function is user code
+    try:
+        em = dp.m.make_exponential(*space, options, score, sensitivity=1, epsilon=1.0)
+    finally:
+        if not was_enabled:
+            dp.disable_features("honest-but-curious")
+    counts = space >> dp.t.then_count_by_categories(options, null_category=False)
+    exact = counts(data)
+    em_draws = [em(data) for _ in range(200)]
+    noisy = dp.m.make_laplace(counts.output_domain, counts.output_metric, scale=1000.0)
+    rnm = [options[int(np.argmax(noisy(exact)))] for _ in range(200)]
+    w = np.exp(np.array(exact, dtype=float) / 2000)
+    em_top = round(float(200 * w[0] / w.sum()))
+    _table(
+        "Seed 003 - exponential mechanism, report noisy max (adult marital status)",
+        [
+            ("score('Never-married')", f"{score(data, 'Never-married')}", "10.683"),
+            ("EM ε (Δu=1, ε=1)", f"{em.map(1)}", "1"),
+            ("EM: expected Married-civ-spouse /200", f"{em_top}", "-"),
+            ("EM: Married-civ-spouse /200", f"{em_draws.count('Married-civ-spouse')}", "179"),
+            ("EM: Never-married /200", f"{em_draws.count('Never-married')}", "21"),
+            ("RNM: Married-civ-spouse /200", f"{rnm.count('Married-civ-spouse')}", "192"),
+            ("RNM: Never-married /200", f"{rnm.count('Never-married')}", "8"),
+        ],
+    )
+    return {"score": score(data, "Never-married"), "rnm_top": float(rnm.count(options[0]))}
+
+
+# ----------------------------------------------------------------------------------------------
+# Seed 004: additive noise mechanisms (OpenDP user guide)
+
+
+def seed_004() -> dict[str, float]:
+    """ε 0.5, ρ 0.125, ε 1.0, ρ 0.5, vector ε 1.0, ρ 0.999698, and the 2^k penalty table."""
+    from . import prelude as dp
+
+    m = dp.m
+    flt = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    itg = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    vec_l1 = dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float)
+    vec_l2 = dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=float)
+    cases: list[tuple[str, Any, Any, str]] = [
+        ("make_base_laplace(scale=2).map(1)", m.make_base_laplace(*flt, scale=2.0), 1.0, "0.5"),
+        ("make_gaussian(scale=2).map(1)", m.make_gaussian(*flt, scale=2.0), 1.0, "0.125"),
+        ("discrete laplace(1).map(1)", m.make_base_discrete_laplace(*itg, scale=1.0), 1, "1.0"),
+        ("discrete gaussian(1).map(1)", m.make_base_discrete_gaussian(*itg, scale=1.0), 1, "0.5"),
+        ("vector laplace(1), L1, map(1)", m.make_base_laplace(*vec_l1, scale=1.0), 1.0, "1.0"),
+        ("vector discrete gaussian map(1.414)",
+         m.make_base_discrete_gaussian(*vec_l2, scale=1.0), 1.414, "0.999698"),
+    ]  # fmt: skip
+    rows: list[Row] = [(name, f"{meas.map(d)}", seed) for name, meas, d, seed in cases]
+    seed_penalty = ["0", "4.940656e-324", "7.888609e-31", "0.5", "1.0", "2.0"]
+    for k, seed in zip([-1074, -1073, -100, -1, 0, 1], seed_penalty, strict=True):
+        pen = m.make_base_laplace(*flt, scale=1.0, k=k).map(0.0)
+        rows.append((f"ε penalty, k = {k}", f"{pen:.6g}", seed))
+    _table("Seed 004 - additive noise mechanisms (OpenDP user guide)", rows)
+    return {"laplace": m.make_base_laplace(*flt, scale=2.0).map(1.0)}
+
+
+SEEDS: dict[str, Callable[[], dict[str, float]]] = {
+    "000": seed_000,
+    "001": seed_001,
+    "002": seed_002,
+    "003": seed_003,
+    "004": seed_004,
+}
+
+
+def run_seeds() -> dict[str, dict[str, float]]:
+    """Run every seed's example, printing its table; returns the headline numbers."""
+    return {name: fn() for name, fn in SEEDS.items()}
+
+
+# ----------------------------------------------------------------------------------------------
+# Figures (matplotlib, only with --plots)
+
+FIGURES = (
+    "seed000_heights.png",
+    "seed000_error_vs_epsilon.png",
+    "seed001_laplace_pdf.png",
+    "seed002_randomized_response.png",
+    "seed004_laplace_grid.png",
+)
+
+
+def write_figures(directory: str | Path, *, quick: bool = False) -> list[Path]:
+    """Write the documentation's figures into ``directory``; returns their paths.
+
+    ``quick`` uses fewer points and runs (for tests); the committed figures use the default.
+
+    Raises:
+        ImportError: if matplotlib is not installed.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from . import prelude as dp
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+
+    def save(fig: Any, name: str) -> None:
+        path = out / name
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        paths.append(path)
+
+    # seed 000: the height distribution
+    mixture = heights_mixture()
+    x = np.linspace(100, 220, 600)
+    pdf_m = np.exp(-0.5 * ((x - 178) / 7) ** 2) / (7 * math.sqrt(2 * math.pi))
+    pdf_f = np.exp(-0.5 * ((x - 162) / 6.5) ** 2) / (6.5 * math.sqrt(2 * math.pi))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(x, pdf_m, label="Male")
+    ax.plot(x, pdf_f, label="Female")
+    ax.plot(x, 0.5 * (pdf_m + pdf_f), label="General")
+    ax.hist(mixture.sample(4000 if quick else 40_000), bins=80, density=True, alpha=0.3,
+            label="GaussianMixture.sample")  # fmt: skip
+    ax.set_xlabel("height (cm)")
+    ax.set_title("Height distribution")
+    ax.legend(loc="upper left")
+    save(fig, FIGURES[0])
+
+    # seed 000: error vs epsilon for several sensitivities
+    expected = mixture.expected_abs_difference()
+    sigma = math.sqrt(0.5 * (7**2 + 6.5**2) + 0.25 * 16**2)
+    epsilons = np.geomspace(0.05, 20, 8 if quick else 24)
+    runs = 1 if quick else 8
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, sens in [("E[Δf]", expected), ("E[Δf] + σ", expected + sigma),
+                        ("E[Δf] + 2σ", expected + 2 * sigma)]:  # fmt: skip
+        errs = [np.mean([height_error(sens, e) for _ in range(runs)]) for e in epsilons]
+        ax.plot(epsilons, errs, marker="o", ms=3, label=label)
+    ax.set_xlabel("ε")
+    ax.set_ylabel("error (cm)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_title("Mean-height error, 500 people, local Laplace noise")
+    ax.legend(title="Sensitivity")
+    save(fig, FIGURES[1])
+
+    # seed 001: the Laplace pdf for several b, with opendp_lite draws
+    x = np.linspace(-10, 10, 1000)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for b in [1.0, 2.0, 3.0, 4.0]:
+        (line,) = ax.plot(x, np.exp(-np.abs(x) / b) / (2 * b), label=f"b = {b:g}")
+        lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float)),
+                                dp.l1_distance(T=float), b)  # fmt: skip
+        draws = lap(np.zeros(2000 if quick else 20_000))
+        ax.hist(draws, bins=np.linspace(-10, 10, 81).tolist(), density=True, histtype="step",
+                color=line.get_color(), alpha=0.6)  # fmt: skip
+    ax.set_title("Lap(0, b): density and make_laplace draws")
+    ax.grid(True)
+    ax.legend()
+    save(fig, FIGURES[2])
+
+    # seed 002: p̂ and Δp vs epsilon for N = 100, 500, 2000
+    epsilons = np.linspace(0.001, 10, 8 if quick else 26)
+    runs = 2 if quick else 10
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for n in (100, 500, 2000):
+        res = [rr_experiment(float(e), 0.2, n, runs) for e in epsilons]
+        axes[0].plot(epsilons, [r[0] for r in res], label=f"N = {n}")
+        axes[1].plot(epsilons, [r[1] for r in res], label=f"N = {n}")
+    axes[0].axhline(0.2, color="grey", lw=0.8, ls="--")
+    axes[0].set(xlabel="ε", ylabel="p̂", xlim=(0, 10), ylim=(0, 1))
+    axes[1].set(xlabel="ε", ylabel="Δp", xlim=(0, 10), ylim=(0.01, 100), yscale="log")
+    axes[1].legend(title="Number of samples", loc="upper right")
+    fig.suptitle("Two-coin randomized response: estimate and uncertainty (true p = 0.2)")
+    save(fig, FIGURES[3])
+
+    # seed 004: make_base_laplace on the 2^k grid
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3))
+    n = 2000 if quick else 10_000
+    for axis, k in zip(axes, [1, 0, -1], strict=True):
+        lap = dp.m.make_base_laplace(dp.vector_domain(dp.atom_domain(T=float), size=n),
+                                     dp.l1_distance(T=float), scale=1.0, k=k)  # fmt: skip
+        support, counts = np.unique(lap(np.zeros(n)), return_counts=True)
+        axis.bar(support, counts / n, width=0.8 * 2.0**k)
+        axis.set_xticks([-2, 0, 2])
+        axis.set_xlim(-6, 6)
+        axis.set_title(f"k = {k}; gap = {2.0**k:g}")
+    axes[0].set_ylabel("density")
+    fig.suptitle("make_base_laplace for different choices of k")
+    save(fig, FIGURES[4])
+    return paths
+
+
 def main(argv: Sequence[str] = ()) -> int:
     """Run the tour; returns a process exit code."""
     parser = argparse.ArgumentParser(prog="python -m opendp_lite", description=__doc__)
     parser.add_argument("--plots", metavar="DIR", help="also write the tour's figures to DIR")
-    parser.parse_args(list(argv))
+    args = parser.parse_args(list(argv))
+    start = time.perf_counter()
     _chaining()
+    run_seeds()
+    print(f"\ntour done in {time.perf_counter() - start:.1f} s")
+    if args.plots:
+        try:
+            paths = write_figures(args.plots)
+        except ImportError:
+            print('--plots needs matplotlib: pip install "opendp_lite[docs]"')
+            return 1
+        for p in paths:
+            print(f"wrote {p}")
     return 0
