@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 import gmpy2
+import numpy as np
 
 from .rng import fill_bytes
 
@@ -34,10 +35,10 @@ def to_rational(x: Any, name: str = "value") -> Any:
     """
     if isinstance(x, _MPQ):
         return x
-    if isinstance(x, bool):
+    if isinstance(x, (bool, np.bool_)):
         raise ValueError(f"{name} must be a real number, got bool {x!r}")
-    if isinstance(x, (int, _MPZ)):
-        return gmpy2.mpq(x)
+    if isinstance(x, (int, _MPZ, np.integer)):
+        return gmpy2.mpq(int(x))  # numpy integers exactly, not through float
     if isinstance(x, Fraction):
         return gmpy2.mpq(x.numerator, x.denominator)
     if isinstance(x, float) or hasattr(x, "__float__"):

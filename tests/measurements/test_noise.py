@@ -13,6 +13,8 @@ from fractions import Fraction
 import gmpy2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
 from opendp_lite.errors import (
@@ -341,3 +343,25 @@ def test_partials_chain() -> None:
     assert (isp >> dp.m.then_base_discrete_gaussian(1.0)).map(1) == 0.5
     assert (sp >> dp.m.then_base_laplace(1.0, k=-1)).map(0.0) == 0.5
     assert (sp >> dp.m.then_base_gaussian(1.0, k=0)).map(0.0) == 0.5
+
+
+# ------------------------------------------------------------------------------------------
+# laws
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["laplace", "gaussian"]),
+    st.sampled_from([None, -1073, -60, -1, 0, 4]),
+    st.sampled_from(["atom", 1, 3, 50]),
+    st.floats(0.01, 1e4),
+    st.floats(0, 1e6),
+    st.floats(0, 1e6),
+)
+def test_maps_are_monotone_and_check_consistent(dist, k, size, scale, d1, d2) -> None:
+    meas = make(dist, *space("f64", dist, size), scale=scale, k=k)
+    lo, hi = sorted((d1, d2))
+    assert meas.map(lo) <= meas.map(hi)
+    assert meas.check(hi, meas.map(hi))
+    below = math.nextafter(meas.map(hi), 0.0)
+    assert meas.map(hi) == 0.0 or not meas.check(hi, below)

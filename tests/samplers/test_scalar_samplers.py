@@ -180,3 +180,16 @@ def test_batch_matches_scalar_shapes_and_dtypes() -> None:
     assert np.array_equal(outf, xf)
     assert batch.int_noise_scalar(5, 0, "laplace", "u8") == 5
     assert batch.float_noise_scalar(2.5, 0, 0, "laplace", "f32") == 3.0
+
+
+def test_ties_to_even_would_break_the_charged_penalty() -> None:
+    # Why the grid rounding sends ties toward +inf: with k = -1073, the neighbours
+    # x = 1·2^-1074 and y = 3·2^-1074 are both ties.  Ties-to-even gives 0 and 4·2^-1074,
+    # 4 units apart, but the map charges |x − y| + 2^k − 2^-1074 = 3 units.
+    unit = Fraction(2) ** -1074
+    x, y, k = float(unit), float(3 * unit), -1073
+    charged = 2 * unit + Fraction(2) ** k - unit
+    to_even = [round(Fraction(v) / Fraction(2) ** k) * Fraction(2) ** k for v in (x, y)]
+    assert abs(to_even[1] - to_even[0]) > charged
+    ours = [round_to_grid(v, k) * Fraction(2) ** k for v in (x, y)]
+    assert abs(ours[1] - ours[0]) <= charged
