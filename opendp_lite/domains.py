@@ -208,8 +208,9 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
         return f"Vec<{self.element_domain.carrier_type}>"
 
     def _normalize(self, x: object) -> Vec[C]:
-        arr: Any
+        arr: npt.NDArray[Any]
         if is_lazy_array(x) and isinstance(self.element_domain, AtomDomain):
+            # a duck array stands in for an ndarray from here on (same numpy API)
             arr = _coerce_lazy_vector(self.element_domain, x)
         else:
             arr = _coerce_vector(self.element_domain, x)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -57,20 +58,49 @@ def _default(T: str) -> Any:
     return _DEFAULTS[T]
 
 
-def _float_to_string(x: float) -> str:
+def _float_to_string(x: float, T: str) -> str:
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    return np.format_float_positional(x, trim="-")
+    # the shortest digits that round-trip *in T* (an f32 0.1 prints as "0.1"), no exponent
+    return np.format_float_positional(np.float32(x) if T == "f32" else x, trim="-")
 
 
 def _to_string(TIA: str, v: Any) -> str:
     if TIA == "bool":
         return "true" if v else "false"
     if is_float(TIA):
-        return _float_to_string(float(v))
+        return _float_to_string(float(v), TIA)
     return str(v)
+
+
+_F32_MAX = Fraction(float(np.finfo(np.float32).max))
+_F32_OVERFLOW = _F32_MAX + Fraction(2) ** 103  # max + half an ulp: from here on, round to inf
+
+
+def _parse_f32(s: str) -> float:
+    """The f32 nearest to the decimal ``s`` (ties to even), without double rounding.
+
+    ``s`` is already a finite decimal literal.  ``float(Fraction)`` is correctly rounded to
+    f64; the f32 answer is that value's f32 rounding or one of its two f32 neighbours, chosen
+    by exact rational distance.
+    """
+    exact = Fraction(s)
+    if abs(exact) >= _F32_OVERFLOW:
+        return math.copysign(math.inf, float(exact)) if exact else 0.0
+    with np.errstate(over="ignore"):
+        c = np.float32(float(exact))
+        if math.isinf(c):
+            return math.copysign(float(np.finfo(np.float32).max), float(exact))
+        cands = [c, np.nextafter(c, np.float32(np.inf)), np.nextafter(c, np.float32(-np.inf))]
+    best = min(
+        (abs(Fraction(float(v)) - exact), int(np.float32(v).view(np.uint32)) & 1, float(v))
+        for v in cands
+        if math.isfinite(v)
+    )
+    out = best[2]
+    return math.copysign(0.0, -1.0) if out == 0 and s.lstrip().startswith("-") else out
 
 
 def _parse(TOA: str, s: str) -> Any:
@@ -88,9 +118,8 @@ def _parse(TOA: str, s: str) -> Any:
     if not _FLOAT_RE.match(s):
         return None
     f = float(s)
-    if TOA == "f32":
-        with np.errstate(over="ignore"):
-            f = float(np.float32(f))
+    if TOA == "f32" and math.isfinite(f):
+        return _parse_f32(s)
     return f
 
 

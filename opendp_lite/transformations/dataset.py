@@ -34,15 +34,22 @@ def _split_lines(text: str) -> npt.NDArray[Any]:
     # lines end at "\n" (an optional "\r" before it is dropped); a final "\n" ends the last
     # line rather than starting an empty one.  Unlike str.splitlines, no other separators.
     parts = text.split("\n")
-    if parts[-1] == "":
-        parts.pop()
-    out = np.empty(len(parts), dtype=object)
-    out[:] = [p[:-1] if p.endswith("\r") else p for p in parts]
+    last = parts.pop()  # the text after the final "\n": a line only if non-empty
+    lines = [p[:-1] if p.endswith("\r") else p for p in parts]  # "\r\n" ends a line too
+    if last:
+        lines.append(last)  # no "\n" follows it, so a trailing "\r" is kept (as Rust does)
+    out = np.empty(len(lines), dtype=object)
+    out[:] = lines
     return out
 
 
+# Unicode White_Space, as Rust's str::trim uses (Python's str.strip also strips \x1c-\x1f)
+_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+_WHITESPACE += "\u2028\u2029\u202f\u205f\u3000"
+
+
 def _split_record(line: str, separator: str) -> npt.NDArray[Any]:
-    fields = [f.strip() for f in line.split(separator)]
+    fields = [f.strip(_WHITESPACE) for f in line.split(separator)]
     out = np.empty(len(fields), dtype=object)
     out[:] = fields
     return out
@@ -52,8 +59,8 @@ def make_split_lines() -> Transformation[str, Any, int, int]:
     r"""Split a string into its lines.
 
     Input ``atom_domain(T=str)``, output ``vector_domain(atom_domain(T=str))``, both under the
-    symmetric distance between the multisets of lines.  Lines end at ``"\n"``; a trailing
-    ``"\r"`` is removed.  Stability map: :math:`d_{out} = d_{in}`.
+    symmetric distance between the multisets of lines.  Lines end at ``"\n"`` or ``"\r\n"``
+    (Rust's ``str::lines``).  Stability map: :math:`d_{out} = d_{in}`.
 
     Proof: docs/proofs/make_split_lines.md
 

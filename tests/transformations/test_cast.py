@@ -195,3 +195,47 @@ def test_tricky_strings_match_opendp(odp) -> None:  # type: ignore[no-untyped-de
         ours = dp.t.make_cast_default(STR, SD, TOA=TOA)(TRICKY).tolist()
         theirs = odp.t.make_cast_default(odom, odp.symmetric_distance(), TOA=TOA)(TRICKY)
         assert all(same(a, b) for a, b in zip(ours, theirs, strict=True)), (TOA, ours, theirs)
+
+
+@st.composite
+def near_f32_midpoints(draw: st.DrawFn) -> str:
+    """A decimal string within a hair of the midpoint between two adjacent f32 values."""
+    from fractions import Fraction
+
+    bits = draw(st.integers(0, 0x7F7FFFFE))
+    lo = np.array([bits], dtype=np.uint32).view(np.float32)[0]
+    hi = np.nextafter(lo, np.float32(np.inf))
+    mid = (Fraction(float(lo)) + Fraction(float(hi))) / 2
+    nudge = draw(st.sampled_from([-1, 0, 1])) * mid / 10**30
+    v = mid + nudge
+    digits = 40
+    # a decimal with enough digits to land on the chosen side of the midpoint
+    scaled = v * 10**digits
+    return f"{scaled.numerator // scaled.denominator}e-{digits}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(x=st.lists(near_f32_midpoints(), min_size=1, max_size=5))
+def test_f32_parsing_has_no_double_rounding(odp, x: list[str]) -> None:  # type: ignore[no-untyped-def]
+    ours = dp.t.make_cast_default(STR, SD, TOA="f32")(x).tolist()
+    odom = odp.vector_domain(odp.atom_domain(T=str))
+    theirs = odp.t.make_cast_default(odom, odp.symmetric_distance(), TOA="f32")(x)
+    assert ours == theirs, x
+
+
+@settings(max_examples=100, deadline=None)
+@given(x=st.lists(st.floats(width=32, allow_nan=False), max_size=6))
+def test_f32_to_string_matches_opendp(odp, x: list[float]) -> None:  # type: ignore[no-untyped-def]
+    ours = dp.t.make_cast_default(dp.vector_domain(dp.atom_domain(T="f32")), SD, TOA=str)(x)
+    odom = odp.vector_domain(odp.atom_domain(T="f32", nan=False))
+    theirs = odp.t.make_cast_default(odom, odp.symmetric_distance(), TOA=str)(x)
+    assert ours.tolist() == theirs
+
+
+@settings(max_examples=100, deadline=None)
+@given(x=st.lists(st.floats(allow_nan=False), max_size=6))
+def test_f64_to_string_matches_opendp(odp, x: list[float]) -> None:  # type: ignore[no-untyped-def]
+    ours = dp.t.make_cast_default(dp.vector_domain(dp.atom_domain(T=float)), SD, TOA=str)(x)
+    odom = odp.vector_domain(odp.atom_domain(T=float, nan=False))
+    theirs = odp.t.make_cast_default(odom, odp.symmetric_distance(), TOA=str)(x)
+    assert ours.tolist() == theirs

@@ -133,3 +133,16 @@ def test_csv_pipeline_map_matches_opendp() -> None:
     assert repr(ours.output_domain) == repr(theirs.output_domain)
     out = ours("a,30\nb,x\nc,250\n")
     assert sorted(out.tolist()) == [0] * 8 + [30, 100]
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(alphabet="ab,\r\n \x1c\u2003", max_size=30))
+def test_split_lines_matches_opendp(text: str) -> None:
+    odp = pytest.importorskip("opendp.prelude")
+    odp.enable_features("contrib")
+    assert dp.t.make_split_lines()(text).tolist() == odp.t.make_split_lines()(text)
+
+
+def test_fields_are_trimmed_of_unicode_white_space_only() -> None:
+    recs = dp.t.make_split_records(",")(["\u2003a\t, \x1cb"])
+    assert recs[0].tolist() == ["a", "\x1cb"]  # \x1c is not White_Space (Rust keeps it)
