@@ -96,6 +96,14 @@ def test_integer_vector(dist: str) -> None:
     check_discrete((out.astype(np.int64) - x).tolist(), dist, 1.5)
 
 
+def test_geometric_unbounded_vector() -> None:
+    domain = dp.vector_domain(dp.atom_domain(T="i16"), size=N)
+    meas = dp.m.make_geometric(domain, dp.l1_distance(T="i16"), 4.0)
+    out = meas(np.full(N, -3, dtype=np.int16))
+    assert out.dtype == np.int16
+    check_discrete((out.astype(np.int64) + 3).tolist(), "laplace", 4.0)
+
+
 def test_geometric_censored_law() -> None:
     scale, lo, hi, x = 3.0, 0, 10, 2
     meas = dp.m.make_geometric(dp.atom_domain(T=int), dp.absolute_distance(T=int), scale, (lo, hi))
