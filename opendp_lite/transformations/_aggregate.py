@@ -29,6 +29,8 @@ from ..errors import InvalidParameter, NotImplementedForType
 __all__ = [
     "CHUNK",
     "bounded_vector",
+    "centered_k",
+    "centered_sums",
     "check_metric",
     "exact_int_sum",
     "grid_k",
@@ -42,7 +44,7 @@ __all__ = [
 #: Values per chunk: 2^16 values of magnitude <= 2^46 sum to at most 2^62 < 2^63 in int64.
 CHUNK = 1 << 16
 _SUM_BITS = 46
-#: For sums of squares: |k| <= 2^26 so k² <= 2^52 is exact in float64, and rows of 1024
+#: For sums of squares: |j| <= 2^26 so j² <= 2^52 is exact in float64, and rows of 1024
 #: squares sum to at most 2^62 in int64.
 SQ_BITS = 26
 _ROW = 1024
@@ -153,38 +155,67 @@ def grid_k(x: float, p: int) -> int:
     return math.trunc(math.ldexp(x, p))
 
 
-def grid_sums(x: npt.NDArray[Any], p: int, squares: bool = False) -> tuple[int, int]:
-    """Exact ``(Σ k_i, Σ k_i²)`` with ``k_i = trunc(x_i · 2^p)`` (``Σ k²`` only if ``squares``).
+def _scales(p: int) -> tuple[float, float]:
+    """``2^p`` as one or two finite factors; each product by them is exact (scaling by a
+    power of two, up from a subnormal or within the normal range)."""
+    if p <= 1000:
+        return math.ldexp(1.0, p), 1.0
+    return math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000)
 
-    Requires ``|x_i| · 2^p <= 2^46`` (``2^26`` when ``squares``), which the constructors
-    guarantee through :func:`grid_shift`.
+
+def grid_sums(x: npt.NDArray[Any], p: int) -> int:
+    """The exact ``Σ k_i`` with ``k_i = trunc(x_i · 2^p)``.
+
+    Requires ``|x_i| · 2^p <= 2^46``, which the constructors guarantee through
+    :func:`grid_shift`.
     """
-    # 2^p as one or two finite factors; each product is exact (scaling by a power of two,
-    # up from a subnormal or within the normal range)
-    s1, s2 = (
-        (math.ldexp(1.0, p), 1.0)
-        if p <= 1000
-        else (math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000))
-    )
+    s1, s2 = _scales(p)
     total = 0
-    total_sq = 0
     n = x.shape[0]
     buf = np.empty(min(n, CHUNK), dtype=np.float64)
     for i in range(0, n, CHUNK):
         chunk = x[i : i + CHUNK]
-        m = chunk.shape[0]
-        b = buf[:m]
+        b = buf[: chunk.shape[0]]
         # dtype=float64 forces the product into binary64 even for f32 data (exact there).
         np.multiply(chunk, s1, out=b, dtype=np.float64)
         if s2 != 1.0:
             np.multiply(b, s2, out=b)
-        if not squares:
-            # the float -> int64 cast inside the reduction truncates toward zero
-            total += int(np.add.reduce(b, dtype=np.int64))
-            continue
-        np.trunc(b, out=b)
+        # the float -> int64 cast inside the reduction truncates toward zero
         total += int(np.add.reduce(b, dtype=np.int64))
-        np.multiply(b, b, out=b)  # k² <= 2^52: exact in binary64
+    return total
+
+
+def centered_k(v: float, p: int, k_c: int, shift: int) -> int:
+    """``(trunc(v · 2^p) − k_c) >> shift`` (floor), the centred grid index of a bound."""
+    return (grid_k(v, p) - k_c) >> shift
+
+
+def centered_sums(x: npt.NDArray[Any], p: int, k_c: int, shift: int) -> tuple[int, int]:
+    """Exact ``(Σ j_i, Σ j_i²)`` with ``j_i = (trunc(x_i · 2^p) − k_c) >> shift``.
+
+    Requires ``|x_i| · 2^p <= 2^46`` and ``|j_i| <= 2^26`` (so ``j²`` is exact in binary64 and
+    rows of 1024 squares stay below 2^62), which the constructors guarantee.
+    """
+    s1, s2 = _scales(p)
+    total = 0
+    total_sq = 0
+    n = x.shape[0]
+    buf = np.empty(min(n, CHUNK), dtype=np.float64)
+    ibuf = np.empty(min(n, CHUNK), dtype=np.int64)
+    for i in range(0, n, CHUNK):
+        chunk = x[i : i + CHUNK]
+        m = chunk.shape[0]
+        b, ib = buf[:m], ibuf[:m]
+        np.multiply(chunk, s1, out=b, dtype=np.float64)
+        if s2 != 1.0:
+            np.multiply(b, s2, out=b)
+        np.copyto(ib, b, casting="unsafe")  # truncation toward zero, |b| <= 2^46
+        np.subtract(ib, k_c, out=ib)
+        if shift:
+            np.right_shift(ib, shift, out=ib)  # floor division by 2^shift
+        total += int(np.add.reduce(ib))
+        np.copyto(b, ib, casting="unsafe")  # |j| <= 2^26: exact
+        np.multiply(b, b, out=b)  # j² <= 2^52: exact in binary64
         full = m - m % _ROW
         if full:
             rows = np.add.reduce(b[:full].reshape(-1, _ROW), axis=1, dtype=np.int64)
@@ -194,17 +225,22 @@ def grid_sums(x: npt.NDArray[Any], p: int, squares: bool = False) -> tuple[int, 
     return total, total_sq
 
 
-def rounding_error(magnitude: ar.Rational, T: str) -> ar.Rational:
+def rounding_error(magnitude: ar.Rational, T: str, tiny: ar.Rational | None = None) -> ar.Rational:
     """A bound on ``|to_carrier(v) − v|`` for an exact rational ``|v| <= magnitude``.
 
     binary64: one round-to-nearest of a normal number (relative error < 2^-53) and possibly
     a subnormal result (absolute error <= 2^-1075).  f32 adds a second rounding of the binary64
-    value (relative 2^-24, absolute 2^-150).
+    value (relative 2^-24, absolute 2^-150).  If every non-zero ``|v|`` is known to be at least
+    ``tiny``, the subnormal terms are dropped when ``tiny`` is at least the smallest normal
+    number of the format (zero is exact).
     """
-    e64 = ar.q(magnitude) * ar.q(2) ** -53 + ar.q(2) ** -1075
+    two = ar.q(2)
+    sub64 = 0 if tiny is not None and ar.q(tiny) >= two**-1022 else two**-1075
+    e64 = ar.q(magnitude) * two**-53 + sub64
     if T == "f64":
         return e64
-    return e64 + (ar.q(magnitude) + e64) * ar.q(2) ** -24 + ar.q(2) ** -150
+    sub32 = 0 if tiny is not None and ar.q(tiny) >= two**-126 else two**-150
+    return e64 + (ar.q(magnitude) + e64) * two**-24 + sub32
 
 
 def to_carrier(numerator: int, denominator: int, p: int, T: str) -> float:

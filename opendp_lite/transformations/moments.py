@@ -21,6 +21,8 @@ from ..metrics import InsertDeleteDistance, SymmetricDistance, absolute_distance
 from ._aggregate import (
     SQ_BITS,
     bounded_vector,
+    centered_k,
+    centered_sums,
     check_metric,
     float_max,
     grid_k,
@@ -80,7 +82,7 @@ def make_mean(
     >>> space = domain, dp.symmetric_distance()
     >>> t = space >> dp.t.then_mean()
     >>> t([1.0, 2.0, 3.0, 4.0]), t.map(2)
-    (2.5, 2.5000000000000027)
+    (2.5, 2.5)
     """
     name = "make_mean"
     T, lo, hi, n = _sized_float(name, input_domain, input_metric)
@@ -88,11 +90,16 @@ def make_mean(
     k_lo, k_hi = grid_k(lo, p), grid_k(hi, p)
     inv = ar.q(2) ** -p
     mag = max(abs(k_lo), abs(k_hi)) * inv
-    relax = 2 * rounding_error(mag, T)
+    j = n.bit_length() - 1
+    # n = 2^j with |Σk| <= n·K <= 2^53: Σk·2^-(p+j) is a binary64 number, no rounding at all
+    exact = T == "f64" and n == 1 << j and n * max(abs(k_lo), abs(k_hi)) <= 2**53
+    exact = exact and p + j <= 1074
+    # otherwise one rounding; a non-zero mean is at least 2^-p / n
+    relax = ar.q(0) if exact else 2 * rounding_error(mag, T, inv / n)
     width = (k_hi - k_lo) * inv
 
     def function(x: npt.NDArray[Any]) -> float:
-        total, _ = grid_sums(x, p)
+        total = grid_sums(x, p)
         return to_carrier(total, n, p, T)
 
     def stability_map(d_in: int) -> float:
@@ -124,22 +131,29 @@ def _ssd(
         isinstance(ddof, bool) or not isinstance(ddof, int) or not 0 <= ddof < n
     ):
         raise InvalidParameter(f"{name}: ddof must be an int in [0, size), got {ddof!r}")
-    p = grid_shift(max(abs(lo), abs(hi)), SQ_BITS)
-    k_lo, k_hi = grid_k(lo, p), grid_k(hi, p)
-    inv = ar.q(2) ** -p
-    width = (k_hi - k_lo) * inv
+    # grid: 46 bits of M, centred at the lower bound's index and shifted right until the
+    # indices fit 26 bits; SSD is shift-invariant, so the centring changes nothing
+    p = grid_shift(max(abs(lo), abs(hi)))
+    k_c = grid_k(lo, p)
+    shift = 0
+    while max(abs(centered_k(lo, p, k_c, shift)), abs(centered_k(hi, p, k_c, shift))) > 2**SQ_BITS:
+        shift += 1
+    j_lo, j_hi = centered_k(lo, p, k_c, shift), centered_k(hi, p, k_c, shift)
+    inv = ar.q(2) ** (shift - p)  # the grid step
+    width = (j_hi - j_lo) * inv
     denom = 1 if ddof is None else n - ddof  # SSD, or variance = SSD / (n − ddof)
     # the statistic of n values in an interval of width W is at most n·W²/4 (SSD), / (n−ddof)
     mag = n * width * width / 4 / denom
     if ar.up(mag) > float_max(T) / 4:
         raise InvalidParameter(f"{name}: size·(U − L)² = {n}·{hi - lo}² can overflow {T}")
-    relax = 2 * rounding_error(mag, T)
+    # a non-zero statistic is at least 2^-2p / (n · denom)
+    relax = 2 * rounding_error(mag, T, inv * inv / (n * denom))
     sens = width * width * (n - 1) / n / denom
 
     def function(x: npt.NDArray[Any]) -> float:
-        s1, s2 = grid_sums(x, p, squares=True)
-        # Σ(q − q̄)² = (n·Σk² − (Σk)²) / (n · 2^(2p)), exactly, in integers
-        return to_carrier(n * s2 - s1 * s1, n * denom, 2 * p, T)
+        s1, s2 = centered_sums(x, p, k_c, shift)
+        # Σ(q − q̄)² = (n·Σj² − (Σj)²) · step² / n, exactly, in integers
+        return to_carrier(n * s2 - s1 * s1, n * denom, 2 * (p - shift), T)
 
     def stability_map(d_in: int) -> float:
         return ar.up((d_in // 2) * sens + relax)
