@@ -32,6 +32,7 @@ __all__ = [
     "check_metric",
     "row_by_row",
     "uniform_permutation",
+    "uniform_prefix",
     "vector_element",
 ]
 
@@ -95,7 +96,33 @@ def uniform_permutation(n: int) -> npt.NDArray[np.intp]:
         raise InvalidParameter(f"n must be >= 0, got {n}")
     while True:
         keys = fill_uint64(n)
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)  # among distinct keys the order is unique: no need for stable
         sorted_keys = keys[order]
         if n < 2 or bool(np.all(sorted_keys[1:] != sorted_keys[:-1])):
             return order
+
+
+def uniform_prefix(n: int, k: int) -> npt.NDArray[np.intp]:
+    """The first ``k`` entries of a uniformly random permutation of ``0..n−1``, in O(n).
+
+    That is, a uniformly random ``k``-subset in uniformly random order.  Selects the ``k``
+    smallest of ``n`` i.i.d. uniform 64-bit keys (``argpartition``) and sorts only those.  A
+    draw is rejected unless the selected keys are distinct and strictly below every other key;
+    that event is invariant under permuting the indices, so conditioning on it keeps the keys
+    exchangeable and the result exactly uniform.
+    """
+    if not 0 <= k <= n:
+        raise InvalidParameter(f"need 0 <= k <= n, got k={k}, n={n}")
+    if k == n:
+        return uniform_permutation(n)
+    while True:
+        keys = fill_uint64(n)
+        part = np.argpartition(keys, k)
+        chosen = part[:k]
+        chosen_keys = keys[chosen]
+        order = np.argsort(chosen_keys)
+        sorted_keys = chosen_keys[order]
+        distinct = k < 2 or bool(np.all(sorted_keys[1:] != sorted_keys[:-1]))
+        below = k == 0 or bool(sorted_keys[-1] < keys[part[k]])
+        if distinct and below:
+            return chosen[order]

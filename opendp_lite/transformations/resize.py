@@ -12,7 +12,7 @@ from ..domains import VectorDomain, vector_domain
 from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
 from ..metrics import InsertDeleteDistance, SymmetricDistance, insert_delete_distance
 from ..metrics import symmetric_distance as _symmetric_distance
-from ._rowwise import SIZE_CHANGING_METRICS, check_metric, uniform_permutation
+from ._rowwise import SIZE_CHANGING_METRICS, check_metric, uniform_permutation, uniform_prefix
 
 __all__ = ["make_resize", "then_resize"]
 
@@ -80,6 +80,8 @@ def make_resize(
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
         if shuffle:
+            if len(arg) > size:
+                return arg[uniform_prefix(len(arg), size)]
             arg = arg[uniform_permutation(len(arg))]
         if len(arg) >= size:
             return arg[:size]

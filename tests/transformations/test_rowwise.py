@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from opendp_lite.errors import InvalidParameter, NotImplementedForType
 from opendp_lite.samplers.rng import scripted_randomness
-from opendp_lite.transformations._rowwise import check_metric, uniform_permutation
+from opendp_lite.transformations._rowwise import check_metric, uniform_permutation, uniform_prefix
 
 NAN_KEY = ("<nan>",)
 
@@ -203,3 +203,34 @@ def test_distance_helpers() -> None:
     assert hamming([1, 2, 3, 4], [2, 3, 4, 1]) == 4
     assert change_one([1, 2], [2, 3]) == 1
     assert symmetric([float("nan")], [float("nan")]) == 0
+
+
+def test_uniform_prefix_is_uniform_over_ordered_subsets_and_a_biased_law_is_rejected() -> None:
+    n_draws = 12_000  # 4·3 = 12 ordered pairs, ~1000 expected per cell, α = 1e-3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with scripted_randomness(seed=b"prefix-uniform"):
+            good = _perm_counts(n_draws, lambda: uniform_prefix(4, 2))
+            assert len(good) == 12 and all(a != b for a, b in good)
+            assert not _chi2_uniform_rejects(good, 12, n_draws)
+            for w in (1.3, 0.7):  # the pair (0, 1) w× as likely as it should be
+                bad = Counter(good)
+                bad[(0, 1)] = int(bad[(0, 1)] * w)
+                total = sum(bad.values())
+                assert _chi2_uniform_rejects(bad, 12, total)
+
+
+def test_uniform_prefix_edges_and_rejection() -> None:
+    assert uniform_prefix(5, 0).tolist() == []
+    assert sorted(uniform_prefix(5, 5).tolist()) == [0, 1, 2, 3, 4]
+    big = uniform_prefix(100_000, 1000)
+    assert len(set(big.tolist())) == 1000
+    with pytest.raises(InvalidParameter):
+        uniform_prefix(3, 4)
+    # first draw: all keys equal (rejected: the boundary ties); then distinct keys
+    stream = iter([b"\x00" * 24, bytes(range(24))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with scripted_randomness(lambda n: next(stream)[:n]):
+            out = uniform_prefix(3, 1).tolist()
+    assert len(out) == 1 and 0 <= out[0] < 3
