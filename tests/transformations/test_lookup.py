@@ -132,3 +132,41 @@ def test_matches_opendp() -> None:
     theirs_f = odp.t.make_find(odp.vector_domain(odp.atom_domain(T=str)), osd, ["a", "b"])
     assert [ours_f.map(d) for d in range(15)] == [theirs_f.map(d) for d in range(15)]
     assert repr(ours_f.output_domain) == repr(theirs_f.output_domain)
+
+
+def test_row_by_row_maps_match_opendp_under_both_unordered_and_ordered_metrics() -> None:
+    odp = pytest.importorskip("opendp.prelude")
+    odp.enable_features("contrib")
+    oV, oA = odp.vector_domain, odp.atom_domain
+    for ours_m, theirs_m in (
+        (dp.symmetric_distance(), odp.symmetric_distance()),
+        (dp.insert_delete_distance(), odp.insert_delete_distance()),
+    ):
+        cases = [
+            (
+                dp.t.make_clamp(VI, ours_m, (0, 1)),
+                odp.t.make_clamp(oV(oA(T=int)), theirs_m, (0, 1)),
+            ),
+            (
+                dp.t.make_cast_default(VS, ours_m, TOA=int),
+                odp.t.make_cast_default(oV(oA(T=str)), theirs_m, TOA=int),
+            ),
+            (dp.t.make_is_equal(VI, ours_m, 1), odp.t.make_is_equal(oV(oA(T=int)), theirs_m, 1)),
+            (
+                dp.t.make_find_bin(VI, ours_m, [1]),
+                odp.t.make_find_bin(oV(oA(T=int)), theirs_m, [1]),
+            ),
+            (
+                dp.t.make_impute_constant(VF, ours_m, 0.0),
+                odp.t.make_impute_constant(oV(oA(T=float)), theirs_m, 0.0),
+            ),
+            (dp.t.make_drop_null(VF, ours_m), odp.t.make_drop_null(oV(oA(T=float)), theirs_m)),
+            (dp.t.make_is_null(VF, ours_m), odp.t.make_is_null(oV(oA(T=float)), theirs_m)),
+            (
+                dp.t.make_index(VU, ours_m, ["a"], "b"),
+                odp.t.make_index(oV(oA(T="usize")), theirs_m, ["a"], "b"),
+            ),
+        ]
+        for ours, theirs in cases:
+            assert [ours.map(d) for d in range(20)] == [theirs.map(d) for d in range(20)]
+            assert repr(ours.output_metric) == repr(theirs.output_metric)
