@@ -144,6 +144,7 @@ class _Plan:
     floats_ok: bool  # every float above is finite and normal
     int_ok: bool  # the int64 vector path applies (T < 2^40)
     v_in_w0: bool  # gaussian with a = 0: W is unused, so V's first bits share its slot
+    rate: float  # estimated acceptance rate of one attempt (sizes draws; never the law)
 
 
 def _floor_log2(x: Any) -> int:
@@ -183,8 +184,29 @@ def _plan(s: Any, dist: str) -> _Plan:
     floats_ok = floats_ok and beta < 2.0**40 and beta > 2.0**-40
     return _Plan(
         gauss, T, a, s64, L / T, 1 / T, beta, rcoef, center, two_sigma2, c_L, i2s_L,
-        floats_ok, floats_ok and T < 2**40, gauss and a == 0,
+        floats_ok, floats_ok and T < 2**40, gauss and a == 0, _rate(T, a, s, gauss),
     )  # fmt: skip
+
+
+def _rate(T: Any, a: int, sigma: Any, gauss: bool) -> float:
+    """Pr[an attempt is accepted], in floats (a deterministic estimate; only sizes draws)."""
+    x, y = float(gmpy2.mpq(1 << a) / T), float(1 / T)  # L/T and 1/T
+    s_over_l = -math.expm1(-x) / x if y < 1e-12 else math.expm1(-x) / math.ldexp(math.expm1(-y), a)
+    s_sum = math.ldexp(s_over_l, min(a, 1000))  # Σ_{r<L} e^{−r/T}
+    p = s_over_l * (1.0 - 0.5 * -math.expm1(-x) / s_sum)
+    if gauss:
+        if T > 10**4:  # the sum below, as an integral (relative error < 1e-3)
+            r = float(sigma / T)  # σ/t; the centre is c = σ²/t, so c/σ = r too
+            p *= math.exp(-r * r / 2) * r * math.sqrt(math.pi / 2)
+        else:
+            t, sg = float(T), float(sigma)
+            c = sg * sg / t
+            ys = np.arange(0, int(40 * t) + 40, dtype=np.float64)
+            w = np.exp(-ys / t - (ys - c) ** 2 / (2 * sg * sg))
+            w[1:] *= 2.0
+            norm = (1 + math.exp(-1 / t)) / (1 - math.exp(-1 / t))
+            p *= float(w.sum()) / norm
+    return min(1.0, max(0.01, p))
 
 
 # ---------------------------------------------------------------------------------------
@@ -518,11 +540,66 @@ def _exact_lane(p: _Plan, lanes: _Lanes, i: int) -> int | None:
     return _attempt_exact(p, int(lanes.w0[i]), R, int(lanes.w2[i]))
 
 
-def _accepted_lane(p: _Plan, lanes: _Lanes, i: int) -> int:
-    """Z for lane ``i`` whose acceptance was certified for every completion of R's bits."""
-    R = _full_R(p, int(lanes.w1[i]))
-    M = (int(lanes.N[i]) << p.a) + R
-    return M if lanes.sign[i] > 0 else -M
+def _accepted_lane(p: _Plan, acc: _Accepted, i: int) -> int:
+    """Z for accepted lane ``i`` whose acceptance was certified for every completion of R."""
+    R = _full_R(p, int(acc.w1[i]))
+    M = (int(acc.N[i]) << p.a) + R
+    return M if acc.sign[i] > 0 else -M
+
+
+@dataclass
+class _Accepted:
+    """``need`` accepted attempts, in the order they were drawn."""
+
+    sign: F64
+    N: F64
+    Rtop: U64
+    w1: U64
+    exact_pos: list[int]  # positions resolved on the exact path (sign/N/Rtop there are junk)
+    exact_z: list[int]
+
+
+def _accepted(p: _Plan, need: int) -> _Accepted:
+    """The first ``need`` accepted attempts of a stream of independent attempts.
+
+    Attempts are drawn in batches sized from the estimated acceptance rate (usually one
+    batch suffices; sizes depend only on the plan and this call's bits, so a scripted
+    stream reproduces the output).  Acceptance is decided per attempt (fast or exact
+    path) and the first ``need`` accepted ones are kept in draw order.  The k-th accepted
+    attempt of an iid stream has the target law, independently of the others (rejection
+    sampling), whatever the batch sizes; surplus attempts are discarded by position only.
+    """
+    parts: list[tuple[F64, F64, U64, U64]] = []
+    exact_pos: list[int] = []
+    exact_z: list[int] = []
+    got = 0
+    rate = p.rate
+    while got < need:
+        left = need - got
+        m = int(left / rate * 1.02 + 3.0 * math.sqrt(left / rate)) + 8
+        lanes = _draw_attempts(p, m)
+        good = lanes.accept.copy()
+        resolved: dict[int, int] = {}
+        for i in np.flatnonzero(lanes.undecided).tolist():
+            z = _exact_lane(p, lanes, i)
+            if z is not None:
+                good[i] = True
+                resolved[i] = z
+        pos = np.flatnonzero(good)
+        rate = max(0.01, min(rate, len(pos) / m))  # a function of this call's bits only
+        sel = pos[:left]
+        parts.append((lanes.sign[sel], lanes.N[sel], lanes.Rtop[sel], lanes.w1[sel]))
+        if resolved:
+            for q, i in enumerate(sel.tolist()):
+                if i in resolved:
+                    exact_pos.append(got + q)
+                    exact_z.append(resolved[i])
+        got += len(sel)
+    if len(parts) == 1:
+        sign, N, Rtop, w1 = parts[0]
+    else:
+        sign, N, Rtop, w1 = (np.concatenate([q[c] for q in parts]) for c in range(4))
+    return _Accepted(sign, N, Rtop, w1, exact_pos, exact_z)
 
 
 def _z_vector(p: _Plan, n: int) -> npt.NDArray[Any]:
@@ -531,20 +608,11 @@ def _z_vector(p: _Plan, n: int) -> npt.NDArray[Any]:
         return np.array([_scalar_z(p) for _ in range(n)], dtype=object)
     out = np.empty(n, np.int64)
     for start in range(0, n, CHUNK):
-        idx = np.arange(start, min(n, start + CHUNK))
-        while idx.size:
-            lanes = _draw_attempts(p, idx.size)
-            with np.errstate(invalid="ignore"):  # uncertified lanes may hold inf; masked
-                mag = (lanes.N.astype(np.int64) << p.a) + lanes.Rtop.astype(np.int64)
-            z = np.where(lanes.sign < 0, -mag, mag)
-            out[idx[lanes.accept]] = z[lanes.accept]
-            done = lanes.accept.copy()
-            for i in np.flatnonzero(lanes.undecided).tolist():
-                zi = _exact_lane(p, lanes, i)
-                if zi is not None:
-                    out[idx[i]] = zi
-                    done[i] = True
-            idx = idx[~done]
+        acc = _accepted(p, min(n, start + CHUNK) - start)
+        mag = (acc.N.astype(np.int64) << p.a) + acc.Rtop.astype(np.int64)
+        z = np.where(acc.sign < 0, -mag, mag)
+        z[acc.exact_pos] = acc.exact_z
+        out[start : start + len(z)] = z
     return out
 
 
@@ -654,56 +722,45 @@ def _float_chunk(
     shrink = (1.0 - 2.0**-48) * (1.0 - _band)
     tw = 2.0**e_r if p.a > 64 else 0.0
     cN = 2.0 ** (k + p.a)
-    is32 = T == "f32"
-    idx = np.arange(len(x))
-    while idx.size:
-        lanes = _draw_attempts(p, idx.size)
-        ri = r if idx.size == len(x) else r[idx]
-        sg, N, Rtop = lanes.sign, lanes.N, lanes.Rtop
-        with np.errstate(over="ignore", invalid="ignore"):
-            # |noise| = 2^e_r·(N·2^s64 + Rtop) [+ tail ∈ [0, 2^e_r) if a > 64] = Dh + Dl
-            if p.s64 >= 32:
-                Dh = N * cN + (Rtop >> np.uint64(32)).astype(np.float64) * 2.0 ** (e_r + 32)
-                Dl = (Rtop & np.uint64(0xFFFFFFFF)).astype(np.float64) * (2.0**e_r)
-            else:
-                Dh = N * cN + Rtop.astype(np.float64) * (2.0**e_r)
-                Dl = None
-            # y = r + sg·(Dh + Dl) = yh + rho exactly (TwoSum), up to the rounding of t
-            b = Dh * sg
-            s1 = ri + b
-            bb = s1 - ri
-            e1 = (ri - (s1 - bb)) + (b - bb)
-            t = e1 + Dl * sg if Dl is not None else e1
-            yh = s1 + t
-            bb = yh - s1
-            rho = (s1 - (yh - bb)) + (t - bb)
-            if is32:
-                c32 = yh.astype(np.float32)
-                c = c32.astype(np.float64)
-                up = np.nextafter(c32, np.float32(np.inf)).astype(np.float64) - c
-                dn = c - np.nextafter(c32, np.float32(-np.inf)).astype(np.float64)
-                d2 = ((yh - c) + rho) * 2.0
-            else:
-                c = yh
-                up = np.nextafter(c, np.inf) - c
-                dn = c - np.nextafter(c, -np.inf)
-                d2 = rho * 2.0
-            slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070
-            ok = d2 + (slack + (sg + 1.0) * tw) < up * shrink
-            ok &= d2 - (slack + (1.0 - sg) * tw) > dn * -shrink
-            ok &= np.abs(c) < _MAXF[T]
-        ok &= lanes.accept
-        out[idx[ok]] = c[ok]
-        done = ok
-        for i in np.flatnonzero(lanes.accept & ~ok).tolist():
-            j = int(idx[i])
-            out[j] = _round_out(_grid_index(float(x[j]), k, T) + _accepted_lane(p, lanes, i), k, T)
-            _counts["exact_lanes"] += 1
-            done[i] = True
-        for i in np.flatnonzero(lanes.undecided).tolist():
-            z = _exact_lane(p, lanes, i)
-            if z is not None:
-                j = int(idx[i])
-                out[j] = _round_out(_grid_index(float(x[j]), k, T) + z, k, T)
-                done[i] = True
-        idx = idx[~done]
+    acc = _accepted(p, len(x))
+    sg, N, Rtop = acc.sign, acc.N, acc.Rtop
+    with np.errstate(over="ignore", invalid="ignore"):
+        # |noise| = 2^e_r·(N·2^s64 + Rtop) [+ tail ∈ [0, 2^e_r) if a > 64] = Dh + Dl
+        if p.s64 >= 32:
+            Dh = N * cN + (Rtop >> np.uint64(32)).astype(np.float64) * 2.0 ** (e_r + 32)
+            Dl = (Rtop & np.uint64(0xFFFFFFFF)).astype(np.float64) * (2.0**e_r)
+        else:
+            Dh = N * cN + Rtop.astype(np.float64) * (2.0**e_r)
+            Dl = None
+        # y = r + sg·(Dh + Dl) = yh + rho exactly (TwoSum), up to the rounding of t
+        b = Dh * sg
+        s1 = r + b
+        bb = s1 - r
+        e1 = (r - (s1 - bb)) + (b - bb)
+        t = e1 + Dl * sg if Dl is not None else e1
+        yh = s1 + t
+        bb = yh - s1
+        rho = (s1 - (yh - bb)) + (t - bb)
+        if T == "f32":
+            c32 = yh.astype(np.float32)
+            c = c32.astype(np.float64)
+            up = np.nextafter(c32, np.float32(np.inf)).astype(np.float64) - c
+            dn = c - np.nextafter(c32, np.float32(-np.inf)).astype(np.float64)
+            d2 = ((yh - c) + rho) * 2.0
+        else:
+            c = yh
+            up = np.nextafter(c, np.inf) - c
+            dn = c - np.nextafter(c, -np.inf)
+            d2 = rho * 2.0
+        # y ∈ c + (−dn/2, up/2) strictly, for every completion of R's bits: y rounds to c
+        slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070
+        ok = d2 + (slack + (sg + 1.0) * tw) < up * shrink
+        ok &= d2 - (slack + (1.0 - sg) * tw) > dn * -shrink
+        ok &= np.abs(c) < _MAXF[T]
+    ok[acc.exact_pos] = False
+    out[ok] = c[ok]
+    exact = dict(zip(acc.exact_pos, acc.exact_z, strict=True))
+    for i in np.flatnonzero(~ok).tolist():
+        _counts["exact_lanes"] += 1
+        z = exact[i] if i in exact else _accepted_lane(p, acc, i)
+        out[i] = _round_out(_grid_index(float(x[i]), k, T) + z, k, T)

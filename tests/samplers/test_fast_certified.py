@@ -69,22 +69,23 @@ def test_fast_decisions_agree_with_exact_path(dist, scale, k):
 )
 def test_certified_rounding_matches_exact_rounding(monkeypatch, x, scale, k, T):
     """Round-1 accepted lanes: the output equals the exactly rounded value of the same draw."""
-    seen: list[fast._Lanes] = []
-    draw = fast._draw_attempts
+    seen: list[fast._Accepted] = []
+    accepted = fast._accepted
 
-    def spy(p, m):
-        lanes = draw(p, m)
-        seen.append(lanes)
-        return lanes
+    def spy(p, need):
+        acc = accepted(p, need)
+        seen.append(acc)
+        return acc
 
-    monkeypatch.setattr(fast, "_draw_attempts", spy)
+    monkeypatch.setattr(fast, "_accepted", spy)
     dtype = np.float64 if T == "f64" else np.float32
     xs = np.full(400, x, dtype=dtype)
     out = fast.float_noise(xs, scale, k, "laplace", T)
     p = fast._plan(fast._grid_scale(scale, k), "laplace")
-    first = seen[0]
-    for i in np.flatnonzero(first.accept).tolist():
-        z = fast._accepted_lane(p, first, i)
+    (acc,) = seen
+    exact = dict(zip(acc.exact_pos, acc.exact_z, strict=True))
+    for i in range(len(xs)):
+        z = exact[i] if i in exact else fast._accepted_lane(p, acc, i)
         want = fast._round_out(fast._grid_index(float(xs[i]), k, T) + z, k, T)
         assert float(out[i]) == want
 
