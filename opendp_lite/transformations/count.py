@@ -69,7 +69,7 @@ def _identity_map(T: str) -> Any:
 
 
 def make_count(
-    input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "i32"
+    input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "int"
 ) -> Transformation[Any, Any, int, Any]:
     r"""Count the records of a vector, as a scalar of type ``TO`` (saturating at its maximum).
 
@@ -105,7 +105,7 @@ def make_count(
     )
 
 
-def then_count(TO: object = "i32") -> PartialTransformation[Any, Any, int, Any]:
+def then_count(TO: object = "int") -> PartialTransformation[Any, Any, int, Any]:
     """Partial of :func:`make_count`: ``space >> then_count()``."""
     return PartialTransformation(lambda d, m: make_count(d, m, TO))
 
@@ -117,7 +117,7 @@ def _distinct(x: npt.NDArray[Any]) -> int:
 
 
 def make_count_distinct(
-    input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "i32"
+    input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "int"
 ) -> Transformation[Any, Any, int, Any]:
     r"""Count the distinct values of a vector, as a scalar of type ``TO`` (saturating).
 
@@ -153,7 +153,7 @@ def make_count_distinct(
     )
 
 
-def then_count_distinct(TO: object = "i32") -> PartialTransformation[Any, Any, int, Any]:
+def then_count_distinct(TO: object = "int") -> PartialTransformation[Any, Any, int, Any]:
     """Partial of :func:`make_count_distinct`."""
     return PartialTransformation(lambda d, m: make_count_distinct(d, m, TO))
 
@@ -168,7 +168,7 @@ def _value_counts(x: npt.NDArray[Any]) -> tuple[list[Any], list[int]]:
 
 
 def make_count_by(
-    input_domain: Domain[Any], input_metric: Metric[Any], TV: object = "i32"
+    input_domain: Domain[Any], input_metric: Metric[Any], TV: object = "int"
 ) -> Transformation[Any, Any, int, Any]:
     r"""Count the records of each distinct key, as a map ``key -> count`` of type ``TV``.
 
@@ -211,7 +211,7 @@ def make_count_by(
     )
 
 
-def then_count_by(TV: object = "i32") -> PartialTransformation[Any, Any, int, Any]:
+def then_count_by(TV: object = "int") -> PartialTransformation[Any, Any, int, Any]:
     """Partial of :func:`make_count_by`."""
     return PartialTransformation(lambda d, m: make_count_by(d, m, TV))
 
@@ -233,7 +233,7 @@ def make_count_by_categories(
     categories: Sequence[Any],
     null_category: bool = True,
     MO: object = "L1Distance<int>",
-    TOA: object = "i32",
+    TOA: object = "int",
 ) -> Transformation[Any, Any, int, Any]:
     r"""Count the records equal to each of the public ``categories`` (+ one "other" count).
 
@@ -301,7 +301,7 @@ def then_count_by_categories(
     categories: Sequence[Any],
     null_category: bool = True,
     MO: object = "L1Distance<int>",
-    TOA: object = "i32",
+    TOA: object = "int",
 ) -> PartialTransformation[Any, Any, int, Any]:
     """Partial of :func:`make_count_by_categories`."""
     return PartialTransformation(
