@@ -696,7 +696,7 @@ def float_noise(
         return out
     p = _plan(s, dist)
     e_r = k + p.a - p.s64
-    if not (p.floats_ok and -1074 <= e_r <= 900):
+    if not (p.floats_ok and -1074 <= e_r <= 900 and _gradual_underflow()):
         out[:] = [_round_out(_grid_index(v, k, T) + _scalar_z(p), k, T) for v in xa.tolist()]
         return out
     # every input is already on the 2^k grid when k is at or below its dtype's k_min
@@ -705,6 +705,12 @@ def float_noise(
         view = out[start : start + CHUNK]
         _float_chunk(p, xa[start : start + CHUNK], k, T, e_r, on_grid, view)
     return out
+
+
+def _gradual_underflow() -> bool:
+    """Whether numpy float64 arithmetic keeps subnormals (no flush-to-zero), as §3 assumes."""
+    tiny = np.array([2.0**-1060]) * 2.0**-10
+    return bool(tiny[0] == 2.0**-1070 and (tiny + tiny)[0] == 2.0**-1069)
 
 
 def _float_chunk(

@@ -132,3 +132,30 @@ def round_to_grid_ref(x: float, k: int) -> int:
     from opendp_lite.samplers.noise_ref import round_to_grid
 
     return int(round_to_grid(x, k))
+
+
+def _ulp_err(got: np.ndarray, exact: list) -> float:
+    worst = 0.0
+    for g, e in zip(got.tolist(), exact, strict=True):
+        ulp = math.ulp(float(e))
+        worst = max(worst, abs(float(gmpy2.mpq(g) - gmpy2.mpq(e))) / ulp)
+    return worst
+
+
+def test_numpy_exp_log_within_budget():
+    """Evidence for §3's assumption (≤ 2^6 ulp, budgeted): numpy's exp/log vs MPFR."""
+    u = np.concatenate(
+        [np.arange(1, 2000, dtype=np.float64), 2.0**32 - np.arange(1, 2000, dtype=np.float64)]
+    )
+    u = np.concatenate([u, np.linspace(1.0, 2.0**32 - 1, 4000).round()]) * 2.0**-32
+    with gmpy2.context(gmpy2.get_context(), precision=200):
+        exact_log = [gmpy2.log(gmpy2.mpfr(float(v))) for v in u]
+    assert _ulp_err(np.log(u), exact_log) <= 4
+    v = np.concatenate([np.linspace(-40.0, 0.0, 6000), -np.geomspace(1e-300, 1.0, 2000)])
+    with gmpy2.context(gmpy2.get_context(), precision=200):
+        exact_exp = [gmpy2.exp(gmpy2.mpfr(float(t))) for t in v]
+    assert _ulp_err(np.exp(v), exact_exp) <= 4
+
+
+def test_flush_to_zero_guard_is_true_here():
+    assert fast._gradual_underflow()
