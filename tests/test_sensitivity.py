@@ -346,3 +346,32 @@ def test_random_dp_checks_its_spaces() -> None:
         gauss,
     )
     assert repr(rz.output_measure).startswith("RandomZeroConcentratedDivergence(")
+
+
+def test_sampled_sensitivity_covers_all_but_gamma_of_neighbour_pairs() -> None:
+    # Pr[|X - X'| > Δ̂] must be <= (1 - k/m) + sqrt(ln(1/ρ)/(2m)) <= γ, except with prob. ρ
+    mix = GaussianMixture(HEIGHTS, [0.5, 0.5])
+
+    def tail(t: float) -> float:  # Pr[|X - X'| > t], exactly, for the height mixture
+        total = 0.0
+        for mi, si in ((178, 7.0), (162, 6.5)):
+            for mj, sj in ((178, 7.0), (162, 6.5)):
+                s = math.hypot(si, sj)
+                total += 0.25 * (
+                    scipy_stats.norm.sf((t - (mi - mj)) / s)
+                    + scipy_stats.norm.cdf((-t - (mi - mj)) / s)
+                )
+        return total
+
+    for gamma, m in ((0.05, None), (0.1, 2000)):
+        tails = []
+        for _ in range(20):
+            s = sample_sensitivity(lambda d: d[0], "l1", mix, 1, gamma=gamma, m=m)
+            tails.append(tail(s.sensitivity))
+            assert tail(s.sensitivity) <= (1 - s.k / s.m) + math.sqrt(
+                math.log(1 / s.rho) / (2 * s.m)
+            )
+        assert max(tails) <= gamma
+    # the median instead of the chosen order statistic would not cover: the test can fail
+    s = sample_sensitivity(lambda d: d[0], "l1", mix, 1, m=1000)
+    assert tail(float(np.median(s.samples))) > 0.05
