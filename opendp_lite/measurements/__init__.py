@@ -50,6 +50,12 @@ from .randomized_response import (
 )
 from .sparse_vector import make_sparse_vector as make_sparse_vector
 from .sparse_vector import then_sparse_vector as then_sparse_vector
+from .threshold import l01inf_distance as l01inf_distance
+from .threshold import l02inf_distance as l02inf_distance
+from .threshold import make_gaussian_threshold as make_gaussian_threshold
+from .threshold import make_laplace_threshold as make_laplace_threshold
+from .threshold import then_gaussian_threshold as then_gaussian_threshold
+from .threshold import then_laplace_threshold as then_laplace_threshold
 
 # isort: split
 

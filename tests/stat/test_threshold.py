@@ -1,0 +1,56 @@
+"""Frequency test of the threshold mechanisms: a key with count T − 1 is released with
+probability Pr[Z >= 1] exactly.  α = 1e-4, n fixed; scale × 0.7 and × 1.3 must be rejected."""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+import opendp_lite.prelude as dp
+from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
+
+ALPHA = 1e-4
+CALLS, KEYS = 1000, 20
+THRESHOLD = 10
+DOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
+DATA = {f"k{i}": THRESHOLD - 1 for i in range(KEYS)}
+
+
+def laplace_p(b: float) -> float:
+    a = math.exp(-1 / b)
+    return a / (1 + a)
+
+
+def gauss_p(s: float) -> float:
+    w = [math.exp(-(z * z) / (2 * s * s)) for z in range(-200, 201)]
+    return sum(w[201:]) / sum(w)
+
+
+def pvalue(hits: int, n: int, p: float) -> float:
+    return float(stats.binomtest(hits, n, p).pvalue)
+
+
+def run(m: dp.Measurement) -> tuple[int, int]:  # type: ignore[type-arg]
+    hits = sum(len(m(DATA)) for _ in range(CALLS))
+    return hits, CALLS * KEYS
+
+
+def test_laplace_release_rate() -> None:
+    m = dp.m.make_laplace_threshold(
+        DOM, l01inf_distance(dp.absolute_distance(T=int)), scale=2.0, threshold=THRESHOLD
+    )
+    hits, n = run(m)
+    assert pvalue(hits, n, laplace_p(2.0)) > ALPHA
+    for f in (0.7, 1.3):
+        assert pvalue(hits, n, laplace_p(2.0 * f)) < ALPHA
+
+
+def test_gaussian_release_rate() -> None:
+    m = dp.m.make_gaussian_threshold(
+        DOM, l02inf_distance(dp.absolute_distance(T=int)), scale=2.0, threshold=THRESHOLD
+    )
+    hits, n = run(m)
+    assert pvalue(hits, n, gauss_p(2.0)) > ALPHA
+    for f in (0.7, 1.3):
+        assert pvalue(hits, n, gauss_p(2.0 * f)) < ALPHA
