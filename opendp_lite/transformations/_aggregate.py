@@ -15,6 +15,7 @@ individual values.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,9 @@ from ..domains import AtomDomain, VectorDomain
 from ..errors import InvalidParameter, NotImplementedForType
 
 __all__ = [
+    "BLOCK",
     "CHUNK",
+    "blocks",
     "bounded_vector",
     "centered_k",
     "centered_sums",
@@ -48,6 +51,28 @@ _SUM_BITS = 46
 #: squares sum to at most 2^62 in int64.
 SQ_BITS = 26
 _ROW = 1024
+
+
+#: Values pulled from a lazy (chunked) array at a time: 2^20 (8 MB of binary64).
+BLOCK = 1 << 20
+
+
+def blocks(x: Any) -> Iterator[npt.NDArray[Any]]:
+    """``x`` as numpy arrays: itself, or consecutive blocks of a lazy duck array (e.g. Dask).
+
+    A lazy array is never materialised whole: each block of :data:`BLOCK` values is converted
+    with ``np.asarray`` (computing just that slice), consumed, and dropped.  This is the only
+    place the aggregates of part B handle a backend other than numpy.
+
+    >>> [b.tolist() for b in blocks(np.arange(3))]
+    [[0, 1, 2]]
+    """
+    if isinstance(x, np.ndarray):
+        yield x
+        return
+    n = len(x)
+    for i in range(0, n, BLOCK):
+        yield np.asarray(x[i : i + BLOCK])
 
 
 def check_metric(name: str, metric: Metric[Any], allowed: tuple[type, ...]) -> None:
@@ -109,12 +134,16 @@ def _sum_narrow(x: npt.NDArray[Any]) -> int:
     return total
 
 
-def exact_int_sum(x: npt.NDArray[Any]) -> int:
+def exact_int_sum(x: Any) -> int:
     """The exact sum of an integer array, whatever its width (never wraps).
 
     >>> exact_int_sum(np.array([2**62, 2**62, 2**62], dtype=np.int64)) == 3 * 2**62
     True
     """
+    return sum((_exact_int_sum_np(b) for b in blocks(x)), 0)
+
+
+def _exact_int_sum_np(x: npt.NDArray[Any]) -> int:
     if x.shape[0] == 0:
         return 0
     if x.dtype.itemsize <= 4:
@@ -163,12 +192,16 @@ def _scales(p: int) -> tuple[float, float]:
     return math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000)
 
 
-def grid_sums(x: npt.NDArray[Any], p: int) -> int:
+def grid_sums(x: Any, p: int) -> int:
     """The exact ``Σ k_i`` with ``k_i = trunc(x_i · 2^p)``.
 
     Requires ``|x_i| · 2^p <= 2^46``, which the constructors guarantee through
     :func:`grid_shift`.
     """
+    return sum((_grid_sums_np(b, p) for b in blocks(x)), 0)
+
+
+def _grid_sums_np(x: npt.NDArray[Any], p: int) -> int:
     s1, s2 = _scales(p)
     total = 0
     n = x.shape[0]
@@ -190,12 +223,21 @@ def centered_k(v: float, p: int, k_c: int, shift: int) -> int:
     return (grid_k(v, p) - k_c) >> shift
 
 
-def centered_sums(x: npt.NDArray[Any], p: int, k_c: int, shift: int) -> tuple[int, int]:
+def centered_sums(x: Any, p: int, k_c: int, shift: int) -> tuple[int, int]:
     """Exact ``(Σ j_i, Σ j_i²)`` with ``j_i = (trunc(x_i · 2^p) − k_c) >> shift``.
 
     Requires ``|x_i| · 2^p <= 2^46`` and ``|j_i| <= 2^26`` (so ``j²`` is exact in binary64 and
     rows of 1024 squares stay below 2^62), which the constructors guarantee.
     """
+    total, total_sq = 0, 0
+    for b in blocks(x):
+        t1, t2 = _centered_sums_np(b, p, k_c, shift)
+        total += t1
+        total_sq += t2
+    return total, total_sq
+
+
+def _centered_sums_np(x: npt.NDArray[Any], p: int, k_c: int, shift: int) -> tuple[int, int]:
     s1, s2 = _scales(p)
     total = 0
     total_sq = 0

@@ -26,7 +26,7 @@ from ..metrics import (
     l1_distance,
     l2_distance,
 )
-from ._aggregate import check_metric
+from ._aggregate import blocks, check_metric
 
 __all__ = [
     "make_count",
@@ -110,10 +110,12 @@ def then_count(TO: object = "int") -> PartialTransformation[Any, Any, int, Any]:
     return PartialTransformation(lambda d, m: make_count(d, m, TO))
 
 
-def _distinct(x: npt.NDArray[Any]) -> int:
-    if x.dtype == object:
+def _distinct(x: Any) -> int:
+    if isinstance(x, np.ndarray) and x.dtype == object:
         return len(set(x.tolist()))
-    return int(np.unique(x).shape[0])  # NaNs count as one value (numpy's equal_nan)
+    if isinstance(x, np.ndarray):
+        return int(np.unique(x).shape[0])  # NaNs count as one value (numpy's equal_nan)
+    return len(_value_counts(x)[0])
 
 
 def make_count_distinct(
@@ -158,13 +160,31 @@ def then_count_distinct(TO: object = "int") -> PartialTransformation[Any, Any, i
     return PartialTransformation(lambda d, m: make_count_distinct(d, m, TO))
 
 
-def _value_counts(x: npt.NDArray[Any]) -> tuple[list[Any], list[int]]:
-    """Distinct values of ``x`` and their counts (vectorised; objects through a dict)."""
+def _value_counts(x: Any) -> tuple[list[Any], list[int]]:
+    """Distinct values of ``x`` and their counts (vectorised; objects through a dict).
+
+    A lazy array is counted block by block and the counts merged, never materialised whole.
+    """
+    if not isinstance(x, np.ndarray):
+        merged: Counter[Any] = Counter()
+        nan = 0
+        for b in blocks(x):
+            b_keys, b_counts = _value_counts(b)
+            for k, c in zip(b_keys, b_counts, strict=True):
+                if k != k:  # NaN: one value, as numpy.unique counts it
+                    nan += c
+                else:
+                    merged[k] += c
+        out_k, out_c = list(merged), list(merged.values())
+        if nan:
+            out_k.append(float("nan"))
+            out_c.append(nan)
+        return out_k, out_c
     if x.dtype == object:
-        counts = Counter(x.tolist())  # counted in C (collections._count_elements)
-        return list(counts), list(counts.values())
-    keys, n = np.unique(x, return_counts=True)
-    return keys.tolist(), n.tolist()
+        tally = Counter(x.tolist())  # counted in C (collections._count_elements)
+        return list(tally), list(tally.values())
+    uniq, n = np.unique(x, return_counts=True)
+    return uniq.tolist(), n.tolist()
 
 
 def make_count_by(

@@ -16,7 +16,7 @@ from ..core import Domain, Function, Metric, PartialTransformation, Transformati
 from ..domains import atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
 from ..metrics import InsertDeleteDistance, SymmetricDistance, linf_distance
-from ._aggregate import bounded_vector, check_metric
+from ._aggregate import blocks, bounded_vector, check_metric
 
 __all__ = [
     "make_cdf",
@@ -80,10 +80,13 @@ def make_quantile_score_candidates(
     c_arr = np.asarray(cands, dtype=np.float64 if is_float(T) else object)
 
     def function(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        xs = np.sort(x)
-        cs = c_arr.astype(xs.dtype) if is_float(T) else np.asarray(cands, dtype=xs.dtype)
-        lt = np.searchsorted(xs, cs, side="left").astype(np.int64)
-        gt = len(xs) - np.searchsorted(xs, cs, side="right").astype(np.int64)
+        lt = np.zeros(len(cands), dtype=np.int64)
+        gt = np.zeros(len(cands), dtype=np.int64)
+        for b in blocks(x):  # counts below/above each candidate add up over blocks
+            xs = np.sort(b)
+            cs = c_arr.astype(xs.dtype) if is_float(T) else np.asarray(cands, dtype=xs.dtype)
+            lt += np.searchsorted(xs, cs, side="left")
+            gt += len(xs) - np.searchsorted(xs, cs, side="right")
         scores = np.abs((den - num) * lt - num * gt)  # <= 10^4 · n: no int64 overflow
         out: npt.NDArray[Any] = scores.astype(np.uint64)
         return out

@@ -30,6 +30,7 @@ from ..metrics import (
     symmetric_distance,
 )
 from ._aggregate import (
+    blocks,
     bounded_vector,
     check_metric,
     exact_int_sum,
@@ -111,7 +112,11 @@ def _int_sum(
             # partial sums of one sign are monotone, so clamping the exact total equals
             # saturating at every step
             return clamp(exact_int_sum(x))
-        return clamp(exact_int_sum(x[x > 0])) + clamp(exact_int_sum(x[x < 0]))
+        pos = neg = 0
+        for b in blocks(x):
+            pos += exact_int_sum(b[b > 0])
+            neg += exact_int_sum(b[b < 0])
+        return clamp(pos) + clamp(neg)
 
     if size is None:
         sens = mag
