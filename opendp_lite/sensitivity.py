@@ -46,7 +46,14 @@ from .core import Domain, Measure, Measurement, Metric, assert_features
 from .domains import VectorDomain
 from .errors import FailedMap, InvalidParameter, NotImplementedForType
 from .measures import MaxDivergence, ZeroConcentratedDivergence
-from .metrics import ChangeOneDistance, DiscreteDistance, HammingDistance
+from .metrics import (
+    AbsoluteDistance,
+    ChangeOneDistance,
+    DiscreteDistance,
+    HammingDistance,
+    L1Distance,
+    L2Distance,
+)
 from .samplers.rng import fill_uint64
 
 __all__ = [
@@ -660,9 +667,11 @@ def make_random_dp(
 
     Raises:
         NotImplementedForType: if the input metric is not change-one/Hamming (discrete on a
-        single record), or the inner measure is not max-divergence or zCDP.
+        single record), the measurement's metric is not absolute/L1/L2, or its measure is not
+        max-divergence or zCDP.
         InvalidParameter: if a vector input domain's size is not the sampled dataset size n,
-        or a single-record domain is used with n > 1.
+        a single-record domain is used with n > 1, or the sampled norm is not the one the
+        measurement's metric reads (L1 for ``l1_distance``, L2 for ``l2_distance``).
 
     Proof: docs/proofs/make_random_dp.md  [Rubinstein & Aldà 2017, Theorem 8]
 
@@ -700,6 +709,20 @@ def make_random_dp(
                 f"a single-record input_domain needs a sensitivity sampled at n=1, "
                 f"got n={sensitivity.n}"
             )
+    metric = measurement.input_metric
+    wanted = (
+        "l1" if isinstance(metric, L1Distance) else "l2" if isinstance(metric, L2Distance) else None
+    )
+    if wanted is not None and sensitivity.norm != wanted:
+        raise InvalidParameter(
+            f"the sensitivity was sampled in the {sensitivity.norm} norm, but the measurement "
+            f"reads distances in {metric!r}: sample it with norm={wanted!r}"
+        )
+    if wanted is None and not isinstance(metric, AbsoluteDistance):
+        raise NotImplementedForType(
+            "the measurement's input metric must be absolute_distance, l1_distance or "
+            f"l2_distance, got {metric!r}"
+        )
     inner = measurement.output_measure
     if not isinstance(inner, (MaxDivergence, ZeroConcentratedDivergence)):
         raise NotImplementedForType(

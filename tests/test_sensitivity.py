@@ -375,3 +375,14 @@ def test_sampled_sensitivity_covers_all_but_gamma_of_neighbour_pairs() -> None:
     # the median instead of the chosen order statistic would not cover: the test can fail
     s = sample_sensitivity(lambda d: d[0], "l1", mix, 1, m=1000)
     assert tail(float(np.median(s.samples))) > 0.05
+
+
+def test_random_dp_requires_the_norm_the_measurement_reads() -> None:
+    s2 = sample_sensitivity(lambda d: np.array([d[0], d[1]]), "l2", Normal(0.0, 1.0), 2, m=50)
+    space = dp.vector_domain(dp.atom_domain(T=float), size=2), dp.change_one_distance()
+    vec = dp.vector_domain(dp.atom_domain(T=float))
+    lap_l1 = dp.m.make_laplace(vec, dp.l1_distance(T=float), scale=1.0)
+    with pytest.raises(InvalidParameter, match="norm='l1'"):
+        make_random_dp(*space, lambda d: d, s2, lap_l1)
+    gauss_l2 = dp.m.make_gaussian(vec, dp.l2_distance(T=float), scale=1.0)
+    assert make_random_dp(*space, lambda d: d, s2, gauss_l2).map(1) == gauss_l2.map(s2.sensitivity)
