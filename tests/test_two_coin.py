@@ -122,3 +122,14 @@ def test_coins_from_epsilon_never_exceed_the_target(eps: float) -> None:
     assert got == pytest.approx(eps, abs=1e-9)
     with pytest.raises(InvalidParameter):
         coins_from_epsilon(-1.0)
+
+
+@pytest.mark.parametrize("f", [0.75, 0.9, 0.6])
+def test_epsilon_matches_opendp_randomized_response_bool(f: float) -> None:
+    # two coins with a = 2(1 − f), b = 1/2 are the same channel as OpenDP's truthful-with-prob-f
+    odp = pytest.importorskip("opendp.prelude")
+    odp.enable_features("contrib")
+    theirs = odp.m.make_randomized_response_bool(f).map(1)
+    ours = make_randomized_response_coins(2 * (1 - f), 0.5).map(1)
+    assert ours == pytest.approx(theirs, rel=1e-15, abs=1e-15)
+    assert ours >= math.log(f / (1 - f)) - 1e-15
