@@ -26,6 +26,8 @@ from .noise import then_laplace as then_laplace
 # isort: split
 
 # -- randomized response, selection, exponential, sparse vector, thresholds, quantiles (issue 6) --
+from .canonical_noise import make_canonical_noise as make_canonical_noise
+from .canonical_noise import then_canonical_noise as then_canonical_noise
 from .exponential import make_exponential as make_exponential
 from .exponential import then_exponential as then_exponential
 from .noisy_max import make_noisy_max as make_noisy_max
