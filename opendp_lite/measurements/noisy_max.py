@@ -168,10 +168,15 @@ def exp_bounds_exact(delta: Fraction, bits: int) -> tuple[Fraction, Fraction]:
 
 def _exp_bounds(delta: Fraction, bits: int) -> tuple[Fraction, Fraction]:
     """Certified bounds on exp(δ): MPFR with directed rounding while 50 bits suffice (and
-    exp(δ) is within float range), else :func:`exp_bounds_exact`."""
-    if bits <= 50 and delta < 700:
-        qd = q(delta)
-        return Fraction(exp_down(qd)), Fraction(exp_up(qd))
+    exp(δ) is within float range), powers of two bracketing e^δ = 2^(δ/ln 2) for a first
+    look at δ >= 700 (1.4426 < 1/ln 2 < 1.4428), else :func:`exp_bounds_exact`."""
+    if bits <= 50:
+        if delta < 700:
+            qd = q(delta)
+            return Fraction(exp_down(qd)), Fraction(exp_up(qd))
+        return Fraction(2) ** math.floor(delta * Fraction(14426, 10000)), Fraction(2) ** math.ceil(
+            delta * Fraction(14428, 10000)
+        )
     return exp_bounds_exact(delta, bits)
 
 

@@ -224,3 +224,21 @@ def test_samplers_respect_support() -> None:
     out = sample_exponential_top_k([Fraction(0), Fraction(1), Fraction(2)], 3, 1, 1, 1)
     assert sorted(out) == [0, 1, 2]
     assert math.isfinite(float(exp_bounds_exact(Fraction(0), 4)[1]))
+
+
+@pytest.mark.parametrize("delta", [Fraction(700), Fraction(1234), Fraction(10**6 + 1, 3)])
+def test_first_look_bounds_beyond_float_range_bracket_exp(delta: Fraction) -> None:
+    from opendp_lite.measurements.noisy_max import _exp_bounds
+
+    lo, hi = _exp_bounds(delta, 50)
+    with gmpy2.context(precision=64):
+        log2e = gmpy2.mpq(delta.numerator, delta.denominator) / gmpy2.log(2)
+    # lo and hi are powers of two around 2^(δ/ln 2)
+    assert lo.numerator.bit_length() - 1 <= log2e <= hi.numerator.bit_length() - 1
+
+
+def test_top_k_of_many_candidates_with_hopeless_ones() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
+    m = dp.m.make_noisy_top_k(*space, dp.max_divergence(), k=3, scale=1.0)
+    out = m(list(range(2000)))
+    assert len(set(out)) == 3 and all(i >= 1900 for i in out)
