@@ -147,3 +147,15 @@ def test_inside_sequential_composition() -> None:
     too_expensive = svt(threshold_scale=0.1, query_scale=0.1)
     with pytest.raises(QueryableError):
         parent(too_expensive)
+
+
+def test_inside_odometer_and_filter() -> None:
+    odometer = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())
+    qbl = odometer([1, 2, 3])
+    child = qbl(svt(threshold_scale=1.0, query_scale=1.0))
+    assert child(const(100)) is True
+    assert qbl.privacy_loss(1) == 3.0  # 1/1 + 2·1·1/1
+    filt = dp.c.make_privacy_filter(odometer, d_in=1, d_out=5.0)([1, 2, 3])
+    filt(svt(threshold_scale=1.0, query_scale=1.0))
+    with pytest.raises(QueryableError):
+        filt(svt(threshold_scale=1.0, query_scale=1.0))  # 3 + 3 > 5: refused
