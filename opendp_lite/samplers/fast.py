@@ -79,7 +79,7 @@ U64 = npt.NDArray[np.uint64]
 BoolA = npt.NDArray[np.bool_]
 
 #: Lanes per chunk: bounds the temporaries (about 40 arrays of CHUNK × 8 bytes).
-CHUNK = 1 << 14
+CHUNK = 1 << 13
 
 # Relative error budget of every float64 bound: numpy's and libm's exp/log are within
 # 4 ulp (2^-50 relative); with the handful of roundings around them, 2^-44 leaves a
@@ -242,6 +242,9 @@ class _LazyU:
         """
         if g == 0:
             return True
+        if self.p and g >= gmpy2.mpq(7, 10) * (self.nb + 2):
+            # e^{−g} ≤ 2^{−(nb+2)} (as ln 2 < 7/10) < p·2^{−nb} ≤ U: no huge MPFR numbers
+            return False
         prec = max(64, self.nb) + 64
         while True:
             lo, hi = _exp_neg_bounds(g, prec)
@@ -476,32 +479,35 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     w1 = words[m : 2 * m] if p.a > 0 else _zeros64(m)
     w2 = words[(nw - 1) * m :] if p.gauss and not p.v_in_w0 else _zeros64(m)
     band = _band
-    sign = 1.0 - 2.0 * (w0 & 1).astype(np.float64)
-    w31 = ((w0 >> 1) & 0x7FFFFFFF).astype(np.float64) * 2.0**-31  # first 31 bits of W (or V)
+    sign = 1.0 - 2.0 * (w0 & 1)  # ±1.0
+    w31 = (w0 & 0xFFFFFFFE).astype(np.float64) * 2.0**-32  # W's (or V's) first 31 bits
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # N = ⌊f⌋, f = −ln(U)·β, U ∈ [u, u + 2^-32): f ∈ [f_c − m_lo, f_c + m_hi]
+        # N = ⌊f⌋, f = −ln(U)·β, U ∈ [u, u + 2^-32): f ∈ [f_c − m_lo, f_c + m_hi] where
+        # m_hi = f_c·EPS + TINY + band ≤ k_hi (as f_c < 2^20), m_lo = m_hi + β(1+EPS)2^-32/u
         u = (w0 >> 32).astype(np.float64)
         f_c = np.log(u * 2.0**-32) * -p.beta
-        m_hi = f_c * EPS + (TINY + band)
-        m_lo = m_hi + (p.beta * (1 + EPS)) / u
         N = np.floor(f_c)
         frac = f_c - N
-        okN = (frac >= m_lo) & (frac + m_hi < 1.0) & (f_c < _N_MAX)
+        k_hi = 2.0**-24 + TINY + band
+        lo_ok = (frac >= (p.beta * (1 + EPS)) / u + k_hi) | (N == 0)  # f ≥ 0 always
+        okN = lo_ok & (frac < 1.0 - k_hi) & (f_c < _N_MAX)
 
     accept = okN
     if p.a > 0:
         # R accepted iff W < exp(−R/T): exp(−R/T) ∈ [e_c − e_lo, e_c + e_hi]
-        Rtop = w1 >> np.uint64(64 - p.s64)
-        e_c = np.exp(Rtop.astype(np.float64) * -p.rcoef)
-        e_hi = (1.0 + 1.0) * EPS + TINY + band  # e_c ≤ 1 and v_c ≤ 1
+        Rtop = w1 if p.s64 == 64 else w1 >> np.uint64(64 - p.s64)
+        v = Rtop.astype(np.float64) * -p.rcoef
+        e_c = np.exp(v)
+        e_hi = (1.0 + 1.0) * EPS + TINY + band  # e_c ≤ 1 and |v_c| ≤ 1
         e_lo = e_hi + (p.rcoef if p.a > 64 else 0.0)
         accept = accept & (w31 <= e_c - (e_lo + 2.0**-31))
         reject = w31 >= e_c + e_hi
-        nonzero = Rtop != 0
-        if p.a <= 64:  # R = Rtop exactly: (negative, M = 0) decided
-            reject |= okN & (N == 0) & ~nonzero & (sign < 0)
-        accept &= nonzero | (N > 0) | (sign > 0)
+        if p.a <= 64:  # R = Rtop exactly: (negative, M = 0) decided here
+            reject |= okN & (N == 0) & (v == 0) & (sign < 0)
+            accept &= (v < 0) | (N > 0) | (sign > 0)
+        else:  # R_top = 0 (Pr 2^-64): M = 0 is possible, left to the exact path
+            accept &= v < 0
     else:
         Rtop = _zeros64(m)
         reject = okN & (N == 0) & (sign < 0)
@@ -747,24 +753,26 @@ def _float_chunk(
         yh = s1 + t
         bb = yh - s1
         rho = (s1 - (yh - bb)) + (t - bb)
+        # g = the gap from c to its neighbour towards zero (the smaller of its two gaps)
         if T == "f32":
             c32 = yh.astype(np.float32)
+            a32 = np.abs(c32)
+            g = np.maximum((a32 - np.nextafter(a32, np.float32(0))).astype(np.float64), 2.0**-149)
             c = c32.astype(np.float64)
-            up = np.nextafter(c32, np.float32(np.inf)).astype(np.float64) - c
-            dn = c - np.nextafter(c32, np.float32(-np.inf)).astype(np.float64)
+            ac = a32
             d2 = ((yh - c) + rho) * 2.0
         else:
             c = yh
-            up = np.nextafter(c, np.inf) - c
-            dn = c - np.nextafter(c, -np.inf)
+            ac = np.abs(c)
+            g = np.maximum(ac - np.nextafter(ac, 0.0), 2.0**-1074)
             d2 = rho * 2.0
-        # y ∈ c + (−dn/2, up/2) strictly, for every completion of R's bits: y rounds to c
+        # y − c = d2/2 + δ_t + sg·tail', tail' ∈ [0, tw): y rounds to c if |y − c| < g/2
         slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070
-        ok = d2 + (slack + (sg + 1.0) * tw) < up * shrink
-        ok &= d2 - (slack + (1.0 - sg) * tw) > dn * -shrink
-        ok &= np.abs(c) < _MAXF[T]
+        d2s = d2 * sg
+        G = g * shrink
+        ok = (d2s + slack + 2.0 * tw < G) & (d2s - slack > -G) & (ac < _MAXF[T])
     ok[acc.exact_pos] = False
-    out[ok] = c[ok]
+    np.copyto(out, c, where=ok)
     exact = dict(zip(acc.exact_pos, acc.exact_z, strict=True))
     for i in np.flatnonzero(~ok).tolist():
         _counts["exact_lanes"] += 1
