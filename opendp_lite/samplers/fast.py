@@ -479,7 +479,7 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     w1 = words[m : 2 * m] if p.a > 0 else _zeros64(m)
     w2 = words[(nw - 1) * m :] if p.gauss and not p.v_in_w0 else _zeros64(m)
     band = _band
-    sign = 1.0 - 2.0 * (w0 & 1)  # ±1.0
+    sign: F64 = 1.0 - 2.0 * (w0 & 1).astype(np.float64)  # ±1.0
     w31 = (w0 & 0xFFFFFFFE).astype(np.float64) * 2.0**-32  # W's (or V's) first 31 bits
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
