@@ -319,8 +319,6 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
     if neg and M == 0:
         return None
     if p.gauss:
-        d = M - p.center
-        g = d * d / p.two_sigma2
         dec = None
         if p.floats_ok:
             top = R >> (p.a - p.s64)
@@ -337,7 +335,8 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
             dec = _cert_below(vf, 2.0**-vn, (q_lo + q_hi) / 2, (q_hi - q_lo) / 2)
         if dec is None:
             _counts["exact_lanes"] += 1
-            dec = _LazyU(*_v_prefix(p, w0, w2)).below_exp(g)
+            d = M - p.center
+            dec = _LazyU(*_v_prefix(p, w0, w2)).below_exp(d * d / p.two_sigma2)
         if not dec:
             return None
     return -M if neg else M
@@ -424,13 +423,32 @@ def _grid_scale(scale: Any, k: int) -> Any:
     return s * (gmpy2.mpq(1 << -k) if k < 0 else gmpy2.mpq(1, 1 << k))
 
 
+@lru_cache(maxsize=256, typed=True)
+def _scalar_plan(scale: Any, k: int, dist: str) -> _Plan | None:
+    """The plan for one scalar call (None for scale 0); cached by (scale, k, dist)."""
+    s = _grid_scale(scale, k)
+    return None if s == 0 else _plan(s, dist)
+
+
+def _plan_for(scale: Any, k: int, dist: str) -> _Plan | None:
+    try:
+        return _scalar_plan(scale, k, dist)
+    except TypeError:  # an unhashable scale: no caching
+        s = _grid_scale(scale, k)
+        return None if s == 0 else _plan(s, dist)
+
+
 def int_noise_scalar(x: int, scale: Any, dist: Dist, T: str) -> int:
-    """clamp_T(x + Z), Z ~ 𝓛_ℤ(scale) or 𝓝_ℤ(scale): the law of ``int_noise_ref``."""
-    s = _grid_scale(scale, 0)
-    if s == 0:
-        return int_noise_ref(x, s, dist, T)
+    """clamp_T(x + Z), Z ~ 𝓛_ℤ(scale) or 𝓝_ℤ(scale): the law of ``int_noise_ref``.
+
+    Raises:
+        ValueError: if ``scale`` is negative or not finite.
+    """
+    p = _plan_for(scale, 0, dist)
+    if p is None:
+        return int_noise_ref(x, 0, dist, T)
     lo, hi = int_bounds(T)
-    y = int(x) + _scalar_z(_plan(s, dist))
+    y = int(x) + _scalar_z(p)
     return lo if y < lo else hi if y > hi else y
 
 
@@ -438,15 +456,15 @@ def float_noise_scalar(x: float, scale: Any, k: int, dist: Dist, T: Literal["f32
     """sat_T(round_T(2^k·(round_k(x) + Z))), Z ~ 𝓛_ℤ/𝓝_ℤ(scale/2^k): ``float_noise_ref``'s law.
 
     Raises:
-        ValueError: if ``x`` is NaN or infinite, or ``scale`` is negative.
+        ValueError: if ``x`` is NaN or infinite, or ``scale`` is negative or not finite.
     """
     x = float(x)
     if not math.isfinite(x):
         raise ValueError(f"x must be finite, got {x!r}")
-    s = _grid_scale(scale, k)
-    if s == 0:
+    p = _plan_for(scale, k, dist)
+    if p is None:
         return float_noise_ref(x, 0, k, dist, T)
-    return _round_out(_grid_index(x, k, T) + _scalar_z(_plan(s, dist)), k, T)
+    return _round_out(_grid_index(x, k, T) + _scalar_z(p), k, T)
 
 
 # ---------------------------------------------------------------------------------------
