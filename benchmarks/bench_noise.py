@@ -222,25 +222,57 @@ def bench_scalar(repeats: int) -> list[dict[str, Any]]:
     return recs
 
 
-def rss_delta(n: int) -> dict[str, Any]:
-    """Peak-RSS growth of a fresh process noising an n-element f64 vector (Laplace, k=−1074)."""
-    code = (
-        "import resource, numpy as np\n"
-        "from opendp_lite.samplers import fast\n"
-        f"x = np.zeros({n}); x[:] = 1.0\n"
-        "fast.float_noise(x[:10], 1.0, -1074, 'laplace', 'f64')\n"
-        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "y = fast.float_noise(x, 1.0, -1074, 'laplace', 'f64')\n"
-        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "print((after - before) * 1024)\n"
+_RSS_CODE = """
+import numpy as np
+from opendp_lite.samplers import batch, fast
+import opendp_lite.prelude as dp
+
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(key)
+
+x = np.zeros({n}); x[:] = 1.0
+if "{how}" == "mechanism":
+    batch.float_noise = fast.float_noise  # as the lead will wire it
+    try:
+        dp.enable_features("contrib")
+    except Exception:
+        pass
+    meas = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=1.0
     )
+    run = lambda v: meas(v)
+else:
+    run = lambda v: fast.float_noise(v, 1.0, -1074, "laplace", "f64")
+run(x[:1000])
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # reset the peak-RSS mark (VmHWM) to the current RSS
+before = status("VmRSS:")
+y = run(x)
+print(status("VmHWM:") - before)
+"""
+
+
+def rss_delta(n: int, how: str) -> dict[str, Any]:
+    """Peak-RSS growth of a fresh process noising an n-element f64 vector (Laplace, k=−1074).
+
+    ``how`` is "sampler" (``fast.float_noise``) or "mechanism" (``make_laplace`` on a
+    vector domain, with ``samplers.batch.float_noise`` pointed at ``fast.float_noise``).
+    """
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run(  # noqa: S603  (our own interpreter, fixed code)
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-W", "ignore", "-c", _RSS_CODE.format(n=n, how=how)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
-    delta = int(res.stdout.strip())
+    delta = int(res.stdout.strip().splitlines()[-1])
     return {
-        "case": "memory_float_laplace_f64_rss",
+        "case": f"memory_float_laplace_f64_{how}_peak_rss",
         "n": n,
         "rss_growth_bytes": delta,
         "input_bytes": 8 * n,
@@ -274,8 +306,9 @@ def table(recs: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         if r["case"].startswith("memory"):
             lines.append("")
             lines.append(
-                f"Memory: noising {r['n']:,} f64 values grew peak RSS by "
-                f"{r['rss_growth_bytes'] / 1e6:.1f} MB = {r['rss_growth_x_input']}× the input."
+                f"Memory ({r['case']}): noising {r['n']:,} f64 values grew peak RSS by "
+                f"{r['rss_growth_bytes'] / 1e6:.1f} MB = {r['rss_growth_x_input']}× the input's "
+                "bytes (the output array itself is 1×)."
             )
     return "\n".join(lines) + "\n"
 
@@ -307,9 +340,10 @@ def main(argv: list[str]) -> int:
     for rec in bench_scalar(repeats):
         print(json.dumps(rec), flush=True)
         recs.append(rec)
-    mem = rss_delta(10**7 if args.large else 10**6)
-    print(json.dumps(mem), flush=True)
-    recs.append(mem)
+    for how in ("sampler", "mechanism"):
+        mem = rss_delta(10**7 if args.large else 10**6, how)
+        print(json.dumps(mem), flush=True)
+        recs.append(mem)
     meta["load_after"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
     print(json.dumps({"meta": meta}), flush=True)
     if not args.no_write:
