@@ -23,6 +23,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
+from . import _dask
 from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from .core import Domain
 from .errors import InvalidParameter, NotInDomain
@@ -209,6 +210,9 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
 
     def _normalize(self, x: object) -> Vec[C]:
         arr: npt.NDArray[Any]
+        if _dask.is_dask(x) and isinstance(self.element_domain, AtomDomain):
+            # checked block by block inside the task graph, fused with the chain's own pass
+            return _dask.checked_vector(self.element_domain, self.size, x)  # type: ignore[no-any-return]
         if is_lazy_array(x) and isinstance(self.element_domain, AtomDomain):
             # a duck array stands in for an ndarray from here on (same numpy API)
             arr = _coerce_lazy_vector(self.element_domain, x)
@@ -218,6 +222,16 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
         if self.size is not None and len(arr) != self.size:
             raise NotInDomain(f"expected a vector of size {self.size}, got length {len(arr)}")
         return arr
+
+    def member(self, x: object) -> bool:
+        """Whether ``x`` is a member; a Dask vector's blocks are all computed and checked."""
+        if _dask.is_dask(x) and isinstance(self.element_domain, AtomDomain):
+            try:
+                _dask.force(self._normalize(x))
+            except NotInDomain:
+                return False
+            return True
+        return super().member(x)
 
 
 # -- lazy (chunked) arrays: the one place that knows about array backends other than numpy --
@@ -483,6 +497,9 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
         return f"HashMap<{self.K}, Column>"
 
     def _normalize(self, x: object) -> Mapping[Any, Any]:
+        if _dask.is_dask_dataframe(x):
+            # a lazy dataframe: names checked now, columns when a vector domain reads them
+            return _dask.checked_frame(self.K, x)  # type: ignore[no-any-return]
         if not isinstance(x, Mapping):
             raise NotInDomain(f"inferred type is {type(x).__name__}, expected a dataframe (dict)")
         out: dict[Any, npt.NDArray[Any]] = {}

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _arith as ar
+from .._dask import is_dask_array, reduce_blocks
 from .._types import int_bounds, is_float, is_int
 from ..core import Domain, Metric
 from ..domains import AtomDomain, VectorDomain
@@ -41,6 +42,7 @@ __all__ = [
     "grid_sums",
     "parse_summation",
     "rounding_error",
+    "split_sums",
     "to_carrier",
 ]
 
@@ -62,7 +64,8 @@ def blocks(x: Any) -> Iterator[npt.NDArray[Any]]:
 
     A lazy array is never materialised whole: each block of :data:`BLOCK` values is converted
     with ``np.asarray`` (computing just that slice), consumed, and dropped.  This is the only
-    place the aggregates of part B handle a backend other than numpy.
+    place the aggregates of part B handle a backend other than numpy, except Dask arrays,
+    whose exact partial sums are computed on the workers (``opendp_lite._dask``).
 
     >>> [b.tolist() for b in blocks(np.arange(3))]
     [[0, 1, 2]]
@@ -140,6 +143,8 @@ def exact_int_sum(x: Any) -> int:
     >>> exact_int_sum(np.array([2**62, 2**62, 2**62], dtype=np.int64)) == 3 * 2**62
     True
     """
+    if is_dask_array(x):
+        return int(reduce_blocks(x, _exact_int_sum_np))  # exact partials, any reduction tree
     return sum((_exact_int_sum_np(b) for b in blocks(x)), 0)
 
 
@@ -155,6 +160,27 @@ def _exact_int_sum_np(x: npt.NDArray[Any]) -> int:
         hi = hi.astype(np.int64)
         lo = lo.astype(np.int64)
     return (_sum_narrow(hi) << 32) + _sum_narrow(lo)
+
+
+def _split_sums_np(x: npt.NDArray[Any]) -> tuple[int, int]:
+    return _exact_int_sum_np(x[x > 0]), _exact_int_sum_np(x[x < 0])
+
+
+def split_sums(x: Any) -> tuple[int, int]:
+    """The exact sums of the positive and of the negative elements of an integer array.
+
+    >>> split_sums(np.array([3, -1, 4, -5]))
+    (7, -6)
+    """
+    if is_dask_array(x):
+        pos, neg = reduce_blocks(x, _split_sums_np)
+        return int(pos), int(neg)
+    pos = neg = 0
+    for b in blocks(x):
+        p, n = _split_sums_np(b)
+        pos += p
+        neg += n
+    return pos, neg
 
 
 def int_range(T: str) -> tuple[int, int]:
@@ -198,6 +224,8 @@ def grid_sums(x: Any, p: int) -> int:
     Requires ``|x_i| · 2^p <= 2^46``, which the constructors guarantee through
     :func:`grid_shift`.
     """
+    if is_dask_array(x):
+        return int(reduce_blocks(x, _grid_sums_np, p))  # exact partials, any reduction tree
     return sum((_grid_sums_np(b, p) for b in blocks(x)), 0)
 
 
@@ -229,6 +257,9 @@ def centered_sums(x: Any, p: int, k_c: int, shift: int) -> tuple[int, int]:
     Requires ``|x_i| · 2^p <= 2^46`` and ``|j_i| <= 2^26`` (so ``j²`` is exact in binary64 and
     rows of 1024 squares stay below 2^62), which the constructors guarantee.
     """
+    if is_dask_array(x):
+        s1, s2 = reduce_blocks(x, _centered_sums_np, p, k_c, shift)
+        return int(s1), int(s2)
     total, total_sq = 0, 0
     for b in blocks(x):
         t1, t2 = _centered_sums_np(b, p, k_c, shift)

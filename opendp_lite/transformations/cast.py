@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _dask
 from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, atom_domain, option_domain
-from ..errors import NotImplementedForType
+from ..errors import FailedFunction, NotImplementedForType
 from ._rowwise import row_by_row, vector_element
 
 __all__ = [
@@ -143,13 +144,14 @@ def _cast_values(TIA: str, TOA: str, arg: npt.NDArray[Any]) -> tuple[npt.NDArray
         filled = [p if p is not None else _default(TOA) for p in parsed]
         return np.asarray(filled, dtype=carrier_dtype(TOA)).reshape(n), ok
     dtype = carrier_dtype(TOA)
+    # ones_like dispatches on the array type: a lazy (Dask) input gets a lazy mask
     if TOA == "bool":
-        return np.not_equal(arg, 0), np.ones(n, dtype=bool)
+        return np.not_equal(arg, 0), np.ones_like(arg, dtype=bool)
     if TIA == "bool":
-        return arg.astype(dtype), np.ones(n, dtype=bool)
+        return arg.astype(dtype), np.ones_like(arg, dtype=bool)
     if is_float(TOA):
         with np.errstate(over="ignore"):
-            return arg.astype(dtype), np.ones(n, dtype=bool)
+            return arg.astype(dtype), np.ones_like(arg, dtype=bool)
     lo, hi = int_bounds(TOA)
     if is_float(TIA):
         with np.errstate(invalid="ignore"):
@@ -194,6 +196,12 @@ def make_cast(
     TIA, T = _spaces("make_cast", input_domain, TOA)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        if _dask.is_dask_array(arg):
+            # an option vector is an object array of Python values, which Dask cannot hold
+            raise FailedFunction(
+                "make_cast (option output) does not run on Dask arrays; use "
+                "make_cast_default or make_cast_inherent"
+            )
         vals, ok = _cast_values(TIA, T, arg)
         out = np.empty(len(arg), dtype=object)
         out[:] = vals.tolist()

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _dask
 from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, VectorDomain, atom_domain, map_domain, vector_domain
@@ -93,7 +94,9 @@ def make_count(
     T = _count_type(name, TO)
 
     def function(x: npt.NDArray[Any]) -> int | float:
-        return _saturate(len(x), T)
+        # a Dask vector is counted on the workers (its lengths may be unknown, and counting
+        # runs the lazy membership checks); numpy knows its length
+        return _saturate(_dask.length(x) if _dask.is_dask_array(x) else len(x), T)
 
     return Transformation(
         input_domain,
@@ -300,10 +303,15 @@ def make_count_by_categories(
     dtype = carrier_dtype(T)
 
     def function(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        keys, counts = _value_counts(x)
         out = [0] * (k + 1)
-        for key, c in zip(keys, counts, strict=True):  # one step per distinct value
-            out[index.get(key, k)] += c
+        if _dask.is_dask_array(x):
+            # counted per block on the workers against the public categories: no value of
+            # the data other than these counts ever reaches the driver
+            out = [int(c) for c in _dask.reduce_blocks(x, _category_counts, cats)]
+        else:
+            keys, counts = _value_counts(x)
+            for key, c in zip(keys, counts, strict=True):  # one step per distinct value
+                out[index.get(key, k)] += c
         vals = [_saturate(c, T) for c in out[:size]]
         return np.asarray(vals, dtype=dtype)
 
@@ -315,6 +323,24 @@ def make_count_by_categories(
         function,
         _identity_map(T),
     )
+
+
+def _category_counts(block: npt.NDArray[Any], cats: list[Any]) -> npt.NDArray[np.int64]:
+    """Counts of a numeric block in each category (by ``==``), then of the rest (length k+1)."""
+    k = len(cats)
+    out = np.zeros(k + 1, dtype=np.int64)
+    if k:
+        c_arr = np.asarray(cats, dtype=block.dtype)
+        order = np.argsort(c_arr, kind="stable")
+        sorted_c = c_arr[order]
+        pos = np.searchsorted(sorted_c, block, side="left")
+        hit = pos < k
+        hit[hit] = sorted_c[pos[hit]] == block[hit]
+        out[:k] = np.bincount(order[pos[hit]], minlength=k)
+        out[k] = block.shape[0] - int(np.count_nonzero(hit))
+    else:
+        out[0] = block.shape[0]
+    return out
 
 
 def then_count_by_categories(

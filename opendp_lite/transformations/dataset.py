@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _dask
 from .._types import carrier_name, is_float
 from ..core import Transformation
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, vector_domain
@@ -245,7 +246,9 @@ def make_select_column(
         if k not in df:
             raise FailedFunction(f"the dataframe has no column {k!r}; columns: {list(df)}")
         try:
-            return np.asarray(out_domain._normalize(df[k]))
+            col: Any = out_domain._normalize(df[k])
+            # a Dask column stays a lazily checked Dask array (np.asarray would compute it)
+            return col if _dask.is_dask_array(col) else np.asarray(col)
         except NotInDomain as e:
             raise FailedFunction(f"column {k!r} is not a vector of {out_domain!r}: {e}") from None
 

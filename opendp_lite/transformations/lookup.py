@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _dask
 from .._types import carrier_dtype, carrier_name, is_float
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, atom_domain, option_domain
@@ -173,9 +174,14 @@ def make_find_bin(
         raise InvalidParameter(f"edges must be strictly increasing, got {edges!r}")
     edge_arr = np.asarray(checked, dtype=carrier_dtype(elem.T)).reshape(len(checked))
 
-    def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    def bins(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
         # side="right" counts edges <= x; numpy sorts NaN last, so NaN lands in bin k
         return np.searchsorted(edge_arr, arg, side="right").astype(np.uint64)
+
+    def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        if _dask.is_dask_array(arg):  # searchsorted does not dispatch on its 2nd argument
+            return _dask.map_rows(arg, bins, np.uint64)  # type: ignore[no-any-return]
+        return bins(arg)
 
     return row_by_row("make_find_bin", input_domain, input_metric, atom_domain(T="usize"), function)
 

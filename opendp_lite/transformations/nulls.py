@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _dask
 from .._types import carrier_dtype, is_float
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, OptionDomain, atom_domain, vector_domain
-from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
+from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
 from ..samplers.rng import fill_uint64
 from ._rowwise import SIZE_CHANGING_METRICS, check_metric, row_by_row, vector_element
 
@@ -222,6 +223,13 @@ def make_impute_uniform_float(
     lo, hi = float(lo_b[0]), float(lo_b[1])
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        if _dask.is_dask_array(arg):
+            # a recomputed block (after a worker failure) would get fresh draws, so two
+            # consumers of one block could see different imputations: refuse
+            raise FailedFunction(
+                "make_impute_uniform_float does not run on Dask arrays; use "
+                "make_impute_constant or make_drop_null"
+            )
         mask = np.isnan(arg)
         k = int(np.count_nonzero(mask))
         if k == 0:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _dask
 from .._types import carrier_name, is_float, is_int
 from ..core import Domain, Function, Metric, PartialTransformation, Transformation
 from ..domains import atom_domain, vector_domain
@@ -79,14 +80,23 @@ def make_quantile_score_candidates(
     num, den = _alpha_fraction(name, alpha)
     c_arr = np.asarray(cands, dtype=np.float64 if is_float(T) else object)
 
+    def below_above(b: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        xs = np.sort(b)
+        cs = c_arr.astype(xs.dtype) if is_float(T) else np.asarray(cands, dtype=xs.dtype)
+        lt = np.searchsorted(xs, cs, side="left")
+        gt = len(xs) - np.searchsorted(xs, cs, side="right")
+        return np.stack([lt, gt]).astype(np.int64)
+
     def function(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        lt = np.zeros(len(cands), dtype=np.int64)
-        gt = np.zeros(len(cands), dtype=np.int64)
-        for b in blocks(x):  # counts below/above each candidate add up over blocks
-            xs = np.sort(b)
-            cs = c_arr.astype(xs.dtype) if is_float(T) else np.asarray(cands, dtype=xs.dtype)
-            lt += np.searchsorted(xs, cs, side="left")
-            gt += len(xs) - np.searchsorted(xs, cs, side="right")
+        if _dask.is_dask_array(x):  # per-block counts on the workers, added exactly
+            lt, gt = _dask.reduce_blocks(x, below_above)
+        else:
+            lt = np.zeros(len(cands), dtype=np.int64)
+            gt = np.zeros(len(cands), dtype=np.int64)
+            for b in blocks(x):  # counts below/above each candidate add up over blocks
+                lt_b, gt_b = below_above(b)
+                lt += lt_b
+                gt += gt_b
         scores = np.abs((den - num) * lt - num * gt)  # <= 10^4 · n: no int64 overflow
         out: npt.NDArray[Any] = scores.astype(np.uint64)
         return out

@@ -30,7 +30,6 @@ from ..metrics import (
     symmetric_distance,
 )
 from ._aggregate import (
-    blocks,
     bounded_vector,
     check_metric,
     exact_int_sum,
@@ -41,6 +40,7 @@ from ._aggregate import (
     int_range,
     parse_summation,
     rounding_error,
+    split_sums,
     to_carrier,
 )
 
@@ -112,10 +112,7 @@ def _int_sum(
             # partial sums of one sign are monotone, so clamping the exact total equals
             # saturating at every step
             return clamp(exact_int_sum(x))
-        pos = neg = 0
-        for b in blocks(x):
-            pos += exact_int_sum(b[b > 0])
-            neg += exact_int_sum(b[b < 0])
+        pos, neg = split_sums(x)
         return clamp(pos) + clamp(neg)
 
     if size is None:

@@ -1,0 +1,252 @@
+"""The Dask adapter: chains built for numpy also run on Dask arrays and dataframes.
+
+Dask is optional (``pip install opendp_lite[dask]``); nothing here imports it unless a Dask
+collection is actually passed in, so numpy users never pay for it.  Three pieces:
+
+* **Membership, lazily.**  A vector domain checks a Dask array block by block *inside* the task
+  graph: :func:`checked_vector` wraps the array in one ``map_blocks`` that runs the numpy
+  membership check on each block (the same code as for a numpy vector) and raises
+  :class:`~opendp_lite.errors.NotInDomain` on the worker if a block is outside the domain.  The
+  check thus costs no extra pass over the data: it is fused with whatever the chain computes,
+  and since every aggregate is computed before any noise is drawn, a bad input still fails
+  *before* any randomness is used.  A block whose length differs from the array's declared
+  chunk length also fails, so metadata cannot misstate the size.
+* **Aggregates inside Dask.**  :func:`reduce_blocks` maps a numpy partial (an exact integer
+  sum, a vector of counts) over the blocks on the workers and adds the partials up in a tree
+  of ``delayed`` tasks; only the total (a Python ``int``, a tuple of them, or a short integer
+  vector) comes back to the driver.  Every partial is an exact integer, so the total is the same
+  for *every* chunking and *every* reduction tree (integer addition is associative and
+  commutative); the maps of the aggregates therefore hold whatever Dask chooses.
+* **Honest description.**  :func:`layout` reports what is known about a collection without
+  reading its data: the number of partitions and the length if (and only if) the chunk sizes
+  are known.  A vector domain's ``size`` is never taken from the data; a declared size is
+  verified.
+
+>>> is_dask_array([1.0]), is_dask_dataframe({"a": [1]})
+(False, False)
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import NotInDomain
+
+__all__ = [
+    "FANIN",
+    "Layout",
+    "checked_frame",
+    "checked_vector",
+    "force",
+    "is_dask",
+    "is_dask_array",
+    "is_dask_dataframe",
+    "layout",
+    "length",
+    "map_rows",
+    "reduce_blocks",
+]
+
+#: Partials added per task of the reduction tree.
+FANIN = 16
+
+
+def is_dask_array(x: object) -> bool:
+    """Whether ``x`` is a ``dask.array.Array`` (without importing Dask)."""
+    mod = sys.modules.get("dask.array")
+    return mod is not None and isinstance(x, mod.Array)
+
+
+def is_dask_dataframe(x: object) -> bool:
+    """Whether ``x`` is a ``dask.dataframe.DataFrame`` (without importing Dask)."""
+    mod = sys.modules.get("dask.dataframe")
+    return mod is not None and isinstance(x, mod.DataFrame)
+
+
+def _is_dask_series(x: object) -> bool:
+    mod = sys.modules.get("dask.dataframe")
+    return mod is not None and isinstance(x, mod.Series)
+
+
+def is_dask(x: object) -> bool:
+    """Whether ``x`` is a Dask array, dataframe or series."""
+    return is_dask_array(x) or is_dask_dataframe(x) or _is_dask_series(x)
+
+
+# ----------------------------------------------------------------------------------------------
+# Layout
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a Dask collection's metadata says, read without computing anything.
+
+    ``size`` is ``None`` when the chunk (partition) lengths are unknown, e.g. after a filter
+    such as ``drop_null`` or for a dataframe column; ``chunks`` is then ``None`` as well.
+    """
+
+    npartitions: int
+    size: int | None
+    chunks: tuple[int, ...] | None
+
+
+def layout(x: Any) -> Layout:
+    """The partitioning of a Dask array or dataframe, and its length if known.
+
+    >>> import dask.array as da
+    >>> layout(da.zeros(10, chunks=4))
+    Layout(npartitions=3, size=10, chunks=(4, 4, 2))
+    """
+    if is_dask_array(x):
+        chunks = x.chunks[0]
+        if any(math.isnan(c) for c in chunks):
+            return Layout(len(chunks), None, None)
+        return Layout(len(chunks), int(sum(chunks)), tuple(int(c) for c in chunks))
+    if is_dask_dataframe(x) or _is_dask_series(x):
+        return Layout(int(x.npartitions), None, None)
+    raise TypeError(f"expected a Dask collection, got {type(x).__name__}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Membership
+
+
+def _check_block(
+    block: npt.NDArray[Any], element: Any, block_info: dict[Any, Any] | None = None
+) -> npt.NDArray[Any]:
+    """The numpy membership check of one block, on the worker; returns the normalised block.
+
+    ``element`` is the vector domain's atom domain; the check is the numpy vector check, so a
+    Dask vector is a member exactly when the numpy vector of its values is.
+    """
+    from .domains import _coerce_vector
+
+    if block_info is not None and 0 in block_info:
+        start, stop = block_info[0]["array-location"][0]
+        if not (math.isnan(start) or math.isnan(stop)) and block.shape[0] != stop - start:
+            raise NotInDomain(
+                f"a block holds {block.shape[0]} values where the array's metadata declares "
+                f"{stop - start}"
+            )
+    return _coerce_vector(element, block)
+
+
+def _meta_check(element: Any, x: Any) -> None:
+    """The dtype rules of the numpy vector check, applied to the metadata (an early error)."""
+    from ._types import is_int
+
+    T = element.T
+    kind = np.dtype(x.dtype).kind
+    if T == "String" or (T == "bool") != (kind == "b") or kind not in "biuf":
+        raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
+    if is_int(T) and kind not in "iu":
+        raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
+
+
+def checked_vector(element: Any, size: int | None, x: Any) -> Any:
+    """``x`` (a Dask array or series) as a lazily checked member of ``vector_domain``.
+
+    Metadata (dimension, dtype kind, declared length) is checked now; the values are checked
+    block by block when the result is computed, by the numpy vector check.  If ``size`` is
+    declared but the chunk lengths are unknown, only the lengths are computed to verify it.
+
+    Raises:
+        NotInDomain: if the metadata already shows that ``x`` is not a member.
+    """
+    from ._types import carrier_dtype
+
+    if _is_dask_series(x):
+        x = x.to_dask_array()  # partition lengths stay unknown (not computed)
+    if x.ndim != 1:
+        raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
+    _meta_check(element, x)
+    if size is not None:
+        n = layout(x).size
+        if n is None:
+            n = length(x)
+        if n != size:
+            raise NotInDomain(f"expected a vector of size {size}, got length {n}")
+    dtype = np.dtype(carrier_dtype(element.T))
+    return x.map_blocks(_check_block, element, dtype=dtype, meta=np.empty(0, dtype=dtype))
+
+
+def checked_frame(K: str, x: Any) -> Any:
+    """A Dask dataframe as a member of ``dataframe_domain(K)``: its column names are checked
+    now (metadata); its columns are checked when a vector domain reads them."""
+    from .domains import _coerce_scalar
+
+    for k in x.columns:
+        _coerce_scalar(K, k)
+    return x
+
+
+def force(x: Any) -> None:
+    """Compute every block of ``x`` (running the membership checks), keeping nothing."""
+    reduce_blocks(x, _nothing)
+
+
+def _nothing(block: npt.NDArray[Any]) -> int:
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Row-by-row maps and reductions
+
+
+def map_rows(x: Any, fn: Callable[..., npt.NDArray[Any]], dtype: Any, *args: Any) -> Any:
+    """``fn`` applied to each block of ``x`` (a row-by-row numpy function), lazily."""
+    dt = np.dtype(dtype)
+    return x.map_blocks(fn, *args, dtype=dt, meta=np.empty(0, dtype=dt))
+
+
+def _combine(*parts: Any) -> Any:
+    """The exact sum of partials: Python ints, tuples of them, or integer vectors."""
+    first = parts[0]
+    if isinstance(first, tuple):
+        return tuple(_combine(*col) for col in zip(*parts, strict=True))
+    if isinstance(first, np.ndarray):
+        # integer vectors of counts: each entry is at most the number of values (< 2^63)
+        total = np.zeros_like(first)
+        for p in parts:
+            total += p
+        return total
+    return sum(parts[1:], first)
+
+
+def reduce_blocks(x: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    """``Σ_blocks fn(block, *args)``, computed in Dask; only the total reaches the driver.
+
+    The partials must be exact integers (or tuples / integer vectors of them) so that the
+    total does not depend on the chunking or on the shape of the reduction tree.
+    """
+    # typed as Any: dask's own annotations are partial, and it is imported only when used
+    dask: Any = importlib.import_module("dask")
+    delayed = dask.delayed
+
+    parts = [delayed(fn, pure=True)(b, *args) for b in x.to_delayed().ravel()]
+    if not parts:
+        return fn(np.empty(0, dtype=x.dtype), *args)
+    while len(parts) > 1:
+        parts = [
+            delayed(_combine, pure=True)(*parts[i : i + FANIN]) for i in range(0, len(parts), FANIN)
+        ]
+    (total,) = dask.compute(parts[0])
+    return total
+
+
+def length(x: Any) -> int:
+    """The number of values in ``x``, counted in Dask (runs the membership checks)."""
+    n: int = reduce_blocks(x, _len)
+    return n
+
+
+def _len(block: npt.NDArray[Any]) -> int:
+    return int(block.shape[0])
