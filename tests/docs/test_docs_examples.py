@@ -10,7 +10,9 @@ import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 GUIDE = ["index.md", "getting-started.md"]  # the pages of this guide (others may add pages)
-PAGES = [DOCS / name for name in GUIDE] + sorted(DOCS.glob("seeds/*.md"))
+PAGES = (
+    [DOCS / name for name in GUIDE] + sorted(DOCS.glob("seeds/*.md")) + [DOCS.parent / "README.md"]
+)
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
@@ -24,7 +26,7 @@ def test_every_seed_has_a_page() -> None:
     assert names >= {"000", "001", "002", "003", "004"}
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS.parent)) for p in PAGES])
 def test_page_examples_run(page: Path, capsys: pytest.CaptureFixture[str]) -> None:
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
     for i, code in enumerate(BLOCK.findall(page.read_text(encoding="utf-8"))):
@@ -35,7 +37,7 @@ def test_page_examples_run(page: Path, capsys: pytest.CaptureFixture[str]) -> No
     capsys.readouterr()
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS.parent)) for p in PAGES])
 def test_page_figures_exist(page: Path) -> None:
     for target in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", page.read_text(encoding="utf-8")):
         assert (page.parent / target).resolve().is_file(), f"{page.name}: missing {target}"
