@@ -32,6 +32,7 @@ import pytest
 import opendp_lite
 import opendp_lite.prelude as dp
 from opendp_lite.measurements.randomized_response import bitvector_domain
+from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
 from opendp_lite.samplers import rng
 from opendp_lite.samplers.rng import RandomnessError
 
@@ -201,6 +202,47 @@ CASES: list[tuple[str, Callable[[], Any], Any, Callable[[Any, Any], Any]]] = [
         _query_svt,
     ),
     (
+        "make_canonical_noise",
+        lambda: dp.m.make_canonical_noise(*F64, d_in=2.0, d_out=(0.5, 0.0)),
+        0.5,
+        _invoke,
+    ),
+    (
+        "make_laplace_threshold",
+        lambda: dp.m.make_laplace_threshold(
+            dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int)),
+            l01inf_distance(dp.absolute_distance(T=int)),
+            scale=2.0,
+            threshold=10,
+        ),
+        {"a": 12, "b": 30, "c": 9},
+        _invoke,
+    ),
+    (
+        "make_gaussian_threshold",
+        lambda: dp.m.make_gaussian_threshold(
+            dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int)),
+            l02inf_distance(dp.absolute_distance(T=int)),
+            scale=3.0,
+            threshold=12,
+        ),
+        {"a": 12, "b": 30, "c": 9},
+        _invoke,
+    ),
+    (
+        "make_private_quantile",
+        lambda: dp.m.make_private_quantile(
+            VF,
+            SD,
+            dp.max_divergence(),
+            candidates=[0.0, 0.25, 0.5, 0.75, 1.0],
+            alpha=0.5,
+            scale=2.0,
+        ),
+        [0.1, 0.2, 0.4, 0.6, 0.9, 0.3],
+        _invoke,
+    ),
+    (
         "make_local_release",
         lambda: dp.c.make_local_release(
             dp.vector_domain(dp.atom_domain(T=bool)),
@@ -269,6 +311,8 @@ def _plain(v: Any) -> Any:
         return ("array", str(v.dtype), v.tolist())
     if isinstance(v, list | tuple):
         return [_plain(e) for e in v]
+    if isinstance(v, dict):
+        return sorted((_plain(k), _plain(e)) for k, e in v.items())
     if isinstance(v, np.generic):
         return v.item()
     return v
