@@ -8,6 +8,8 @@ from fractions import Fraction
 
 import gmpy2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
 from opendp_lite.errors import (
@@ -242,3 +244,29 @@ def test_top_k_of_many_candidates_with_hopeless_ones() -> None:
     m = dp.m.make_noisy_top_k(*space, dp.max_divergence(), k=3, scale=1.0)
     out = m(list(range(2000)))
     assert len(set(out)) == 3 and all(i >= 1900 for i in out)
+
+
+# -- laws: maps are monotone in d_in and never below the exact value ---------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scale=st.floats(min_value=1e-6, max_value=1e6),
+    d1=st.integers(min_value=0, max_value=10**6),
+    d2=st.integers(min_value=0, max_value=10**6),
+    k=st.integers(min_value=1, max_value=20),
+    zcdp=st.booleans(),
+    monotonic=st.booleans(),
+)
+def test_top_k_map_is_monotone_and_conservative(
+    scale: float, d1: int, d2: int, k: int, zcdp: bool, monotonic: bool
+) -> None:
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int, monotonic=monotonic)
+    measure = dp.zero_concentrated_divergence() if zcdp else dp.max_divergence()
+    m = dp.m.make_noisy_top_k(*space, measure, k=k, scale=scale)
+    lo, hi = sorted((d1, d2))
+    assert m.map(lo) <= m.map(hi)
+    eps = Fraction((1 if monotonic else 2) * hi) / Fraction(scale)
+    exact = k * eps * eps / 8 if zcdp else k * eps
+    assert Fraction(m.map(hi)) >= exact
+    assert m.check(hi, m.map(hi))

@@ -8,6 +8,8 @@ from typing import Any
 
 import gmpy2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
 from opendp_lite.errors import (
@@ -221,3 +223,22 @@ def test_partials() -> None:
     a = (DOM, L1) >> dp.m.then_laplace_threshold(scale=2.0, threshold=10)
     b = (DOM, L2) >> dp.m.then_gaussian_threshold(scale=2.0, threshold=10)
     assert a.map((1, 1, 1))[0] == 0.5 and b.map((1, 1, 1))[0] == 0.125
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scale=st.floats(min_value=0.05, max_value=50.0),
+    threshold=st.integers(min_value=-5, max_value=200),
+    l0=st.integers(min_value=1, max_value=5),
+    lp=st.integers(min_value=1, max_value=10),
+    linf=st.integers(min_value=1, max_value=10),
+    gaussian=st.booleans(),
+)
+def test_threshold_map_is_monotone(
+    scale: float, threshold: int, l0: int, lp: int, linf: int, gaussian: bool
+) -> None:
+    mk = dp.m.make_gaussian_threshold if gaussian else dp.m.make_laplace_threshold
+    m = mk(DOM, L2 if gaussian else L1, scale=scale, threshold=threshold)
+    small, big = m.map((l0, lp, linf)), m.map((l0 + 1, lp + 1, linf + 1))
+    assert small[0] <= big[0] and small[1] <= big[1]
+    assert 0.0 <= small[1] <= 1.0
