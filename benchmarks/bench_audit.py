@@ -23,6 +23,7 @@ import numpy as np
 
 import opendp_lite.audit as audit
 import opendp_lite.prelude as dp
+from opendp_lite.measurements.threshold import l01inf_distance
 
 F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
@@ -31,6 +32,7 @@ VF = dp.vector_domain(dp.atom_domain(T=float))
 
 
 def builtins() -> Iterator[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
+    dp.enable_features("honest-but-curious")  # the exponential mechanism's scorer is user code
     m = dp.m
     yield "laplace_f64(scale=1)", m.make_laplace(*F64, 1.0), 0.0, 1.0, 1.0, {}
     yield "laplace_f64(scale=1,k=-2)", m.make_laplace(*F64, 1.0, k=-2), 0.1, 1.1, 1.0, {}
@@ -62,6 +64,42 @@ def builtins() -> Iterator[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
         >> dp.m.then_laplace(20.0)
     )
     yield "clamp>>sum>>laplace(scale=20)", chain, [0.0] * 4, [0.0] * 4 + [10.0], 1, {}
+    yield (
+        "canonical_noise(d_in=1,eps=1)",
+        m.make_canonical_noise(*F64, 1.0, (1.0, 0.0)),
+        0.0,
+        1.0,
+        1.0,
+        {},
+    )
+    sd = dp.symmetric_distance()
+    cands = [0.0, 0.25, 0.5, 0.75, 1.0]
+    pq = m.make_private_quantile(VF, sd, dp.max_divergence(), cands, alpha=0.5, scale=2.0)
+    data = [0.1, 0.2, 0.4, 0.6, 0.9]
+    yield "private_quantile(median,scale=2)", pq, data, [*data, 0.95], 1, {}
+    ex = m.make_exponential(VI, sd, range(5), _closeness, sensitivity=1, scale=2.0)
+    yield "exponential(median score,scale=2)", ex, [0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 4], 1, {}
+    svt = m.make_sparse_vector(VI, sd, 1, 1, threshold=3, threshold_scale=2.0, query_scale=4.0)
+    yield "sparse_vector>>one_query", svt >> (lambda q: q(_total())), [1, 1, 1], [1] * 4, 1, {}
+    lt = m.make_laplace_threshold(
+        dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int)),
+        l01inf_distance(dp.absolute_distance(T=int)),
+        scale=1.0,
+        threshold=5,
+    ) >> (lambda c: c.get("a", -1))
+    yield "laplace_threshold>>count_a", lt, {"a": 6, "b": 20}, {"b": 20}, (1, 6, 6), {}
+
+
+def _closeness(data: Any, c: int) -> float:
+    return -abs(sum(1 for v in data if v <= c) - len(data) // 2)
+
+
+def _total() -> Any:
+    dp.enable_features("honest-but-curious")
+    return dp.t.make_user_transformation(
+        VI, dp.symmetric_distance(), dp.atom_domain(T=int), dp.absolute_distance(T=int),
+        lambda v: int(v.sum()), lambda d: d,
+    )  # fmt: skip
 
 
 def broken() -> Iterator[tuple[str, Any, Any, Any, Any]]:
@@ -130,13 +168,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=200_000)
     ap.add_argument("--big", type=int, default=1_000_000, help="samples for the 10^6 run")
+    ap.add_argument("--match", default="", help="only cases whose name contains this")
     args = ap.parse_args()
     print(json.dumps({"case": "env", "python": sys.version.split()[0],
                       "machine": platform.machine(), "numpy": np.__version__}))  # fmt: skip
     for name, meas, x, xp, d_in, kw in builtins():
+        if args.match not in name:
+            continue
         r = audit.audit(meas, x, xp, d_in, samples=args.samples, confidence=0.95, **kw)
         print(row(name, r), flush=True)
     for name, meas, x, xp, d_in in broken():
+        if args.match not in name:
+            continue
         r = audit.audit(meas, x, xp, d_in, samples=args.samples, confidence=0.95)
         print(row(name, r), flush=True)
     if args.big:

@@ -28,6 +28,7 @@ import opendp_lite.audit as audit
 import opendp_lite.prelude as dp
 from opendp_lite import _arith
 from opendp_lite.errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
+from opendp_lite.measurements.threshold import l01inf_distance
 from opendp_lite.samplers import rng
 from tests.conftest import scaled
 
@@ -68,10 +69,13 @@ def rr_measurement(claimed: float) -> Any:
 F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
 VI = dp.vector_domain(dp.atom_domain(T=int))
+VF = dp.vector_domain(dp.atom_domain(T=float))
+SD = dp.symmetric_distance()
 
 
 def builtin_cases() -> list[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
     """(name, measurement, x, x′, d_in, audit kwargs) for each built-in scalar mechanism."""
+    dp.enable_features("honest-but-curious")  # the exponential mechanism's scorer is user code
     m = dp.m
     cases: list[tuple[str, Any, Any, Any, Any, dict[str, Any]]] = [
         ("laplace_f64", m.make_laplace(*F64, scale=1.0), 0.0, 1.0, 1.0, {}),
@@ -108,11 +112,84 @@ def builtin_cases() -> list[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
             1,
             {},
         ),
+        (
+            "canonical_noise",
+            m.make_canonical_noise(*F64, d_in=1.0, d_out=(1.0, 0.0)),
+            0.0,
+            1.0,
+            1.0,
+            {},
+        ),
+        (
+            "private_quantile",
+            m.make_private_quantile(
+                VF, SD, dp.max_divergence(), [0.0, 0.25, 0.5, 0.75, 1.0], alpha=0.5, scale=2.0
+            ),
+            [0.1, 0.2, 0.4, 0.6, 0.9],
+            [0.1, 0.2, 0.4, 0.6, 0.9, 0.95],
+            1,
+            {},
+        ),
+        (
+            "exponential",
+            m.make_exponential(VI, SD, range(5), _closeness, sensitivity=1, scale=2.0),
+            [0, 1, 2, 3, 4],
+            [0, 1, 2, 3, 4, 4],
+            1,
+            {},
+        ),
+        (
+            "sparse_vector>>one_query",
+            m.make_sparse_vector(
+                VI,
+                SD,
+                d_in=1,
+                query_sensitivity=1,
+                threshold=3,
+                threshold_scale=2.0,
+                query_scale=4.0,
+            )
+            >> (lambda qbl: qbl(_total())),
+            [1, 1, 1],
+            [1, 1, 1, 1],
+            1,
+            {},
+        ),
+        (
+            "laplace_threshold>>count_a",
+            m.make_laplace_threshold(
+                dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int)),
+                l01inf_distance(dp.absolute_distance(T=int)),
+                scale=1.0,
+                threshold=5,
+            )
+            >> (lambda counts: counts.get("a", -1)),
+            {"a": 6, "b": 20},
+            {"b": 20},
+            (1, 6, 6),
+            {},
+        ),
     ]
     return cases
 
 
-N_BUILTIN = 12
+def _closeness(data: Any, c: int) -> float:
+    return -abs(sum(1 for v in data if v <= c) - len(data) // 2)
+
+
+def _total() -> Any:
+    dp.enable_features("honest-but-curious")
+    return dp.t.make_user_transformation(
+        VI,
+        SD,
+        dp.atom_domain(T=int),
+        dp.absolute_distance(T=int),
+        lambda v: int(v.sum()),
+        lambda d: d,
+    )
+
+
+N_BUILTIN = 17
 
 
 def broken_cases() -> list[tuple[str, Any, Any, Any, Any]]:
