@@ -145,6 +145,8 @@ class _Plan:
     int_ok: bool  # the int64 vector path applies (T < 2^40)
     v_in_w0: bool  # gaussian with a = 0: W is unused, so V's first bits share its slot
     rate: float  # estimated acceptance rate of one attempt (sizes draws; never the law)
+    g_k1: float  # gaussian bound: |e^{−γ} − e^{−γ_c}| ≤ |d_c|·g_k1 + γ_c·2^-49 + g_k0
+    g_k0: float
 
 
 def _floor_log2(x: Any) -> int:
@@ -185,7 +187,14 @@ def _plan(s: Any, dist: str) -> _Plan:
     return _Plan(
         gauss, T, a, s64, L / T, 1 / T, beta, rcoef, center, two_sigma2, c_L, i2s_L,
         floats_ok, floats_ok and T < 2**40, gauss and a == 0, _rate(T, a, s, gauss),
+        *_gauss_consts(c_L, i2s_L, a),
     )  # fmt: skip
+
+
+def _gauss_consts(c_L: float, i2s_L: float, a: int) -> tuple[float, float]:
+    """(g_k1, g_k0) of the vector Gaussian test (proof §3): E_d bounds |d − d_c| in units of L."""
+    e_d = (_N_MAX + 1 + c_L) * EPS + TINY + (2.0 ** -min(a, 64) if a > 64 else 0.0)
+    return 2 * e_d * i2s_L * (1 + 2.0**-40), e_d * e_d * i2s_L * (1 + 2.0**-40) + EPS + 2.0**-50
 
 
 def _rate(T: Any, a: int, sigma: Any, gauss: bool) -> float:
@@ -515,7 +524,8 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     if p.a > 0:
         # R accepted iff W < exp(−R/T): exp(−R/T) ∈ [e_c − e_lo, e_c + e_hi]
         Rtop = w1 if p.s64 == 64 else w1 >> np.uint64(64 - p.s64)
-        v = Rtop.astype(np.float64) * -p.rcoef
+        Rf = Rtop.astype(np.float64)
+        v = Rf * -p.rcoef
         e_c = np.exp(v)
         e_hi = (1.0 + 1.0) * EPS + TINY + band  # e_c ≤ 1 and |v_c| ≤ 1
         e_lo = e_hi + (p.rcoef if p.a > 64 else 0.0)
@@ -528,27 +538,24 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
             accept &= v < 0
     else:
         Rtop = _zeros64(m)
+        Rf = N  # unused (a = 0)
         reject = okN & (N == 0) & (sign < 0)
         accept = accept & ((N > 0) | (sign > 0))
 
     if p.gauss:
-        # V < exp(−γ), γ = (M/L − c/L)²·L²/(2σ²), M/L = N + Rtop·2^-s64 (+ tail < 2^-s64)
-        m_c = N + Rtop.astype(np.float64) * 2.0**-p.s64 if p.a > 0 else N
+        # V < exp(−γ), γ = d²·L²/(2σ²), d = M/L − c/L, M/L = N + Rtop·2^-s64 (+ tail < 2^-s64):
+        # |d − d_c| ≤ E_d, so |e^{−γ} − q_c| ≤ |d_c|·g_k1 + γ_c·2^-49 + g_k0 (1-Lipschitz exp)
+        m_c = N + Rf * 2.0**-p.s64 if p.a > 0 else N
         d_c = m_c - p.c_L
-        err_d = (m_c + p.c_L) * EPS + TINY
-        d_lo = d_c - err_d
-        d_hi = d_c + (err_d + (2.0**-p.s64 if p.a > 64 else 0.0))
-        lo2, hi2 = d_lo * d_lo, d_hi * d_hi
-        sq_hi = np.maximum(lo2, hi2)
-        sq_lo = np.where(d_lo > 0, lo2, np.where(d_hi < 0, hi2, 0.0))
-        q_lo = np.exp(sq_hi * (-p.i2s_L * (1 + EPS))) * (1 - EPS) - (TINY + band)
-        q_hi = np.exp(sq_lo * (-p.i2s_L * (1 - EPS))) * (1 + EPS) + (TINY + band)
+        neg_gam = d_c * d_c * -p.i2s_L
+        q_c = np.exp(neg_gam)
+        err = np.abs(d_c) * p.g_k1 + neg_gam * -(2.0**-49) + (p.g_k0 + TINY + band)
         if p.v_in_w0:
             vv, vw = w31, 2.0**-31
         else:
             vv, vw = (w2 >> 11).astype(np.float64) * 2.0**-53, 2.0**-53
-        accept = accept & (vv + vw <= q_lo)
-        reject |= okN & (vv >= q_hi)
+        accept = accept & (vv <= q_c - (err + vw))
+        reject |= okN & (vv >= q_c + err)
     accept &= ~reject
     undecided = ~(accept | reject)
     return _Lanes(w0, w1, w2, accept, undecided, sign, N, Rtop)
