@@ -159,3 +159,29 @@ def test_numpy_exp_log_within_budget():
 
 def test_flush_to_zero_guard_is_true_here():
     assert fast._gradual_underflow()
+
+
+@pytest.mark.parametrize(
+    ("dist", "scale", "k"),
+    [
+        (d, s, k)
+        for d in ("laplace", "gaussian")
+        for s, k in [
+            (gmpy2.mpq(1, 1000), 0),
+            (gmpy2.mpq(31), 0),
+            (gmpy2.mpq(33), 0),
+            (gmpy2.mpq(2**39 + 7, 3), 0),
+            (gmpy2.mpq(1, 10**5), -1074),
+            (gmpy2.mpq(10**5), -1074),
+            (gmpy2.mpq(3), -149),
+            (gmpy2.mpq(5, 3), -7),
+            (gmpy2.mpq(2**70 + 1, 2**10), -20),
+        ]
+    ],
+)
+def test_agreement_across_scales(dist, scale, k):
+    p = fast._plan(fast._grid_scale(scale, k), dist)
+    assert p.floats_ok
+    lanes = fast._draw_attempts(p, 150)
+    for i in np.flatnonzero(~lanes.undecided).tolist():
+        assert (fast._exact_lane(p, lanes, i) is not None) == bool(lanes.accept[i])
