@@ -235,3 +235,43 @@ def test_two_sample_against_reference(dist):
     for f in (gmpy2.mpq(7, 10), gmpy2.mpq(13, 10)):
         wrong = np.array([float_noise_ref(0.6, f, -1, dist, "f64") for _ in range(3000)])
         assert two_sample_p((fl * 2).astype(np.int64), (wrong * 2).astype(np.int64)) < ALPHA
+
+
+@pytest.mark.parametrize(("dist", "T"), [("laplace", "f64"), ("gaussian", "f32")])
+def test_two_sample_default_k_against_reference(dist, T):
+    """Default k: batch vs noise_ref, two-sample KS; the reference at scale × 0.7 / 1.3 differs."""
+    dtype = np.float64 if T == "f64" else np.float32
+    k = -1074 if T == "f64" else -149
+    y = fast.float_noise(np.full(20_000, 2.0, dtype=dtype), 1.0, k, dist, T).astype(np.float64)
+
+    def ref(scale):
+        return np.array([float_noise_ref(2.0, scale, k, dist, T) for _ in range(6000)])
+
+    assert stats.ks_2samp(y, ref(gmpy2.mpq(1))).pvalue > ALPHA
+    for f in (gmpy2.mpq(7, 10), gmpy2.mpq(13, 10)):
+        assert stats.ks_2samp(y, ref(f)).pvalue < ALPHA
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("dist", "T"), [("laplace", "f64"), ("gaussian", "f64"), ("laplace", "f32")]
+)
+def test_default_k_ks_large(dist, T):
+    dtype = np.float64 if T == "f64" else np.float32
+    k = -1074 if T == "f64" else -149
+    n = scaled(1_000_000, minimum=50_000)
+    y = fast.float_noise(np.full(n, -0.5, dtype=dtype), 3.0, k, dist, T).astype(np.float64)
+    law = stats.laplace if dist == "laplace" else stats.norm
+    assert stats.kstest(y, law(loc=-0.5, scale=3.0).cdf).pvalue > ALPHA
+    for f in WRONG:
+        assert stats.kstest(y, law(loc=-0.5, scale=3.0 * f).cdf).pvalue < ALPHA
+
+
+@pytest.mark.slow
+def test_widened_band_large_int_chi2():
+    fast.reset_fallback_counts()
+    with fast.certification_margin(0.9):
+        z = fast.discrete_gaussian_batch(scaled(40_000, minimum=5_000), gmpy2.mpq(7, 2))
+    c = fast.fallback_counts()
+    assert c["exact_lanes"] >= 0.9 * c["attempts"]
+    assert_law(z, "gaussian", 3.5)
