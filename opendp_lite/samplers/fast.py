@@ -145,6 +145,7 @@ class _Plan:
     int_ok: bool  # the int64 vector path applies (T < 2^40)
     v_in_w0: bool  # gaussian with a = 0: W is unused, so V's first bits share its slot
     rate: float  # estimated acceptance rate of one attempt (sizes draws; never the law)
+    layout: int  # vector bit layout: 0 wide, 1 one packed word, 2 R and V share w1
     g_k1: float  # gaussian bound: |e^{−γ} − e^{−γ_c}| ≤ |d_c|·g_k1 + γ_c·2^-49 + g_k0
     g_k0: float
 
@@ -187,6 +188,7 @@ def _plan(s: Any, dist: str) -> _Plan:
     return _Plan(
         gauss, T, a, s64, L / T, 1 / T, beta, rcoef, center, two_sigma2, c_L, i2s_L,
         floats_ok, floats_ok and T < 2**40, gauss and a == 0, _rate(T, a, s, gauss),
+        1 if not gauss and a <= 15 else 2 if gauss and 0 < a <= 32 else 0,
         *_gauss_consts(c_L, i2s_L, a),
     )  # fmt: skip
 
@@ -375,26 +377,44 @@ def _scalar_z(p: _Plan) -> int:
         w0 = int.from_bytes(b[:8], "little")
         R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a) if p.a else 0
         w2 = int.from_bytes(b[8 + nr :], "little")
-        z = _attempt(p, w0, R, w2) if p.floats_ok else _attempt_exact(p, w0, R, w2)
+        if p.floats_ok:
+            z = _attempt(p, w0, R, w2)
+        else:
+            neg, u, w, v = _wide_prefixes(p, w0, w2)
+            z = _attempt_exact(p, neg, u, w, R, v)
         if z is not None:
             return z
 
 
-def _attempt_exact(p: _Plan, w0: int, R: int, w2: int) -> int | None:
-    """:func:`_attempt` without any float shortcut (for plans whose floats over/underflow)."""
+def _attempt_exact(
+    p: _Plan, neg: int, u: tuple[int, int], w: tuple[int, int], R: int, v: tuple[int, int]
+) -> int | None:
+    """The attempt of proof §1, exactly, from revealed prefixes (bits, count) of U, W, V.
+
+    No float shortcut: every comparison is decided by :meth:`_LazyU.below_exp`.
+    """
     _counts["exact_lanes"] += 1
-    neg = w0 & 1
-    if R and not _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T):
+    if R and not _LazyU(*w).below_exp(R * p.inv_T):
         return None
-    n = _geometric(_LazyU(w0 >> 32, 32), p.lam, 0)
+    hint = 0  # where the exact search for N starts (any start gives the same N)
+    if p.floats_ok and u[0]:
+        hint = int(min(-math.log(u[0] * 2.0 ** -u[1]) * p.beta, _N_MAX))
+    n = _geometric(_LazyU(*u), p.lam, hint)
     M = (n << p.a) + R
     if neg and M == 0:
         return None
     if p.gauss:
         d = M - p.center
-        if not _LazyU(*_v_prefix(p, w0, w2)).below_exp(d * d / p.two_sigma2):
+        if not _LazyU(*v).below_exp(d * d / p.two_sigma2):
             return None
     return -M if neg else M
+
+
+def _wide_prefixes(
+    p: _Plan, w0: int, w2: int
+) -> tuple[int, tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """(sign, U, W, V) of the wide layout: w0 = [U:32][W:31][S:1], V = w2 (or W's slot)."""
+    return w0 & 1, (w0 >> 32, 32), ((w0 >> 1) & 0x7FFFFFFF, 31), _v_prefix(p, w0, w2)
 
 
 # ---------------------------------------------------------------------------------------
@@ -500,20 +520,26 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     Every bound below is the exact quantity widened by its error budget (proof, §3).
     """
     _counts["attempts"] += m
-    nw = 1 + (p.a > 0) + (p.gauss and not p.v_in_w0)
+    nw = 1 if p.layout == 1 else 2 if p.layout == 2 else 1 + (p.a > 0) + p.gauss - p.v_in_w0
     words = fill_uint64(nw * m)
     w0 = words[:m]
-    w1 = words[m : 2 * m] if p.a > 0 else _zeros64(m)
-    w2 = words[(nw - 1) * m :] if p.gauss and not p.v_in_w0 else _zeros64(m)
+    w1 = words[m : 2 * m] if nw > 1 and p.a > 0 else _zeros64(m)
+    w2 = words[2 * m :] if nw == 3 else _zeros64(m)  # V's own word (wide layout, a > 32)
     band = _band
     sign: F64 = 1.0 - 2.0 * (w0 & 1).astype(np.float64)  # ±1.0
-    w31 = (w0 & 0xFFFFFFFE).astype(np.float64) * 2.0**-32  # W's (or V's) first 31 bits
+    if p.layout == 1:  # w0 = [U:24][W:24][R:15][S:1]
+        ub, ww = 24, 2.0**-24
+        u = (w0 >> 40).astype(np.float64)
+        wv = ((w0 >> 16) & 0xFFFFFF).astype(np.float64) * ww
+    else:  # w0 = [U:32][W:31][S:1]
+        ub, ww = 32, 2.0**-31
+        u = (w0 >> 32).astype(np.float64)
+        wv = (w0 & 0xFFFFFFFE).astype(np.float64) * 2.0**-32  # W's (or V's) first 31 bits
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # N = ⌊f⌋, f = −ln(U)·β, U ∈ [u, u + 2^-32): f ∈ [f_c − m_lo, f_c + m_hi] where
-        # m_hi = f_c·EPS + TINY + band ≤ k_hi (as f_c < 2^20), m_lo = m_hi + β(1+EPS)2^-32/u
-        u = (w0 >> 32).astype(np.float64)
-        f_c = np.log(u * 2.0**-32) * -p.beta
+        # N = ⌊f⌋, f = −ln(U)·β, U ∈ [u, u + 1)·2^-ub: f ∈ [f_c − m_lo, f_c + m_hi] where
+        # m_hi = f_c·EPS + TINY + band ≤ k_hi (as f_c < 2^20), m_lo = m_hi + β(1+EPS)/u
+        f_c = np.log(u * 2.0**-ub) * -p.beta
         N = np.floor(f_c)
         frac = f_c - N
         k_hi = 2.0**-24 + TINY + band
@@ -523,14 +549,18 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     accept = okN
     if p.a > 0:
         # R accepted iff W < exp(−R/T): exp(−R/T) ∈ [e_c − e_lo, e_c + e_hi]
-        Rtop = w1 if p.s64 == 64 else w1 >> np.uint64(64 - p.s64)
+        Rtop: U64
+        if p.layout == 1:
+            Rtop = ((w0 >> 1) & ((1 << p.a) - 1)).astype(np.uint64, copy=False)
+        else:
+            Rtop = w1 if p.s64 == 64 else w1 >> np.uint64(64 - p.s64)
         Rf = Rtop.astype(np.float64)
         v = Rf * -p.rcoef
         e_c = np.exp(v)
         e_hi = (1.0 + 1.0) * EPS + TINY + band  # e_c ≤ 1 and |v_c| ≤ 1
         e_lo = e_hi + (p.rcoef if p.a > 64 else 0.0)
-        accept = accept & (w31 <= e_c - (e_lo + 2.0**-31))
-        reject = w31 >= e_c + e_hi
+        accept = accept & (wv <= e_c - (e_lo + ww))
+        reject = wv >= e_c + e_hi
         if p.a <= 64:  # R = Rtop exactly: (negative, M = 0) decided here
             reject |= okN & (N == 0) & (v == 0) & (sign < 0)
             accept &= (v < 0) | (N > 0) | (sign > 0)
@@ -551,7 +581,9 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         q_c = np.exp(neg_gam)
         err = np.abs(d_c) * p.g_k1 + neg_gam * -(2.0**-49) + (p.g_k0 + TINY + band)
         if p.v_in_w0:
-            vv, vw = w31, 2.0**-31
+            vv, vw = wv, 2.0**-31
+        elif p.layout == 2:
+            vv, vw = (w1 & 0xFFFFFFFF).astype(np.float64) * 2.0**-32, 2.0**-32
         else:
             vv, vw = (w2 >> 11).astype(np.float64) * 2.0**-53, 2.0**-53
         accept = accept & (vv <= q_c - (err + vw))
@@ -566,14 +598,22 @@ def _zeros64(m: int) -> U64:
 
 
 def _exact_lane(p: _Plan, lanes: _Lanes, i: int) -> int | None:
-    """The exact path for lane ``i``, continuing from its bits."""
-    R = _full_R(p, int(lanes.w1[i]))
-    return _attempt_exact(p, int(lanes.w0[i]), R, int(lanes.w2[i]))
+    """The exact path for lane ``i``, continuing from its bits (decoded per ``p.layout``)."""
+    w0, w1, w2 = int(lanes.w0[i]), int(lanes.w1[i]), int(lanes.w2[i])
+    if p.layout == 1:  # w0 = [U:24][W:24][R:15][S:1]
+        u, w = (w0 >> 40, 24), ((w0 >> 16) & 0xFFFFFF, 24)
+        R = (w0 >> 1) & ((1 << p.a) - 1)
+        return _attempt_exact(p, w0 & 1, u, w, R, (0, 0))
+    if p.layout == 2:  # w0 = [U:32][W:31][S:1], w1 = [R: top a bits] … [V: low 32 bits]
+        u, w = (w0 >> 32, 32), ((w0 >> 1) & 0x7FFFFFFF, 31)
+        return _attempt_exact(p, w0 & 1, u, w, w1 >> (64 - p.a), (w1 & 0xFFFFFFFF, 32))
+    neg, u, w, v = _wide_prefixes(p, w0, w2)
+    return _attempt_exact(p, neg, u, w, _full_R(p, w1), v)
 
 
 def _accepted_lane(p: _Plan, acc: _Accepted, i: int) -> int:
     """Z for accepted lane ``i`` whose acceptance was certified for every completion of R."""
-    R = _full_R(p, int(acc.w1[i]))
+    R = int(acc.Rtop[i]) if p.a <= 64 else _full_R(p, int(acc.w1[i]))
     M = (int(acc.N[i]) << p.a) + R
     return M if acc.sign[i] > 0 else -M
 
