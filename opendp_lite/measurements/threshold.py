@@ -6,7 +6,11 @@ value is at least ``threshold``.  Neighbouring maps are measured by the L0,1,∞
 distance: a triple (l0, lp, l∞) bounding how many keys differ, the ℓp norm of the differences
 and the largest single difference.  A key present in only one neighbour is what costs δ.
 
-Integer values only: float-valued maps are refused (``NotImplementedForType``).
+Integer values get integer noise.  Float values follow OpenDP's design: each value is rounded
+to the grid 2^k·ℤ (ties toward +∞, :func:`~opendp_lite.samplers.noise_ref.round_to_grid`),
+shifted by 2^k times exact integer noise of scale ``scale/2^k``, compared with the threshold
+exactly on the grid, and rounded once to the nearest float; the rounding to the grid is
+charged as extra sensitivity 2^k − 2^k_min per key (zero at the default ``k = k_min``).
 
 >>> import opendp_lite.prelude as dp
 >>> from opendp_lite.measurements.threshold import l01inf_distance
@@ -27,11 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from .._arith import check_finite_nonneg, exp_down, exp_up, q, up
-from .._types import int_bounds, is_int
+from .._arith import check_finite_nonneg, exp_down, exp_up, q, sqrt_up, up
+from .._types import int_bounds, is_float, is_int
 from ..core import Domain, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, MapDomain
-from ..errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType
+from ..errors import (
+    FailedFunction,
+    FailedMap,
+    InvalidParameter,
+    MetricMismatch,
+    NotImplementedForType,
+)
 from ..measures import (
     Approximate,
     MaxDivergence,
@@ -43,6 +53,8 @@ from ..measures import (
 from ..metrics import AbsoluteDistance
 from ..samplers.discrete_gaussian import sample_discrete_gaussian
 from ..samplers.discrete_laplace import sample_discrete_laplace
+from ..samplers.noise_ref import k_min as _k_min
+from ..samplers.noise_ref import round_to_float, round_to_grid
 
 __all__ = [
     "L0PInfDistance",
@@ -140,11 +152,12 @@ def gaussian_tail_up(m: int, scale: Fraction) -> float:
     For m >= 1: (Σ_{z=m}^{L} w⁺(z) + (σ²/L)·e^{−L²/2σ²}) / (1 + 2Σ_{z=1}^{L′} w⁻(z)), where w±
     bound w(z) = e^{−z²/2σ²} from above/below, the middle term bounds the sum beyond L by the
     Gaussian integral, and the denominator is truncated (a lower bound).  When too many terms
-    would be needed, the sub-Gaussian bound Pr[Z >= m] <= e^{−m²/2σ²} (CKS20) is used.
+    would be needed (σ > 16000), the least of the sub-Gaussian bound e^{−m²/2σ²} (CKS20) and
+    the Mills-ratio bound w(m)(1 + σ²/m)/(σ√(2π) − 1) is used.
     For m <= 0: 1 − (a lower bound on Pr[Z >= 1 − m]).
     """
     s2 = q(scale) * q(scale)
-    width = math.ceil(12 * float(scale)) + 2
+    width = math.ceil(12 * scale) + 2  # exact: scale may be far beyond the float range
     if m <= 0:
         k = 1 - m
         if width > _MAX_TERMS:
@@ -154,7 +167,7 @@ def gaussian_tail_up(m: int, scale: Fraction) -> float:
         tail = q(q(exp_up(-q((width + 2 * k) ** 2) / (2 * s2)))) * s2 / (width + 2 * k)
         return up(1 - head / (norm + 2 * tail))
     if width > _MAX_TERMS:
-        return exp_up(-q(m * m) / (2 * s2))
+        return _gaussian_tail_large_scale(m, scale)
     last = m + width
     head = _gauss_weights(m, last, s2, upward=True)
     tail = q(exp_up(-q(last * last) / (2 * s2))) * s2 / last
@@ -162,20 +175,50 @@ def gaussian_tail_up(m: int, scale: Fraction) -> float:
     return up((head + tail) / norm)
 
 
+_SQRT_2PI_LO = Fraction(250662, 100000)  # < √(2π) = 2.5066282…
+
+
+def _gaussian_tail_large_scale(m: int, scale: Fraction) -> float:
+    """Pr[Z >= m] <= min(e^{−m²/2σ²}, w(m)(1 + σ²/m)/(σ√(2π) − 1)) for m >= 1, Z ~ 𝓝_ℤ(0, σ²).
+
+    Numerator: Σ_{z>=m} w(z) <= w(m) + ∫_m^∞ w <= w(m)(1 + σ²/m) (w decreasing; Mills ratio).
+    Denominator: Σ_z w(z) >= ∫ w − w(0) = σ√(2π) − 1 (w symmetric and unimodal).
+    """
+    s2 = q(scale) * q(scale)
+    w = q(exp_up(-q(m * m) / (2 * s2)))
+    best = w
+    den = q(scale) * q(_SQRT_2PI_LO) - 1
+    if den > 0:
+        best = min(best, w * (1 + s2 / m) / den)
+    return up(best)
+
+
 # ----------------------------------------------------------------------------------------------
 # Constructors
 
 
-def _check_space(input_domain: Domain[Any], input_metric: Metric[Any], p: int, who: str) -> str:
+_K_MAX = {"f64": 1023, "f32": 127}
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The value carrier, the grid exponent k (0 for integers) and the per-key penalty."""
+
+    T: str
+    k: int
+    penalty: Fraction
+
+
+def _check_space(
+    input_domain: Domain[Any], input_metric: Metric[Any], p: int, k: object, who: str
+) -> _Grid:
     value = input_domain.value_domain if isinstance(input_domain, MapDomain) else None
-    if not isinstance(value, AtomDomain):
+    if not isinstance(value, AtomDomain) or not (is_int(value.T) or is_float(value.T)):
         raise NotImplementedForType(
-            f"{who}: input_domain must be a map_domain, got {input_domain!r}"
+            f"{who}: input_domain must be a map_domain with numeric values, got {input_domain!r}"
         )
-    if not is_int(value.T):
-        raise NotImplementedForType(
-            f"{who}: only integer values are supported (exact discrete noise), got {value.T}"
-        )
+    if value.nan:
+        raise NotImplementedForType(f"{who}: the value domain must exclude NaN")
     want = L0PInfDistance(AbsoluteDistance(value.T), p)
     # compared field by field (not by class identity), so a re-imported module still matches
     same = (
@@ -185,10 +228,21 @@ def _check_space(input_domain: Domain[Any], input_metric: Metric[Any], p: int, w
     )
     if not same:
         raise MetricMismatch(want, input_metric, who)
-    return value.T
+    if is_int(value.T):
+        if k is not None:
+            raise NotImplementedForType(f"{who}: k applies to float values only; got k={k!r}")
+        return _Grid(value.T, 0, Fraction(0))
+    kmin = _k_min(value.T)
+    if k is None:
+        k = kmin
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise InvalidParameter(f"{who}: k must be an int, got {type(k).__name__} {k!r}")
+    if not kmin <= int(k) <= _K_MAX[value.T]:
+        raise InvalidParameter(f"{who}: k must be in [{kmin}, {_K_MAX[value.T]}], got {k}")
+    return _Grid(value.T, int(k), Fraction(2) ** int(k) - Fraction(2) ** kmin)
 
 
-def _threshold(threshold: object, T: str) -> Fraction:
+def _threshold(threshold: object) -> Fraction:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
         raise InvalidParameter(f"threshold must be a finite real number, got {threshold!r}")
     try:
@@ -199,22 +253,45 @@ def _threshold(threshold: object, T: str) -> Fraction:
         ) from None
 
 
-def _function(T: str, threshold: Fraction, sample: Any) -> Any:
-    lo, hi = int_bounds(T)
+def _function(grid: _Grid, threshold: Fraction, scale: Fraction, gaussian: bool) -> Any:
+    sampler = sample_discrete_gaussian if gaussian else sample_discrete_laplace
+    if is_int(grid.T):
+        lo, hi = int_bounds(grid.T)
 
-    def function(arg: dict[Any, int]) -> dict[Any, int]:
-        out: dict[Any, int] = {}
+        def int_function(arg: dict[Any, int]) -> dict[Any, int]:
+            out: dict[Any, int] = {}
+            for key, value in arg.items():
+                noisy = int(value) + int(sampler(scale))
+                if noisy >= threshold:
+                    out[key] = min(max(noisy, lo), hi)  # saturate: post-processing
+            return out
+
+        return int_function
+
+    unit = Fraction(2) ** grid.k
+    grid_scale = scale / unit
+
+    def float_function(arg: dict[Any, float]) -> dict[Any, float]:
+        if not all(math.isfinite(v) for v in arg.values()):
+            raise FailedFunction("every value must be finite")  # before any randomness
+        out: dict[Any, float] = {}
         for key, value in arg.items():
-            noisy = int(value) + sample()
-            if noisy >= threshold:
-                out[key] = min(max(noisy, lo), hi)  # saturate: post-processing
+            noisy = (round_to_grid(value, grid.k) + int(sampler(grid_scale))) * unit
+            if noisy >= threshold:  # decided exactly on the grid, before rounding to a float
+                out[key] = round_to_float(q(noisy), grid.T)
         return out
 
-    return function
+    return float_function
 
 
-def _delta_bound(l0: int, tail: float) -> float:
-    return min(1.0, up(q(l0) * q(tail)))
+def _delta(l0: int, linf: Any, grid: _Grid, threshold: Fraction, tail: Any) -> float:
+    """l0 · Pr[Z >= ⌈T/2^k − n(l∞′)⌉] (capped at 1): a key present on one side only has
+    |value| <= l∞′, its grid index is at most n(l∞′) (rounding is monotone), and it is
+    released iff its grid index plus Z reaches T/2^k."""
+    cap = Fraction(int(linf.numerator), int(linf.denominator))
+    top = cap if is_int(grid.T) else Fraction(round_to_grid(q(cap), grid.k))
+    m = math.ceil(threshold / Fraction(2) ** grid.k - top)
+    return min(1.0, up(q(l0) * q(tail(m))))
 
 
 def make_laplace_threshold(
@@ -225,19 +302,23 @@ def make_laplace_threshold(
     k: Any = None,
     MO: Any = "Approximate<MaxDivergence>",
 ) -> Measurement[Any, dict[Any, int], Triple, tuple[float, float]]:
-    r"""Add exact discrete Laplace noise to each count; release keys with noisy count >= threshold.
+    r"""Add exact Laplace noise to each value; release the keys whose noisy value is >= threshold.
 
-    With (l0, l1, l∞) = d_in, l∞′ = min(l∞, l1), Z ~ 𝓛_ℤ(scale):
+    Integer values get Z ~ 𝓛_ℤ(scale); float values are rounded to the grid 2^k·ℤ (default
+    k = k_min) and get 2^k·Z, Z ~ 𝓛_ℤ(scale/2^k).  With (l0, l1, l∞) = d_in, l∞′ = min(l∞, l1),
+    π = 2^k − 2^k_min per key (0 for integers and k = k_min), n(·) the grid index:
 
     Privacy map (approximate MaxDivergence), rounded up:
-        ε = min(l1, l0·l∞′)/scale,   δ = min(1, l0·Pr[Z >= ⌈threshold − l∞′⌉]).
+        ε = min(l1 + l0·π, l0·(l∞′ + π))/scale,
+        δ = min(1, l0·Pr[Z >= ⌈threshold/2^k − n(l∞′)⌉])   (δ > 0 even when l∞′ = 0).
 
     Raises:
-        NotImplementedForType: if the domain is not a map to integers, ``k`` is given, or
-            ``MO`` is not approximate max divergence.
+        NotImplementedForType: if the domain is not a map to non-NaN numbers, ``k`` is given
+            for integer values, or ``MO`` is not approximate max divergence.
         MetricMismatch: if the metric is not ``l01inf_distance(absolute_distance(T))``.
-        InvalidParameter: if ``scale`` is negative or not finite, or ``threshold`` is not a
-            finite number.
+        InvalidParameter: if ``scale`` is negative or not finite, ``threshold`` is not a
+            finite number, or ``k`` is outside [k_min, k_max].
+        FailedFunction: at invocation, if a float value is infinite.
 
     Proof: docs/proofs/make_laplace_threshold.md
 
@@ -251,31 +332,30 @@ def make_laplace_threshold(
     (0.5, 0.006915)
     """
     who = "make_laplace_threshold"
-    T = _check_space(input_domain, input_metric, 1, who)
-    if k is not None:
-        raise NotImplementedForType(f"{who}: k applies to float values only; got k={k!r}")
+    grid = _check_space(input_domain, input_metric, 1, k, who)
     if MO not in ("Approximate<MaxDivergence>", approximate(max_divergence())):
         raise NotImplementedForType(f"{who}: MO must be Approximate<MaxDivergence>, got {MO!r}")
     scale = check_finite_nonneg("scale", scale)
     s = Fraction(scale)
-    t = _threshold(threshold, T)
+    t = _threshold(threshold)
+    grid_scale = s / Fraction(2) ** grid.k
 
     @lru_cache(maxsize=256)
     def tail(m: int) -> float:
-        return laplace_tail_up(m, s) if s else float(m <= 0)
+        return laplace_tail_up(m, grid_scale) if s else float(m <= 0)
 
     def privacy_map(d_in: Triple) -> tuple[float, float]:
         l0, l1, linf = d_in
-        linf_eff = min(q(linf), q(l1))
-        if l0 == 0 or linf_eff == 0:
+        if l0 == 0:
             return 0.0, 0.0
+        linf_eff = min(q(linf), q(l1))
+        pen = q(grid.penalty)
         if s == 0:
-            return math.inf, 1.0
-        eps = up(min(q(l1), q(l0) * linf_eff) / q(s))
-        m = math.ceil(t - Fraction(int(linf_eff.numerator), int(linf_eff.denominator)))
-        return eps, _delta_bound(l0, tail(m))
+            return (0.0 if linf_eff + pen == 0 else math.inf), _delta(l0, linf_eff, grid, t, tail)
+        eps = up(min(q(l1) + q(l0) * pen, q(l0) * (linf_eff + pen)) / q(s))
+        return eps, _delta(l0, linf_eff, grid, t, tail)
 
-    function = _function(T, t, lambda: sample_discrete_laplace(s))
+    function = _function(grid, t, s, gaussian=False)
     return Measurement(
         input_domain, input_metric, Approximate(MaxDivergence()), function, privacy_map
     )
@@ -289,19 +369,23 @@ def make_gaussian_threshold(
     k: Any = None,
     MO: Any = "Approximate<ZeroConcentratedDivergence>",
 ) -> Measurement[Any, dict[Any, int], Triple, tuple[float, float]]:
-    r"""Add exact discrete Gaussian noise to each count; release keys with noisy count >= threshold.
+    r"""Add exact Gaussian noise to each value; release the keys whose noisy value is >= threshold.
 
-    With (l0, l2, l∞) = d_in, l∞′ = min(l∞, l2), Z ~ 𝓝_ℤ(0, scale²):
+    Integer values get Z ~ 𝓝_ℤ(0, scale²); float values are rounded to the grid 2^k·ℤ
+    (default k = k_min) and get 2^k·Z, Z ~ 𝓝_ℤ(0, (scale/2^k)²).  With (l0, l2, l∞) = d_in,
+    l∞′ = min(l∞, l2), π = 2^k − 2^k_min per key (0 for integers and k = k_min):
 
-    Privacy map (approximate zCDP), in ℚ / certified bounds, rounded up:
-        ρ = min(l2², l0·l∞′²)/(2·scale²),   δ = min(1, l0·Pr[Z >= ⌈threshold − l∞′⌉]).
+    Privacy map (approximate zCDP), rounded up:
+        ρ = min((l2 + √l0·π)², l0·(l∞′ + π)²)/(2·scale²),
+        δ = min(1, l0·Pr[Z >= ⌈threshold/2^k − n(l∞′)⌉])   (certified discrete tail).
 
     Raises:
-        NotImplementedForType: if the domain is not a map to integers, ``k`` is given, or
-            ``MO`` is not approximate zero-concentrated divergence.
+        NotImplementedForType: if the domain is not a map to non-NaN numbers, ``k`` is given
+            for integer values, or ``MO`` is not approximate zero-concentrated divergence.
         MetricMismatch: if the metric is not ``l02inf_distance(absolute_distance(T))``.
-        InvalidParameter: if ``scale`` is negative or not finite, or ``threshold`` is not a
-            finite number.
+        InvalidParameter: if ``scale`` is negative or not finite, ``threshold`` is not a
+            finite number, or ``k`` is outside [k_min, k_max].
+        FailedFunction: at invocation, if a float value is infinite.
 
     Proof: docs/proofs/make_gaussian_threshold.md
 
@@ -315,9 +399,7 @@ def make_gaussian_threshold(
     (0.222222, True)
     """
     who = "make_gaussian_threshold"
-    T = _check_space(input_domain, input_metric, 2, who)
-    if k is not None:
-        raise NotImplementedForType(f"{who}: k applies to float values only; got k={k!r}")
+    grid = _check_space(input_domain, input_metric, 2, k, who)
     if MO not in (
         "Approximate<ZeroConcentratedDivergence>",
         approximate(zero_concentrated_divergence()),
@@ -327,24 +409,28 @@ def make_gaussian_threshold(
         )
     scale = check_finite_nonneg("scale", scale)
     s = Fraction(scale)
-    t = _threshold(threshold, T)
+    t = _threshold(threshold)
+    grid_scale = s / Fraction(2) ** grid.k
 
     @lru_cache(maxsize=256)
     def tail(m: int) -> float:
-        return gaussian_tail_up(m, s) if s else float(m <= 0)
+        return gaussian_tail_up(m, grid_scale) if s else float(m <= 0)
 
     def privacy_map(d_in: Triple) -> tuple[float, float]:
         l0, l2, linf = d_in
-        linf_eff = min(q(linf), q(l2))
-        if l0 == 0 or linf_eff == 0:
+        if l0 == 0:
             return 0.0, 0.0
+        linf_eff = min(q(linf), q(l2))
+        pen = q(grid.penalty)
+        # ℓ2 of the per-key rounding moves: at most √l0·pen, with √l0 bounded above
+        l2_grid = q(l2) + (q(sqrt_up(l0)) * pen if pen else 0)
+        sq = min(l2_grid * l2_grid, q(l0) * (linf_eff + pen) * (linf_eff + pen))
         if s == 0:
-            return math.inf, 1.0
-        rho = up(min(q(l2) * q(l2), q(l0) * linf_eff * linf_eff) / (2 * q(s) * q(s)))
-        m = math.ceil(t - Fraction(int(linf_eff.numerator), int(linf_eff.denominator)))
-        return rho, _delta_bound(l0, tail(m))
+            return (0.0 if sq == 0 else math.inf), _delta(l0, linf_eff, grid, t, tail)
+        rho = up(sq / (2 * q(s) * q(s)))
+        return rho, _delta(l0, linf_eff, grid, t, tail)
 
-    function = _function(T, t, lambda: sample_discrete_gaussian(s))
+    function = _function(grid, t, s, gaussian=True)
     return Measurement(
         input_domain,
         input_metric,

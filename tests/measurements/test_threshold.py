@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
 from opendp_lite.errors import (
+    FailedFunction,
     FailedMap,
     InvalidParameter,
     MetricMismatch,
@@ -65,10 +66,13 @@ def test_gaussian_tail_is_a_tight_upper_bound(s: float, m: int) -> None:
     assert got <= float(exact) * (1 + 1e-12) + 1e-300
 
 
-def test_gaussian_tail_fallback_is_subgaussian_bound() -> None:
+def test_gaussian_tail_for_huge_scales_is_a_tight_bound() -> None:
+    # σ = 10^6, m = 5σ: min(sub-Gaussian, Mills ratio), against the continuous tail Φc(5)
     s = Fraction(10**6)
-    assert gaussian_tail_up(5 * 10**6, s) == pytest.approx(math.exp(-12.5), rel=1e-12)
-    assert gaussian_tail_up(5 * 10**6, s) >= math.exp(-12.5)
+    got = gaussian_tail_up(5 * 10**6, s)
+    phic5 = 0.5 * math.erfc(5 / math.sqrt(2))
+    assert phic5 <= got <= math.exp(-12.5)
+    assert got <= phic5 * 1.1
 
 
 @pytest.mark.parametrize("scale", [0.5, 2.0, 5.0])
@@ -195,10 +199,15 @@ def test_distance_checks_and_zero() -> None:
 
 def test_typed_errors() -> None:
     fdom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float))
-    with pytest.raises(NotImplementedForType, match="integer"):
-        dp.m.make_laplace_threshold(
-            fdom, l01inf_distance(dp.absolute_distance(T=float)), scale=1.0, threshold=1.0
-        )
+    fl1 = l01inf_distance(dp.absolute_distance(T=float))
+    for k in (-1075, 1024, 1.5):
+        with pytest.raises(InvalidParameter, match="k must"):
+            dp.m.make_laplace_threshold(fdom, fl1, scale=1.0, threshold=1.0, k=k)
+    ndom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=True))
+    with pytest.raises(NotImplementedForType, match="NaN"):
+        dp.m.make_laplace_threshold(ndom, fl1, scale=1.0, threshold=1.0)
+    with pytest.raises(FailedFunction, match="finite"):
+        dp.m.make_laplace_threshold(fdom, fl1, scale=1.0, threshold=1.0)({"a": math.inf})
     with pytest.raises(NotImplementedForType):
         dp.m.make_laplace_threshold(dp.atom_domain(T=int), L1, scale=1.0, threshold=1)
     with pytest.raises(MetricMismatch):
@@ -242,3 +251,76 @@ def test_threshold_map_is_monotone(
     small, big = m.map((l0, lp, linf)), m.map((l0 + 1, lp + 1, linf + 1))
     assert small[0] <= big[0] and small[1] <= big[1]
     assert 0.0 <= small[1] <= 1.0
+
+
+# -- float values on the 2^k grid ------------------------------------------------------------
+
+FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float))
+FL1 = l01inf_distance(dp.absolute_distance(T=float))
+FL2 = l02inf_distance(dp.absolute_distance(T=float))
+
+
+def test_key_present_on_one_side_with_value_zero_costs_delta() -> None:
+    # (1, 0, 0): one key with value 0 only in one map; it is released w.p. Pr[Z >= T]
+    eps, delta = dp.m.make_laplace_threshold(DOM, L1, scale=2.0, threshold=10).map((1, 0, 0))
+    a = math.exp(-0.5)
+    assert eps == 0.0 and delta == pytest.approx(a**10 / (1 + a), rel=1e-12)
+    _, fdelta = dp.m.make_laplace_threshold(FDOM, FL1, scale=2.0, threshold=10.0).map((1, 0.0, 0.0))
+    assert fdelta == pytest.approx(0.5 * math.exp(-5), rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0, 5.0])
+@pytest.mark.parametrize("d_in", [(1, 1.0, 1.0), (2, 1.5, 1.0), (3, 2.0, 2.0)])
+def test_float_laplace_map_at_default_k_against_opendp(
+    scale: float, d_in: tuple[int, float, float]
+) -> None:
+    odp = _opendp()
+    theirs = odp.m.make_laplace_threshold(
+        odp.map_domain(odp.atom_domain(T=str), odp.atom_domain(T=float, nan=False)),
+        odp.l01inf_distance(odp.absolute_distance(T=float)),
+        scale=scale,
+        threshold=10.0,
+    ).map(d_in)
+    ours = dp.m.make_laplace_threshold(FDOM, FL1, scale=scale, threshold=10.0).map(d_in)
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
+    # ours: l0·p with p = ½·e^{−(T − l∞′)/scale} on the finest grid (up to a 2^-1000 term);
+    # OpenDP: 1 − (1 − p)^l0, slightly smaller for l0 > 1
+    linf = min(d_in[1], d_in[2])
+    p = 0.5 * math.exp(-(10.0 - linf) / scale)
+    assert ours[1] == pytest.approx(d_in[0] * p, rel=1e-13)
+    assert theirs[1] == pytest.approx(1 - (1 - p) ** d_in[0], rel=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0, 3.0])
+def test_float_gaussian_map_at_default_k(scale: float) -> None:
+    odp = _opendp()
+    theirs = odp.m.make_gaussian_threshold(
+        odp.map_domain(odp.atom_domain(T=str), odp.atom_domain(T=float, nan=False)),
+        odp.l02inf_distance(odp.absolute_distance(T=float)),
+        scale=scale,
+        threshold=12.0,
+    ).map((2, 1.5, 1.0))
+    ours = dp.m.make_gaussian_threshold(FDOM, FL2, scale=scale, threshold=12.0).map((2, 1.5, 1.0))
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
+    # the continuous tail (OpenDP's δ) is the fine-grid limit; ours bounds the grid law by the
+    # Mills ratio φ(x)/x, within a factor 1 + 1/x² of the continuous tail Φc(x)
+    x = 11.0 / scale
+    phic = 2 * 0.5 * math.erfc(x / math.sqrt(2))
+    assert phic <= ours[1] <= phic * (1 + 1 / x**2) * (1 + 1e-9)
+    if theirs[1] > 1e-12:  # below that OpenDP reports a float-rounding floor
+        assert ours[1] >= theirs[1]
+
+
+def test_float_rounding_penalty_for_coarse_grid() -> None:
+    m = dp.m.make_laplace_threshold(FDOM, FL1, scale=2.0, threshold=10.0, k=2)
+    eps, _ = m.map((1, 1.0, 1.0))
+    # (1 + 4 − 2^-1074)/2, rounded up
+    assert Fraction(eps) >= (Fraction(5) - Fraction(2) ** -1074) / 2
+    assert eps == 2.5
+
+
+def test_float_function_decides_on_the_grid() -> None:
+    m = dp.m.make_laplace_threshold(FDOM, FL1, scale=1e-300, threshold=10.0)
+    assert m({"a": 10.5, "b": 9.999999999999998, "c": -5.0}) == {"a": 10.5}
+    g = dp.m.make_gaussian_threshold(FDOM, FL2, scale=1e-300, threshold=10.0, k=0)
+    assert g({"a": 9.6, "b": 9.4}) == {"a": 10.0}  # 9.6 rounds to grid 10, 9.4 to 9

@@ -54,3 +54,28 @@ def test_gaussian_release_rate() -> None:
     assert pvalue(hits, n, gauss_p(2.0)) > ALPHA
     for f in (0.7, 1.3):
         assert pvalue(hits, n, gauss_p(2.0 * f)) < ALPHA
+
+
+FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float))
+FDATA = {f"k{i}": THRESHOLD - 1.0 for i in range(KEYS)}
+
+
+def test_float_release_rates_on_the_finest_grid() -> None:
+    """On the 2^-1074 grid the laws are the continuous ones to ~1e-300: Pr = ½e^{−1/b} and
+    Φc(1/σ)."""
+    lap = dp.m.make_laplace_threshold(
+        FDOM, l01inf_distance(dp.absolute_distance(T=float)), scale=2.0, threshold=float(THRESHOLD)
+    )
+    gau = dp.m.make_gaussian_threshold(
+        FDOM, l02inf_distance(dp.absolute_distance(T=float)), scale=2.0, threshold=float(THRESHOLD)
+    )
+    n = CALLS * KEYS
+    hits = sum(len(lap(FDATA)) for _ in range(CALLS))
+    assert pvalue(hits, n, 0.5 * math.exp(-1 / 2.0)) > ALPHA
+    for f in (0.7, 1.3):
+        assert pvalue(hits, n, 0.5 * math.exp(-1 / (2.0 * f))) < ALPHA
+    hits = sum(len(gau(FDATA)) for _ in range(CALLS))
+    phic = 0.5 * math.erfc(1 / (2.0 * math.sqrt(2)))
+    assert pvalue(hits, n, phic) > ALPHA
+    for f in (0.7, 1.3):
+        assert pvalue(hits, n, 0.5 * math.erfc(1 / (2.0 * f * math.sqrt(2)))) < ALPHA
