@@ -18,7 +18,10 @@ How (one *attempt* per lane, repeated for rejected lanes with fresh bits):
   𝓛_ℤ(T); the Gaussian adds the CKS20 test V < exp(−(M − σ²/t)²/(2σ²)), t = ⌊σ⌋ + 1.
 * R's low-order bits are uniform bits, so at k = −1074 the noisy value's bits below the
   output precision never need a logarithm: only the *top* 64 bits of R are drawn; the rest
-  stay unrevealed unless needed.
+  stay unrevealed unless needed.  The output float is certified with an error-free TwoSum
+  of the grid value and the noise, and the gap to the candidate's neighbour.
+* an attempt takes one to three 64-bit words of ``fill_uint64`` (bit layouts in the proof);
+  attempts form an i.i.d. stream and each chunk keeps the first accepted ones in order.
 * each comparison is first decided with float64 interval bounds (error margins proved in the
   proof file and widened by a factor ≥ 2^8 over numpy's documented ulp errors); a lane whose
   bounds cannot decide goes to an exact gmpy2 path that **continues from the same bits**
@@ -640,6 +643,9 @@ def _accepted(p: _Plan, need: int) -> _Accepted:
     attempt of an iid stream has the target law, independently of the others (rejection
     sampling), whatever the batch sizes; surplus attempts are discarded by position only.
     """
+    if need <= 0:
+        empty = np.zeros(0)
+        return _Accepted(empty, empty, _zeros64(0), _zeros64(0), [], [])
     parts: list[tuple[F64, F64, U64, U64]] = []
     exact_pos: list[int] = []
     exact_z: list[int] = []
