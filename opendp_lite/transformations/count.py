@@ -326,10 +326,39 @@ def make_count_by_categories(
 
 
 def _category_counts(block: npt.NDArray[Any], cats: list[Any]) -> npt.NDArray[np.int64]:
-    """Counts of a numeric block in each category (by ``==``), then of the rest (length k+1)."""
+    """Counts of a numeric block in each category (by ``==``), then of the rest (length k+1).
+
+    >>> _category_counts(np.array([0, 3, 3, 9], dtype=np.uint64), [3, 0, 5]).tolist()
+    [2, 1, 0, 1]
+    """
     k = len(cats)
+    n = block.shape[0]
     out = np.zeros(k + 1, dtype=np.int64)
-    if k:
+    if k == 0:
+        out[0] = n
+        return out
+    kind = block.dtype.kind
+    if kind == "b":
+        trues = int(np.count_nonzero(block))
+        out[:k] = [trues if c else n - trues for c in cats]
+    elif kind in "iu" and max(cats) - min(cats) <= 1 << 16:
+        # a small range of integer categories: one clip and one bincount
+        info = np.iinfo(block.dtype)
+        lo_c = min(cats) - 1 if min(cats) > info.min else min(cats)  # bin lo_c: below
+        hi_c = max(cats) + 1 if max(cats) < info.max else max(cats)  # bin hi_c: above
+        if lo_c == 0 and kind == "u":
+            idx = np.minimum(block, block.dtype.type(hi_c))
+        else:
+            idx = np.clip(block, lo_c, hi_c)
+            if kind == "i":
+                idx = idx.astype(np.int64)  # then idx − lo_c is in [0, 2^16 + 2]: no overflow
+            if lo_c != 0:
+                idx -= idx.dtype.type(lo_c)  # unsigned: idx >= lo_c >= 0, no wrap-around
+        # 0 <= idx <= 2^16 + 2: reading the bits as intp is exact (and avoids a copy)
+        idx = idx.view(np.intp) if idx.dtype.itemsize == np.dtype(np.intp).itemsize else idx
+        counts = np.bincount(idx.astype(np.intp, copy=False), minlength=hi_c - lo_c + 1)
+        out[:k] = counts[[c - lo_c for c in cats]]
+    else:
         c_arr = np.asarray(cats, dtype=block.dtype)
         order = np.argsort(c_arr, kind="stable")
         sorted_c = c_arr[order]
@@ -337,9 +366,7 @@ def _category_counts(block: npt.NDArray[Any], cats: list[Any]) -> npt.NDArray[np
         hit = pos < k
         hit[hit] = sorted_c[pos[hit]] == block[hit]
         out[:k] = np.bincount(order[pos[hit]], minlength=k)
-        out[k] = block.shape[0] - int(np.count_nonzero(hit))
-    else:
-        out[0] = block.shape[0]
+    out[k] = n - int(out[:k].sum())
     return out
 
 

@@ -176,7 +176,9 @@ def make_find_bin(
 
     def bins(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
         # side="right" counts edges <= x; numpy sorts NaN last, so NaN lands in bin k
-        return np.searchsorted(edge_arr, arg, side="right").astype(np.uint64)
+        # the bin indices are >= 0, so reading intp's bits as uint64 is exact (no copy)
+        idx = np.searchsorted(edge_arr, arg, side="right")
+        return idx.view(np.uint64) if idx.dtype.itemsize == 8 else idx.astype(np.uint64)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
         if _dask.is_dask_array(arg):  # searchsorted does not dispatch on its 2nd argument
