@@ -122,3 +122,29 @@ def test_float_noise_saturates_at_max_finite() -> None:
     outs = [meas(big) for _ in range(200)]
     assert all(np.isfinite(y) for y in outs)
     assert any(y == big for y in outs)
+
+
+INT_SUMS = [
+    "make_bounded_int_monotonic_sum",
+    "make_bounded_int_ordered_sum",
+    "make_bounded_int_split_sum",
+    "make_sized_bounded_int_monotonic_sum",
+    "make_sized_bounded_int_ordered_sum",
+    "make_sized_bounded_int_split_sum",
+    "make_sized_bounded_int_checked_sum",
+]
+
+
+@pytest.mark.parametrize("name", INT_SUMS)
+@pytest.mark.parametrize("bounds", [(0, I32_MAX), (-I32_MAX - 1, I32_MAX)], ids=["pos", "mixed"])
+def test_every_int_sum_refuses_or_saturates(name: str, bounds: tuple[int, int]) -> None:
+    make = getattr(dp.t, name)
+    lo, hi = bounds
+    try:
+        t = make(4, bounds, T="i32") if "sized" in name else make(bounds, T="i32")
+    except InvalidParameter:
+        return  # refusing to build is one of the two allowed outcomes
+    assert int(t(np.array([hi] * 4))) == I32_MAX  # one-signed data: the clamp of the exact sum
+    assert int(t(np.array([lo] * 4))) == max(4 * lo, -I32_MAX - 1)
+    mixed = int(t(np.array([lo, hi] * 2)))
+    assert -I32_MAX - 1 <= mixed <= I32_MAX
