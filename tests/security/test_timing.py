@@ -118,3 +118,12 @@ def test_float_laplace_timing_reported() -> None:
     noise, used, ns = measure(meas, 0.0, 1000)
     _report("make_laplace(f64, scale=1, default k)", noise, used, ns, [0, 0.5, 1, 2, 3, 5, 1e9])
     assert np.isfinite(ns).all() and (used > 0).all()
+
+
+def test_randomized_response_bool_draws_a_fixed_amount() -> None:
+    # the contrast: boolean randomized response reads the same number of bytes whatever the
+    # input and the output, so this proxy shows no channel (wall time is still not constant)
+    rr = dp.m.make_randomized_response_bool(0.75)
+    used = {x: measure(rr, x, 500)[1] for x in (True, False)}
+    print(f"\n[timing] make_randomized_response_bool: bytes per release {set(used[True])}")
+    assert len(set(used[True]) | set(used[False])) == 1
