@@ -1,0 +1,1631 @@
+"""The registry of the constructor contract suite: one :class:`Entry` per public constructor.
+
+An entry knows how to build valid instances (a Hypothesis strategy of :class:`Case`), and,
+where the constructor takes an input space, how to build one on a *given* space (``then``), so
+that the chaining law can join entries.  ``formula`` recomputes the map stated in the
+constructor's docstring **exactly** (``Fraction``), or as ``Ln`` (a multiple of a logarithm of
+a rational, checked as ``exp(map) >= r`` at 256 bits), or as a predicate on the loss.
+
+``EXEMPT`` names the public constructors the laws cannot reach, each with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from hypothesis import reject
+from hypothesis.errors import UnsatisfiedAssumption
+from hypothesis import strategies as st
+
+import opendp_lite.prelude as dp
+from opendp_lite.domains import AtomDomain, OptionDomain, VectorDomain
+from opendp_lite.errors import OpenDPLiteError
+from opendp_lite.metrics import (
+    ChangeOneDistance,
+    HammingDistance,
+    InsertDeleteDistance,
+    L1Distance,
+    LInfDistance,
+    SymmetricDistance,
+)
+
+Q = Fraction
+
+
+@dataclass(frozen=True)
+class Ln:
+    """The value ``coef · ln(r)``."""
+
+    r: Fraction
+    coef: Fraction = Fraction(1)
+
+
+@dataclass
+class Case:
+    """A built instance and the parameters its formula reads."""
+
+    obj: Any
+    p: dict[str, Any] = field(default_factory=dict)
+
+
+Draw = Callable[[st.SearchStrategy[Any]], Any]
+Then = Callable[[Draw, Any, Any], Case]
+
+
+@dataclass
+class Entry:
+    """How the laws reach one public constructor."""
+
+    name: str
+    kind: str  # "T" transformation, "M" measurement, "F" post-processing function
+    build: st.SearchStrategy[Case]
+    then: Then | None = None
+    formula: Callable[[Case, Any], Any] | None = None
+    #: distances at which to evaluate the map (default: from the input metric)
+    dists: Callable[[Case], st.SearchStrategy[Any]] | None = None
+    #: the release is random: law 1 compares outputs as multisets (a necessary condition of
+    #: the coupling the proof uses), since two independent runs are not coupled
+    randomized: bool = False
+    #: a restriction of law 1's inputs (docstring of the function gives the reason)
+    restrict: Callable[[Case, Any, Any], bool] | None = None
+    #: rewrite an output before law 1 compares (e.g. mask independent random draws)
+    mask: Callable[[Any, Any], Any] | None = None
+
+
+REGISTRY: dict[str, Entry] = {}
+
+
+def register(e: Entry) -> Entry:
+    REGISTRY[e.name] = e
+    return e
+
+
+def attempt(fn: Callable[[], Any], p: dict[str, Any] | None = None) -> Case:
+    """Build, rejecting the example (not failing) when the parameters drawn are refused."""
+    try:
+        return Case(fn(), p or {})
+    except OpenDPLiteError:
+        reject()
+
+
+def on(spaces: st.SearchStrategy[tuple[Any, Any]], then: Then) -> st.SearchStrategy[Case]:
+    @st.composite
+    def build(draw: Draw) -> Case:
+        dom, met = draw(spaces)
+        return then(draw, dom, met)
+
+    return build()
+
+
+def fixed(then: Callable[[Draw], Case]) -> st.SearchStrategy[Case]:
+    @st.composite
+    def build(draw: Draw) -> Case:
+        return then(draw)
+
+    return build()
+
+
+# ----------------------------------------------------------------------------------------------
+# spaces
+
+
+@st.composite
+def int_bounds(draw: Draw) -> tuple[int, int]:
+    a, b = draw(st.integers(-100, 100)), draw(st.integers(-100, 100))
+    return min(a, b), max(a, b)
+
+
+@st.composite
+def float_bounds(draw: Draw, strict: bool = False) -> tuple[float, float]:
+    fl = st.floats(-100, 100) | st.sampled_from([0.0, 1.0, -1.0, 0.1, 2.0**-30])
+    a, b = draw(fl), draw(fl)
+    if strict and a == b:
+        reject()
+    return min(a, b), max(a, b)
+
+
+@st.composite
+def elements(draw: Draw, kinds: Sequence[str]) -> Any:
+    """An element domain of one of ``kinds``."""
+    kind = draw(st.sampled_from(list(kinds)))
+    if kind == "int":
+        return dp.atom_domain(T="i32")
+    if kind == "intb":
+        return dp.atom_domain(bounds=draw(int_bounds()), T="i32")
+    if kind == "float":
+        return dp.atom_domain(T="f64")
+    if kind == "floatb":
+        return dp.atom_domain(bounds=draw(float_bounds()), T="f64")
+    if kind == "floatnan":
+        return dp.atom_domain(T="f64", nan=True)
+    if kind == "str":
+        return dp.atom_domain(T=str)
+    if kind == "bool":
+        return dp.atom_domain(T=bool)
+    if kind == "optint":
+        return dp.option_domain(dp.atom_domain(T="i32"))
+    if kind == "optstr":
+        return dp.option_domain(dp.atom_domain(T=str))
+    raise AssertionError(kind)
+
+
+ALL_ROW = ("sym", "id", "co", "ham")
+UNSIZED_OK = ("sym", "id")
+
+
+@st.composite
+def rows(
+    draw: Draw,
+    kinds: Sequence[str],
+    metrics: Sequence[str] = ALL_ROW,
+    sized: bool | None = None,
+) -> tuple[Any, Any]:
+    """A vector space: ``vector_domain(elem, size?)`` with a dataset metric."""
+    elem = draw(elements(kinds))
+    met = draw(st.sampled_from(list(metrics)))
+    must_size = met in ("co", "ham") or sized is True
+    size = draw(st.integers(1, 5)) if must_size or (sized is None and draw(st.booleans())) else None
+    metric = {
+        "sym": dp.symmetric_distance(),
+        "id": dp.insert_delete_distance(),
+        "co": dp.change_one_distance(),
+        "ham": dp.hamming_distance(),
+    }[met]
+    return dp.vector_domain(elem, size=size), metric
+
+
+@st.composite
+def sens(draw: Draw, kinds: Sequence[str], metrics: Sequence[str]) -> tuple[Any, Any]:
+    """A sensitivity space: a scalar with absolute distance, or a vector with L1/L2/L∞."""
+    elem = draw(elements(kinds))
+    met = draw(st.sampled_from(list(metrics)))
+    T = elem.T
+    if met == "abs":
+        return elem, dp.absolute_distance(T=T)
+    size = draw(st.none() | st.integers(0, 4))
+    dom = dp.vector_domain(elem, size=size)
+    if met == "l1":
+        return dom, dp.l1_distance(T=T)
+    if met == "l2":
+        return dom, dp.l2_distance(T=T)
+    return dom, dp.linf_distance(T=T, monotonic=draw(st.booleans()))
+
+
+def scales(lo: float = 1e-2, hi: float = 1e3) -> st.SearchStrategy[float]:
+    return st.floats(lo, hi) | st.sampled_from([1.0, 0.5, 3.0])
+
+
+def d_identity(c: Case, d: Any) -> Any:
+    return Q(d)
+
+
+def value_of(dom: Any) -> st.SearchStrategy[Any]:
+    from tests.laws.spaces import members
+
+    return members(dom)
+
+
+def inner(dom: Any) -> Any:
+    """The atom of a vector domain, under options (rejects the example for other domains)."""
+    if not isinstance(dom, VectorDomain):
+        reject()
+    e = dom.element_domain
+    return e.element_domain if isinstance(e, OptionDomain) else e
+
+
+# ----------------------------------------------------------------------------------------------
+# transformations: row by row, d_out = d_in
+
+
+def vectors_only(then: Then) -> Then:
+    """``then`` on vector domains only (a chain may offer any space)."""
+
+    def guarded(draw: Draw, dom: Any, met: Any) -> Case:
+        if not isinstance(dom, VectorDomain) or isinstance(dom.element_domain, VectorDomain):
+            reject()
+        return then(draw, dom, met)
+
+    return guarded
+
+
+def row_entry(name: str, then: Then, spaces: st.SearchStrategy[tuple[Any, Any]], **kw: Any) -> None:
+    if name != "make_identity":
+        then = vectors_only(then)
+    register(Entry(name, "T", on(spaces, then), then=then, formula=d_identity, **kw))
+
+
+def _identity(draw: Draw, dom: Any, met: Any) -> Case:
+    return attempt(lambda: dp.t.make_identity(dom, met))
+
+
+row_entry(
+    "make_identity",
+    _identity,
+    rows(("int", "float", "str", "optint")) | sens(("int", "float"), ("abs", "l1", "l2", "linf")),
+)
+
+
+def _clamp(draw: Draw, dom: Any, met: Any) -> Case:
+    T = getattr(inner(dom), "T", None) if isinstance(dom, VectorDomain) else None
+    if T is None or not (T.startswith(("i", "f"))):
+        reject()
+    b = draw(int_bounds() if T.startswith("i") else float_bounds())
+    return attempt(lambda: dp.t.make_clamp(dom, met, b))
+
+
+row_entry("make_clamp", _clamp, rows(("int", "intb", "float", "floatb")))
+
+
+def _cast(fn: Callable[..., Any]) -> Then:
+    def then(draw: Draw, dom: Any, met: Any) -> Case:
+        toa = draw(st.sampled_from(["i32", "f64", "String", "bool", "f32", "u8"]))
+        return attempt(lambda: fn(dom, met, TOA=toa))
+
+    return then
+
+
+for _name in ("make_cast", "make_cast_default"):
+    row_entry(_name, _cast(getattr(dp.t, _name)), rows(("int", "float", "floatnan", "str", "bool")))
+
+
+def _cast_inherent(draw: Draw, dom: Any, met: Any) -> Case:
+    toa = draw(st.sampled_from(["f64", "f32"]))
+    return attempt(lambda: dp.t.make_cast_inherent(dom, met, TOA=toa))
+
+
+row_entry("make_cast_inherent", _cast_inherent, rows(("int", "float", "str")))
+
+
+def _find(draw: Draw, dom: Any, met: Any) -> Case:
+    if not isinstance(dom, VectorDomain) or not isinstance(dom.element_domain, AtomDomain):
+        reject()
+    cats = draw(st.lists(value_of(dom.element_domain), max_size=4, unique_by=_ukey))
+    return attempt(lambda: dp.t.make_find(dom, met, cats))
+
+
+def _ukey(v: Any) -> Any:
+    from tests.laws.spaces import _key
+
+    return _key(v)
+
+
+row_entry("make_find", _find, rows(("int", "str", "bool", "floatb")))
+
+
+def _find_bin(draw: Draw, dom: Any, met: Any) -> Case:
+    T = inner(dom).T
+    num = st.integers(-50, 50) if T.startswith("i") else st.floats(-50, 50)
+    edges = sorted(set(draw(st.lists(num, max_size=4))))
+    return attempt(lambda: dp.t.make_find_bin(dom, met, edges))
+
+
+row_entry("make_find_bin", _find_bin, rows(("int", "intb", "float", "floatb", "floatnan")))
+
+
+def _index(draw: Draw, dom: Any, met: Any) -> Case:
+    cats = draw(st.lists(st.text(alphabet="abc", max_size=2), max_size=4))
+    return attempt(lambda: dp.t.make_index(dom, met, cats, "other"))
+
+
+@st.composite
+def usize_rows(draw: Draw) -> tuple[Any, Any]:
+    dom, met = draw(rows(("int",)))
+    return dp.vector_domain(dp.atom_domain(T="usize"), size=dom.size), met
+
+
+row_entry("make_index", _index, usize_rows())
+
+
+def _is_equal(draw: Draw, dom: Any, met: Any) -> Case:
+    v = draw(value_of(dom.element_domain))
+    return attempt(lambda: dp.t.make_is_equal(dom, met, v))
+
+
+row_entry("make_is_equal", _is_equal, rows(("int", "str", "bool", "floatb")))
+
+
+def _is_null(draw: Draw, dom: Any, met: Any) -> Case:
+    return attempt(lambda: dp.t.make_is_null(dom, met))
+
+
+row_entry("make_is_null", _is_null, rows(("floatnan", "optint", "optstr")))
+
+
+def _drop_null(draw: Draw, dom: Any, met: Any) -> Case:
+    return attempt(lambda: dp.t.make_drop_null(dom, met))
+
+
+row_entry("make_drop_null", _drop_null, rows(("floatnan", "optint", "optstr"), UNSIZED_OK))
+
+
+def _impute_constant(draw: Draw, dom: Any, met: Any) -> Case:
+    e = inner(dom)
+    c = draw(value_of(AtomDomain(T=e.T)))
+    return attempt(lambda: dp.t.make_impute_constant(dom, met, c))
+
+
+row_entry("make_impute_constant", _impute_constant, rows(("floatnan", "optint", "optstr")))
+
+
+def _impute_uniform(draw: Draw, dom: Any, met: Any) -> Case:
+    b = draw(float_bounds(strict=True))
+    return attempt(lambda: dp.t.make_impute_uniform_float(dom, met, b), {"bounds": b})
+
+
+def _mask_imputed(x: Any, y: Any) -> Any:
+    # each NaN gets an independent draw; the proof couples neighbours' shared rows through
+    # shared draws, which two runs do not have, so law 1 compares the deterministic rows
+    return ["imputed" if isinstance(v, float) and math.isnan(v) else w for v, w in zip(x, y)]
+
+
+row_entry(
+    "make_impute_uniform_float",
+    _impute_uniform,
+    rows(("floatnan",)),
+    mask=_mask_imputed,
+)
+
+
+def _count(fn: Callable[..., Any]) -> Then:
+    def then(draw: Draw, dom: Any, met: Any) -> Case:
+        to = draw(st.sampled_from(["i32", "u8", "i64", "f64"]))
+        return attempt(lambda: fn(dom, met, to))
+
+    return then
+
+
+row_entry("make_count", _count(dp.t.make_count), rows(("int", "str", "floatnan"), UNSIZED_OK))
+row_entry(
+    "make_count_distinct",
+    _count(dp.t.make_count_distinct),
+    rows(("int", "str", "bool"), UNSIZED_OK),
+)
+row_entry("make_count_by", _count(dp.t.make_count_by), rows(("int", "str", "bool"), UNSIZED_OK))
+
+
+def _count_by_categories(draw: Draw, dom: Any, met: Any) -> Case:
+    cats = draw(st.lists(value_of(dom.element_domain), max_size=4, unique_by=_ukey))
+    mo = draw(st.sampled_from(["L1Distance<int>", "L2Distance<int>"]))
+    null = draw(st.booleans())
+    return attempt(lambda: dp.t.make_count_by_categories(dom, met, cats, null, MO=mo))
+
+
+row_entry(
+    "make_count_by_categories", _count_by_categories, rows(("int", "str", "bool"), UNSIZED_OK)
+)
+
+
+def _order(fn: Callable[..., Any]) -> Then:
+    def then(draw: Draw, dom: Any, met: Any) -> Case:
+        return attempt(lambda: fn(dom, met))
+
+    return then
+
+
+row_entry("make_unordered", _order(dp.t.make_unordered), rows(("int", "str"), ("id", "ham")))
+row_entry(
+    "make_ordered_random",
+    _order(dp.t.make_ordered_random),
+    rows(("int", "str"), ("sym", "co")),
+    randomized=True,
+)
+register(
+    Entry(
+        "make_metric_bounded",
+        "T",
+        on(rows(("int", "str"), ("sym",), sized=True), _order(dp.t.make_metric_bounded)),
+        then=_order(dp.t.make_metric_bounded),
+        formula=lambda c, d: Q(d // 2),
+    )
+)
+register(
+    Entry(
+        "make_metric_unbounded",
+        "T",
+        on(rows(("int", "str"), ("co", "ham")), _order(dp.t.make_metric_unbounded)),
+        then=_order(dp.t.make_metric_unbounded),
+        formula=lambda c, d: 2 * Q(d),
+    )
+)
+
+
+def _resize(draw: Draw, dom: Any, met: Any) -> Case:
+    size = draw(st.integers(1, 8))
+    c = draw(value_of(dom.element_domain))
+    mo = draw(st.sampled_from(["SymmetricDistance", "InsertDeleteDistance"]))
+    return attempt(lambda: dp.t.make_resize(dom, met, size, c, MO=mo), {"size": size})
+
+
+def _no_random_truncation(c: Case, x: Any, x2: Any) -> bool:
+    """Under the symmetric distance a longer input keeps a uniformly random subset, which two
+    independent runs do not couple: law 1 then runs only where no truncation happens (the
+    insert-delete case truncates deterministically, to the first ``size`` records)."""
+    if isinstance(c.obj.input_metric, InsertDeleteDistance):
+        return True
+    return max(len(x), len(x2)) <= c.p["size"]
+
+
+register(
+    Entry(
+        "make_resize",
+        "T",
+        on(rows(("int", "str"), UNSIZED_OK), _resize),
+        then=vectors_only(_resize),
+        formula=lambda c, d: 2 * Q(d),
+        randomized=True,
+        restrict=_no_random_truncation,
+    )
+)
+
+# ----------------------------------------------------------------------------------------------
+# aggregates
+
+
+def _sum(draw: Draw, dom: Any, met: Any) -> Case:
+    return attempt(lambda: dp.t.make_sum(dom, met))
+
+
+def _sum_formula(c: Case, d: Any) -> Any:
+    dom = c.obj.input_domain
+    lo, hi = inner(dom).bounds
+    if dom.size is not None:
+        return Q(d // 2) * (_grid_width(lo, hi) if isinstance(lo, float) else Q(hi) - Q(lo))
+    return Q(d) * (_grid_max(lo, hi) if isinstance(lo, float) else max(abs(Q(lo)), abs(Q(hi))))
+
+
+def _p(lo: float, hi: float, bits: int = 46) -> int:
+    m = max(abs(lo), abs(hi))
+    return 0 if m == 0 else bits - math.frexp(m)[1]
+
+
+def _k(x: float, p: int) -> int:
+    """trunc(x · 2^p), exactly."""
+    v = Q(x) * Q(2) ** p
+    return math.trunc(v)
+
+
+def _grid_max(lo: float, hi: float) -> Fraction:
+    """M' = max(|k(L)|, |k(U)|) · 2^-p (the grid the float sums use, 46 bits of the bound)."""
+    p = _p(lo, hi)
+    return max(abs(_k(lo, p)), abs(_k(hi, p))) * Q(2) ** -p
+
+
+def _grid_width(lo: float, hi: float) -> Fraction:
+    """W = (k(U) − k(L)) · 2^-p."""
+    p = _p(lo, hi)
+    return (_k(hi, p) - _k(lo, p)) * Q(2) ** -p
+
+
+register(
+    Entry(
+        "make_sum",
+        "T",
+        on(rows(("intb", "floatb"), UNSIZED_OK), _sum),
+        then=_sum,
+        formula=_sum_formula,
+    )
+)
+
+
+def _int_sum(name: str, sized: bool) -> None:
+    fn = getattr(dp.t, name)
+
+    def build(draw: Draw) -> Case:
+        b = draw(int_bounds())
+        T = draw(st.sampled_from(["i32", "i64", "i8"]))
+        if sized:
+            n = draw(st.integers(1, 5))
+            return attempt(lambda: fn(n, b, T=T), {"b": b})
+        return attempt(lambda: fn(b, T=T), {"b": b})
+
+    def formula(c: Case, d: Any) -> Any:
+        lo, hi = c.p["b"]
+        return Q(d // 2) * (hi - lo) if sized else Q(d) * max(abs(lo), abs(hi))
+
+    register(Entry(name, "T", fixed(build), formula=formula))
+
+
+for _name, _sized in [
+    ("make_bounded_int_monotonic_sum", False),
+    ("make_bounded_int_ordered_sum", False),
+    ("make_bounded_int_split_sum", False),
+    ("make_sized_bounded_int_checked_sum", True),
+    ("make_sized_bounded_int_monotonic_sum", True),
+    ("make_sized_bounded_int_ordered_sum", True),
+    ("make_sized_bounded_int_split_sum", True),
+]:
+    _int_sum(_name, _sized)
+
+
+def _e64(c: Fraction) -> Fraction:
+    """The bound on one binary64 rounding of a value of magnitude <= c."""
+    if c == 0:  # values bounded by 0 are exactly 0: their sum rounds without error
+        return Q(0)
+    return Q(c) / 2**53 + Q(1, 2**1075)
+
+
+def _float_sum(name: str, sized: bool) -> None:
+    fn = getattr(dp.t, name)
+
+    def build(draw: Draw) -> Case:
+        b = draw(float_bounds())
+        n = draw(st.integers(1, 8))
+        return attempt(lambda: fn(n, b, S="Pairwise<f64>"), {"b": b, "n": n})
+
+    def formula(c: Case, d: Any) -> Any:
+        lo, hi = c.p["b"]
+        m = _grid_max(lo, hi)
+        # the sensitivity term only: the rounding relaxation 2·e_T(limit·M') of the docstring
+        # is 0 in the code when the grid total is exactly representable (limit·K <= 2^53),
+        # a sound refinement the docstring does not state (see the report)
+        return Q(d // 2) * _grid_width(lo, hi) if sized else Q(d) * m
+
+    register(Entry(name, "T", fixed(build), formula=formula))
+
+
+for _name, _sized in [
+    ("make_bounded_float_checked_sum", False),
+    ("make_bounded_float_ordered_sum", False),
+    ("make_sized_bounded_float_checked_sum", True),
+    ("make_sized_bounded_float_ordered_sum", True),
+]:
+    _float_sum(_name, _sized)
+
+
+def _mean(draw: Draw, dom: Any, met: Any) -> Case:
+    return attempt(lambda: dp.t.make_mean(dom, met))
+
+
+def _mean_formula(c: Case, d: Any) -> Any:
+    dom = c.obj.input_domain
+    lo, hi = inner(dom).bounds
+    # sensitivity term only (no relaxation when the mean is exact, e.g. n a power of two)
+    return Q(d // 2) * _grid_width(lo, hi) / dom.size
+
+
+register(
+    Entry(
+        "make_mean",
+        "T",
+        on(rows(("floatb",), UNSIZED_OK, sized=True), _mean),
+        then=_mean,
+        formula=_mean_formula,
+    )
+)
+
+
+def _ssd(draw: Draw, dom: Any, met: Any) -> Case:
+    return attempt(lambda: dp.t.make_sum_of_squared_deviations(dom, met))
+
+
+def _variance(draw: Draw, dom: Any, met: Any) -> Case:
+    ddof = draw(st.integers(0, 1))
+    return attempt(lambda: dp.t.make_variance(dom, met, ddof), {"ddof": ddof})
+
+
+def _ssd_formula(c: Case, d: Any) -> Any:
+    # the leading term only, with W > U − L − 2·2^-p >= U − L − 2^-24·M: the docstring's grid
+    # keeps 26 bits of M = max(|L|, |U|), so a step is < 2^-25·M and each bound loses < 1 step
+    dom = c.obj.input_domain
+    lo, hi = inner(dom).bounds
+    n = dom.size
+    m = max(abs(Q(lo)), abs(Q(hi)))
+    w = max(Q(hi) - Q(lo) - 2 * m / 2**25, Q(0))
+    denom = n - c.p.get("ddof", 0) if "ddof" in c.p else 1
+    return Q(d // 2) * w * w * (n - 1) / n / denom
+
+
+register(
+    Entry(
+        "make_sum_of_squared_deviations",
+        "T",
+        on(rows(("floatb",), UNSIZED_OK, sized=True), _ssd),
+        then=_ssd,
+        formula=_ssd_formula,
+    )
+)
+register(
+    Entry(
+        "make_variance",
+        "T",
+        on(rows(("floatb",), UNSIZED_OK, sized=True), _variance),
+        then=_variance,
+        formula=_ssd_formula,
+    )
+)
+
+
+def _qsc(draw: Draw, dom: Any, met: Any) -> Case:
+    T = inner(dom).T
+    num = st.integers(-50, 50) if T.startswith("i") else st.floats(-50, 50)
+    cands = sorted(set(draw(st.lists(num, min_size=1, max_size=4))))
+    alpha = draw(st.floats(0, 1) | st.sampled_from([0.5, 0.25, 0.9, 0.0, 1.0]))
+    return attempt(
+        lambda: dp.t.make_quantile_score_candidates(dom, met, cands, alpha), {"alpha": alpha}
+    )
+
+
+def _qsc_formula(c: Case, d: Any) -> Any:
+    a = Q(c.p["alpha"]).limit_denominator(10**4)
+    num, den = a.numerator, a.denominator
+    if c.obj.input_domain.size is not None:
+        return Q(d // 2) * den
+    return Q(d) * max(num, den - num)
+
+
+register(
+    Entry(
+        "make_quantile_score_candidates",
+        "T",
+        on(rows(("int", "float", "floatb"), UNSIZED_OK), _qsc),
+        then=_qsc,
+        formula=_qsc_formula,
+    )
+)
+
+
+def _tree(draw: Draw, dom: Any, met: Any) -> Case:
+    leaves = draw(st.integers(1, 9))
+    b = draw(st.integers(2, 4))
+    return attempt(lambda: dp.t.make_b_ary_tree(dom, met, leaves, b), {"leaves": leaves, "b": b})
+
+
+def _levels(leaves: int, b: int) -> int:
+    depth = 0
+    while b**depth < leaves:
+        depth += 1
+    return depth + 1
+
+
+def _tree_formula(c: Case, d: Any) -> Any:
+    D = _levels(c.p["leaves"], c.p["b"])
+    if isinstance(c.obj.input_metric, L1Distance):
+        return D * Q(d)
+    b, leaves = c.p["b"], c.p["leaves"]
+    # the docstring's s_l = b^(D−1−l) capped at leaf_count: a node covers at most leaf_count
+    # real leaves (the rest is zero padding), a sound refinement the map uses (see the report)
+    s = sum(min(min(b ** (D - 1 - lvl), leaves) * d * d, d**4) for lvl in range(D))
+    r = math.isqrt(s)
+    return Q(r if r * r == s else r + 1)
+
+
+@st.composite
+def count_vectors(draw: Draw) -> tuple[Any, Any]:
+    dom = dp.vector_domain(dp.atom_domain(bounds=(0, 1000), T="i32"))
+    return dom, draw(st.sampled_from([dp.l1_distance(T="i32"), dp.l2_distance(T="i32")]))
+
+
+register(
+    Entry(
+        "make_b_ary_tree",
+        "T",
+        on(count_vectors(), _tree),
+        then=_tree,
+        formula=_tree_formula,
+    )
+)
+
+
+def _lipschitz(draw: Draw, dom: Any, met: Any) -> Case:
+    c = draw(st.floats(-1e3, 1e3) | st.sampled_from([0.0, 3.0, -0.1]))
+    b = draw(float_bounds())
+    return attempt(lambda: dp.t.make_lipschitz_float_mul(dom, met, c, b), {"c": c, "b": b})
+
+
+def _lipschitz_formula(c: Case, d: Any) -> Any:
+    k = abs(Q(c.p["c"]))
+    m = max(abs(Q(c.p["b"][0])), abs(Q(c.p["b"][1])))
+    return k * Q(d) + 2 * _e64(k * m)
+
+
+register(
+    Entry(
+        "make_lipschitz_float_mul",
+        "T",
+        on(st.just((dp.atom_domain(T=float), dp.absolute_distance(T=float))), _lipschitz),
+        then=_lipschitz,
+        formula=_lipschitz_formula,
+    )
+)
+
+# ----------------------------------------------------------------------------------------------
+# dataset parsing (fixed spaces)
+
+
+def _fixed_t(name: str, build: Callable[[Draw], Case]) -> None:
+    register(Entry(name, "T", fixed(build), formula=d_identity))
+
+
+_fixed_t("make_split_lines", lambda draw: Case(dp.t.make_split_lines()))
+_fixed_t(
+    "make_split_records",
+    lambda draw: Case(dp.t.make_split_records(draw(st.sampled_from([",", " ", "ab"])))),
+)
+_fixed_t("make_create_dataframe", lambda draw: Case(dp.t.make_create_dataframe(["x", "y"])))
+_fixed_t(
+    "make_split_dataframe",
+    lambda draw: Case(dp.t.make_split_dataframe(draw(st.sampled_from([",", " "])), ["x", "y"])),
+)
+_fixed_t(
+    "make_select_column",
+    lambda draw: Case(dp.t.make_select_column(draw(st.sampled_from(["a", "b"])), TOA=str)),
+)
+
+
+def _user_t(draw: Draw, dom: Any, met: Any) -> Case:
+    k = draw(st.integers(0, 5))
+    return attempt(
+        lambda: dp.t.make_user_transformation(dom, met, dom, met, lambda x: k * x, lambda d: k * d),
+        {"k": k},
+    )
+
+
+register(
+    Entry(
+        "make_user_transformation",
+        "T",
+        on(st.just((dp.atom_domain(T=int), dp.absolute_distance(T=int))), _user_t),
+        formula=lambda c, d: c.p["k"] * Q(d),
+    )
+)
+
+# ----------------------------------------------------------------------------------------------
+# post-processing functions: (m >> f) keeps m's map, and releases f(m(x))
+
+
+def _function(name: str, build: Callable[[Draw], tuple[Any, st.SearchStrategy[Any]]]) -> None:
+    @st.composite
+    def b(draw: Draw) -> Case:
+        f, inputs = build(draw)
+        return Case(f, {"inputs": inputs})
+
+    register(Entry(name, "F", b()))
+
+
+_counts = st.lists(st.floats(0, 100), min_size=1, max_size=6)
+_function("make_cdf", lambda draw: (dp.t.make_cdf(), _counts))
+_function(
+    "make_consistent_b_ary_tree",
+    lambda draw: (
+        dp.t.make_consistent_b_ary_tree(draw(st.integers(2, 3))),
+        st.sampled_from([1, 3, 4, 7, 13]).flatmap(
+            lambda n: st.lists(st.integers(0, 50), min_size=n, max_size=n)
+        ),
+    ),
+)
+_function(
+    "make_quantiles_from_counts",
+    lambda draw: (
+        dp.t.make_quantiles_from_counts([0.0, 1.0, 2.0, 3.0], [0.1, 0.5, 0.9]),
+        st.lists(st.floats(0, 100), min_size=3, max_size=3),
+    ),
+)
+
+# ----------------------------------------------------------------------------------------------
+# measurements
+
+K_MIN = {"f64": -1074, "f32": -149}
+
+
+def _noise(fn: Callable[..., Any], allow_k: bool, **extra: Any) -> Then:
+    def then(draw: Draw, dom: Any, met: Any) -> Case:
+        scale = draw(scales())
+        kw = dict(extra)
+        elem = dom if isinstance(dom, AtomDomain) else getattr(dom, "element_domain", None)
+        T = getattr(elem, "T", "")
+        k = None
+        if allow_k and T.startswith("f") and draw(st.booleans()):
+            k = draw(st.integers(-60, 4))
+            kw["k"] = k
+        n = 1 if isinstance(dom, AtomDomain) else getattr(dom, "size", None)
+        return attempt(lambda: fn(dom, met, scale, **kw), {"scale": scale, "k": k, "T": T, "n": n})
+
+    return then
+
+
+def _penalty(c: Case) -> Fraction:
+    k, T = c.p["k"], c.p["T"]
+    if k is None or not T.startswith("f"):
+        return Q(0)
+    return Q(2) ** k - Q(2) ** K_MIN[T]
+
+
+def _size(c: Case) -> int:
+    """n in the penalty (1 for a scalar; an unsized vector only builds with the default k)."""
+    return 1 if c.p["n"] is None else int(c.p["n"])
+
+
+def _laplace_formula(c: Case, d: Any) -> Any:
+    n = _size(c)
+    return (Q(d) + n * _penalty(c)) / Q(c.p["scale"])
+
+
+def _gaussian_formula(c: Case, d: Any) -> Any:
+    n = _size(c)
+    root_n = math.isqrt(n)  # <= √n: a lower bound of the stated map
+    return (Q(d) + root_n * _penalty(c)) ** 2 / (2 * Q(c.p["scale"]) ** 2)
+
+
+_num_spaces_l1 = sens(("int", "float"), ("abs", "l1"))
+_num_spaces_l2 = sens(("int", "float"), ("abs", "l2"))
+_int_spaces_l1 = sens(("int",), ("abs", "l1"))
+_int_spaces_l2 = sens(("int",), ("abs", "l2"))
+
+
+def _meas(name: str, then: Then, spaces: Any, formula: Any, **kw: Any) -> None:
+    register(Entry(name, "M", on(spaces, then), then=then, formula=formula, **kw))
+
+
+_meas("make_laplace", _noise(dp.m.make_laplace, True), _num_spaces_l1, _laplace_formula)
+_meas(
+    "make_base_laplace",
+    _noise(dp.m.make_base_laplace, True, QO="f64"),
+    _num_spaces_l1,
+    _laplace_formula,
+)
+_meas("make_gaussian", _noise(dp.m.make_gaussian, True), _num_spaces_l2, _gaussian_formula)
+_meas(
+    "make_base_gaussian",
+    _noise(dp.m.make_base_gaussian, True, QO="f64"),
+    _num_spaces_l2,
+    _gaussian_formula,
+)
+_meas(
+    "make_base_discrete_laplace",
+    _noise(dp.m.make_base_discrete_laplace, False),
+    _int_spaces_l1,
+    _laplace_formula,
+)
+_meas(
+    "make_base_discrete_gaussian",
+    _noise(dp.m.make_base_discrete_gaussian, False),
+    _int_spaces_l2,
+    _gaussian_formula,
+)
+
+
+def _geometric(draw: Draw, dom: Any, met: Any) -> Case:
+    scale = draw(scales())
+    bounds = draw(st.none() | int_bounds())
+    return attempt(lambda: dp.m.make_geometric(dom, met, scale, bounds), {"scale": scale, "n": 1})
+
+
+_meas("make_geometric", _geometric, _int_spaces_l1, lambda c, d: Q(d) / Q(c.p["scale"]))
+
+
+def _noisy_max(which: str) -> Then:
+    def then(draw: Draw, dom: Any, met: Any) -> Case:
+        scale = draw(scales())
+        measure = draw(st.sampled_from([dp.max_divergence(), dp.zero_concentrated_divergence()]))
+        neg = draw(st.booleans())
+        p = {"scale": scale, "zcdp": measure == dp.zero_concentrated_divergence(), "k": 1}
+        if which == "max":
+            return attempt(lambda: dp.m.make_noisy_max(dom, met, measure, scale, neg), p)
+        if which == "gumbel":
+            p["zcdp"] = False
+            opt = "min" if neg else "max"
+            return attempt(lambda: dp.m.make_report_noisy_max_gumbel(dom, met, scale, opt), p)
+        k = draw(st.integers(0, 3))
+        p["k"] = k
+        return attempt(lambda: dp.m.make_noisy_top_k(dom, met, measure, k, scale, neg), p)
+
+    return then
+
+
+def _noisy_max_formula(c: Case, d: Any) -> Any:
+    mono = c.obj.input_metric.monotonic
+    e1 = (1 if mono else 2) * Q(d) / Q(c.p["scale"])
+    return c.p["k"] * (e1 * e1 / 8 if c.p["zcdp"] else e1)
+
+
+_score_spaces = sens(("int", "float"), ("linf",))
+for _name, _which in [
+    ("make_noisy_max", "max"),
+    ("make_noisy_top_k", "topk"),
+    ("make_report_noisy_max_gumbel", "gumbel"),
+]:
+    _meas(_name, _noisy_max(_which), _score_spaces, _noisy_max_formula)
+
+
+def _private_quantile(draw: Draw, dom: Any, met: Any) -> Case:
+    T = inner(dom).T
+    num = st.integers(-50, 50) if T.startswith("i") else st.floats(-50, 50)
+    cands = sorted(set(draw(st.lists(num, min_size=1, max_size=4))))
+    alpha = draw(st.floats(0, 1) | st.sampled_from([0.5, 0.9]))
+    scale = draw(scales())
+    measure = draw(st.sampled_from([dp.max_divergence(), dp.zero_concentrated_divergence()]))
+    p = {"alpha": alpha, "scale": scale, "zcdp": measure == dp.zero_concentrated_divergence()}
+    return attempt(lambda: dp.m.make_private_quantile(dom, met, measure, cands, alpha, scale), p)
+
+
+def _private_quantile_formula(c: Case, d: Any) -> Any:
+    a = Q(c.p["alpha"])
+    sens_ = Q(d // 2) if c.obj.input_domain.size is not None else Q(d) * max(a, 1 - a)
+    e = 2 * sens_ / Q(c.p["scale"])
+    return e * e / 8 if c.p["zcdp"] else e
+
+
+_meas(
+    "make_private_quantile",
+    _private_quantile,
+    rows(("int", "float"), UNSIZED_OK),
+    _private_quantile_formula,
+)
+
+
+def _exponential(draw: Draw, dom: Any, met: Any) -> Case:
+    # the scoring function below counts records <= a candidate: numeric atoms only
+    if not isinstance(dom, VectorDomain) or not isinstance(dom.element_domain, AtomDomain):
+        reject()
+    if not dom.element_domain.T.startswith(("i", "u", "f")):
+        reject()
+    mono = draw(st.booleans())
+    c = 1 if mono else 2
+    if draw(st.booleans()):
+        scale = draw(scales())
+        p = {"scale": Q(scale), "c": c}
+        kw: dict[str, Any] = {"scale": scale}
+    else:
+        eps = draw(scales(1e-2, 10.0))
+        from opendp_lite import _arith
+
+        p = {"scale": Q(_arith.div_up(c, eps)), "c": c}  # "scale = c·Δu/ε rounded up"
+        kw = {"epsilon": eps}
+
+    def score(x: Any, cand: int) -> float:
+        return float(sum(1 for v in x if v <= cand))
+
+    return attempt(
+        lambda: dp.m.make_exponential(dom, met, range(5), score, 1.0, monotonic=mono, **kw), p
+    )
+
+
+_meas(
+    "make_exponential",
+    _exponential,
+    rows(("int",), UNSIZED_OK),
+    lambda c, d: c.p["c"] * Q(d) / c.p["scale"],
+)
+
+
+def _rr_bool(draw: Draw) -> Case:
+    p = draw(st.floats(0.5, 1.0, exclude_max=True))
+    return attempt(lambda: dp.m.make_randomized_response_bool(p), {"p": p})
+
+
+def _rr(draw: Draw) -> Case:
+    cats = draw(st.lists(st.text(alphabet="abc", max_size=2), min_size=2, max_size=5, unique=True))
+    p = draw(st.floats(1 / len(cats), 1.0, exclude_max=True))
+    return attempt(lambda: dp.m.make_randomized_response(cats, p), {"p": p, "k": len(cats)})
+
+
+def _rr_bitvec(draw: Draw) -> Case:
+    from opendp_lite.measurements.randomized_response import bitvector_domain
+
+    m = draw(st.integers(1, 8))
+    f = draw(st.floats(0.0, 1.0, exclude_min=True))
+    dom = bitvector_domain(max_weight=m)
+    return attempt(
+        lambda: dp.m.make_randomized_response_bitvec(dom, dp.discrete_distance(), f),
+        {"m": m, "f": f},
+    )
+
+
+def _rr_coins(draw: Draw) -> Case:
+    a = draw(st.floats(0.0, 1.0, exclude_min=True))
+    b = draw(st.floats(0.0, 1.0, exclude_min=True, exclude_max=True))
+    return attempt(lambda: dp.m.make_randomized_response_coins(a, b), {"a": a, "b": b})
+
+
+def _zero_or(d: Any, v: Any) -> Any:
+    return Q(0) if d == 0 else v
+
+
+def _coins_formula(c: Case, d: Any) -> Any:
+    a, b = Q(c.p["a"]), Q(c.p["b"])
+    return _zero_or(d, Ln(max((1 - a + a * b) / (a * b), (1 - a * b) / (a * (1 - b)))))
+
+
+register(
+    Entry(
+        "make_randomized_response_bool",
+        "M",
+        fixed(_rr_bool),
+        formula=lambda c, d: _zero_or(d, Ln(Q(c.p["p"]) / (1 - Q(c.p["p"])))),
+    )
+)
+register(
+    Entry(
+        "make_randomized_response",
+        "M",
+        fixed(_rr),
+        formula=lambda c, d: _zero_or(
+            d, Ln(Q(c.p["p"]) * (c.p["k"] - 1) / (1 - Q(c.p["p"])))
+        ),
+    )
+)
+register(
+    Entry(
+        "make_randomized_response_bitvec",
+        "M",
+        fixed(_rr_bitvec),
+        formula=lambda c, d: _zero_or(
+            d, Ln((2 - Q(c.p["f"])) / Q(c.p["f"]), Q(2 * c.p["m"]))
+        ),
+    )
+)
+register(Entry("make_randomized_response_coins", "M", fixed(_rr_coins), formula=_coins_formula))
+
+
+def _up_to(key: str) -> Callable[[Case], st.SearchStrategy[Any]]:
+    """Distances up to the ``d_in`` an interactive measurement was built for."""
+
+    def dists(c: Case) -> st.SearchStrategy[Any]:
+        top = c.p[key]
+        if isinstance(top, int):
+            return st.integers(0, top)
+        return st.floats(0, top) | st.just(top)
+
+    return dists
+
+
+def _sparse_vector(draw: Draw, dom: Any, met: Any) -> Case:
+    d_in = draw(st.integers(0, 4))
+    qs = draw(st.integers(0, 10))
+    ts, qsc = draw(scales()), draw(scales())
+    c = draw(st.integers(1, 3))
+    mono = draw(st.booleans())
+    p = {"d_in": d_in, "qs": qs, "ts": ts, "qsc": qsc, "c": c, "mono": mono}
+    return attempt(
+        lambda: dp.m.make_sparse_vector(dom, met, d_in, qs, 0.0, ts, qsc, c, mono), p
+    )
+
+
+def _sparse_vector_formula(c: Case, d: Any) -> Any:
+    p = c.p
+    m = 1 if p["mono"] else 2
+    return Q(p["qs"]) / Q(p["ts"]) + m * p["c"] * Q(p["qs"]) / Q(p["qsc"])
+
+
+register(
+    Entry(
+        "make_sparse_vector",
+        "M",
+        on(rows(("int",), UNSIZED_OK), _sparse_vector),
+        formula=_sparse_vector_formula,
+        dists=_up_to("d_in"),
+    )
+)
+
+
+def _threshold(gauss: bool) -> Callable[[Draw], Case]:
+    def build(draw: Draw) -> Case:
+        from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
+
+        dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
+        metric = (l02inf_distance if gauss else l01inf_distance)(dp.absolute_distance(T=int))
+        scale = draw(scales(0.5, 50.0))
+        thr = draw(st.integers(0, 100))
+        fn = dp.m.make_gaussian_threshold if gauss else dp.m.make_laplace_threshold
+        return attempt(lambda: fn(dom, metric, scale, thr), {"scale": scale, "gauss": gauss})
+
+    return build
+
+
+def _threshold_formula(c: Case, d: Any) -> Any:
+    l0, lp, linf = (Q(v) for v in d)
+    li = min(linf, lp)
+    s = Q(c.p["scale"])
+    if c.p["gauss"]:
+        return (min(lp * lp, l0 * li * li) / (2 * s * s), None)
+    return (min(lp, l0 * li) / s, None)
+
+
+@st.composite
+def _l0pinf(draw: Draw) -> tuple[int, int, int]:
+    return draw(st.integers(0, 5)), draw(st.integers(0, 20)), draw(st.integers(0, 20))
+
+
+for _name, _g in [("make_laplace_threshold", False), ("make_gaussian_threshold", True)]:
+    register(
+        Entry(
+            _name,
+            "M",
+            fixed(_threshold(_g)),
+            formula=_threshold_formula,
+            dists=lambda c: _l0pinf(),
+        )
+    )
+
+
+def _canonical(draw: Draw, dom: Any, met: Any) -> Case:
+    d_in = draw(st.floats(0, 10))
+    eps = draw(st.floats(1e-3, 10))
+    delta = draw(st.floats(0, 1) | st.just(0.0))
+    return attempt(
+        lambda: dp.m.make_canonical_noise(dom, met, d_in, (eps, delta)),
+        {"d_in": d_in, "d_out": (eps, delta)},
+    )
+
+
+register(
+    Entry(
+        "make_canonical_noise",
+        "M",
+        on(st.just((dp.atom_domain(T=float), dp.absolute_distance(T=float))), _canonical),
+        formula=lambda c, d: tuple(Q(v) for v in c.p["d_out"]),
+        dists=_up_to("d_in"),
+    )
+)
+
+
+def _user_m(draw: Draw, dom: Any, met: Any) -> Case:
+    k = draw(st.floats(0, 10))
+    from opendp_lite import _arith
+
+    return attempt(
+        lambda: dp.m.make_user_measurement(
+            dom, met, dp.max_divergence(), lambda x: x, lambda d: _arith.mul_up(k, d)
+        ),
+        {"k": k},
+    )
+
+
+register(
+    Entry(
+        "make_user_measurement",
+        "M",
+        on(st.just((dp.atom_domain(T=int), dp.absolute_distance(T=int))), _user_m),
+        formula=lambda c, d: Q(c.p["k"]) * Q(d),
+    )
+)
+
+
+def _random_dp(draw: Draw) -> Case:
+    from opendp_lite.sensitivity import Normal, make_random_dp, sample_sensitivity
+
+    n = draw(st.integers(1, 5))
+    gamma = draw(st.sampled_from([0.1, 0.2]))
+    s = sample_sensitivity(lambda v: v.mean(), "l1", Normal(0.0, 1.0), n, gamma=gamma)
+    inner_m = dp.m.make_laplace(
+        dp.atom_domain(T=float), dp.absolute_distance(T=float), draw(scales())
+    )
+    dom = dp.vector_domain(dp.atom_domain(T=float), size=n)
+    met = draw(st.sampled_from([dp.change_one_distance(), dp.hamming_distance()]))
+    return attempt(
+        lambda: make_random_dp(dom, met, lambda v: float(v.mean()), s, inner_m),
+        {"inner": inner_m, "sens": s.sensitivity},
+    )
+
+
+register(
+    Entry(
+        "make_random_dp",
+        "M",
+        fixed(_random_dp),
+        formula=lambda c, d: Q(0) if d == 0 else Q(c.p["inner"].map(c.p["sens"])),
+        dists=lambda c: st.integers(0, 1),
+    )
+)
+
+# ----------------------------------------------------------------------------------------------
+# combinators
+
+FSPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+
+
+@st.composite
+def children(draw: Draw, measure: Any = None) -> Any:
+    """A measurement on FSPACE under ``measure`` (drawn if None)."""
+    from opendp_lite import _arith
+
+    if measure is None:
+        measure = draw(
+            st.sampled_from(
+                [
+                    dp.max_divergence(),
+                    dp.zero_concentrated_divergence(),
+                    dp.approximate(dp.max_divergence()),
+                    dp.approximate(dp.zero_concentrated_divergence()),
+                ]
+            )
+        )
+    scale = draw(scales())
+    if measure == dp.max_divergence():
+        return dp.m.make_laplace(*FSPACE, scale)
+    if measure == dp.zero_concentrated_divergence():
+        return dp.m.make_gaussian(*FSPACE, scale)
+    delta = draw(st.floats(0, 1e-3))
+    base = draw(children(measure.inner))
+    return dp.m.make_user_measurement(
+        *FSPACE, measure, base.function, lambda d: (base.map(d), _arith.mul_up(delta, d))
+    )
+
+
+def _loss_sum(losses: list[Any]) -> Any:
+    if isinstance(losses[0], tuple):
+        return (sum((Q(v[0]) for v in losses), Q(0)), min(sum((Q(v[1]) for v in losses), Q(0)), 1))
+    return sum((Q(v) for v in losses), Q(0))
+
+
+def _composition(fn: Callable[..., Any]) -> Callable[[Draw], Case]:
+    def build(draw: Draw) -> Case:
+        first = draw(children())
+        rest = draw(st.lists(children(first.output_measure), max_size=3))
+        ms = [first, *rest]
+        return attempt(lambda: fn(ms), {"ms": ms})
+
+    return build
+
+
+for _name in ("make_composition", "make_basic_composition"):
+    register(
+        Entry(
+            _name,
+            "M",
+            fixed(_composition(getattr(dp.c, _name))),
+            formula=lambda c, d: _loss_sum([m.map(d) for m in c.p["ms"]]),
+        )
+    )
+
+
+def _adaptive(fn: Callable[..., Any]) -> Callable[[Draw], Case]:
+    def build(draw: Draw) -> Case:
+        measure = draw(st.sampled_from([dp.max_divergence(), dp.zero_concentrated_divergence()]))
+        d_in = draw(st.floats(0, 10))
+        d_mids = draw(st.lists(st.floats(0, 10), min_size=1, max_size=4))
+        return attempt(
+            lambda: fn(*FSPACE, measure, d_in, d_mids), {"d_in": d_in, "d_mids": d_mids}
+        )
+
+    return build
+
+
+for _name in ("make_adaptive_composition", "make_sequential_composition"):
+    register(
+        Entry(
+            _name,
+            "M",
+            fixed(_adaptive(getattr(dp.c, _name))),
+            formula=lambda c, d: _loss_sum(c.p["d_mids"]),
+            dists=_up_to("d_in"),
+        )
+    )
+
+
+def _filter(draw: Draw) -> Case:
+    measure = draw(st.sampled_from([dp.max_divergence(), dp.zero_concentrated_divergence()]))
+    odo = dp.c.make_fully_adaptive_composition(*FSPACE, measure)
+    d_in, d_out = draw(st.floats(0, 10)), draw(st.floats(0, 10))
+    return attempt(lambda: dp.c.make_privacy_filter(odo, d_in, d_out), {"d_in": d_in, "d_out": d_out})
+
+
+register(
+    Entry(
+        "make_privacy_filter",
+        "M",
+        fixed(_filter),
+        formula=lambda c, d: Q(c.p["d_out"]),
+        dists=_up_to("d_in"),
+    )
+)
+
+
+def _wrap(fn: Callable[[Any], Any], measure: Any) -> Callable[[Draw], Case]:
+    def build(draw: Draw) -> Case:
+        m = draw(children(measure))
+        return attempt(lambda: fn(m), {"m": m})
+
+    return build
+
+
+register(
+    Entry(
+        "make_approximate",
+        "M",
+        st.one_of(
+            fixed(_wrap(dp.c.make_approximate, dp.max_divergence())),
+            fixed(_wrap(dp.c.make_approximate, dp.zero_concentrated_divergence())),
+        ),
+        formula=lambda c, d: (Q(c.p["m"].map(d)), Q(0)),
+    )
+)
+register(
+    Entry(
+        "make_pureDP_to_zCDP",
+        "M",
+        fixed(_wrap(dp.c.make_pureDP_to_zCDP, dp.max_divergence())),
+        formula=lambda c, d: Q(c.p["m"].map(d)) ** 2 / 2,
+    )
+)
+
+
+def _profile_formula(c: Case, d: Any) -> Any:
+    """zCDP → profile: δ(ε) is at least the exact δ of the Gaussian-like bound's *lower* side?
+    No exact closed form: check the profile is a valid one (δ in [0, 1], non-increasing in ε)."""
+
+    def ok(profile: Any) -> bool:
+        eps = [0.0, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0]
+        ds = [profile.delta(e) for e in eps]
+        return all(0 <= v <= 1 for v in ds) and all(a >= b for a, b in zip(ds, ds[1:]))
+
+    return ok
+
+
+register(
+    Entry(
+        "make_zCDP_to_approxDP",
+        "M",
+        fixed(_wrap(dp.c.make_zCDP_to_approxDP, dp.zero_concentrated_divergence())),
+        formula=_profile_formula,
+    )
+)
+
+
+def _fix_delta(draw: Draw) -> Case:
+    m = draw(children(dp.zero_concentrated_divergence()))
+    delta = draw(st.floats(1e-9, 1.0))
+    return attempt(
+        lambda: dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(m), delta), {"m": m, "delta": delta}
+    )
+
+
+def _fix_delta_formula(c: Case, d: Any) -> Any:
+    """(ε, δ) with ε the least float whose profile δ is <= δ: the profile at ε passes."""
+    profile = dp.c.make_zCDP_to_approxDP(c.p["m"]).map(d)
+
+    def ok(loss: Any) -> bool:
+        eps, delta = loss
+        return delta == c.p["delta"] and profile.delta(eps) <= delta
+
+    return ok
+
+
+register(Entry("make_fix_delta", "M", fixed(_fix_delta), formula=_fix_delta_formula))
+
+
+def _fixed_approx(draw: Draw) -> Case:
+    m = draw(children(dp.approximate(dp.max_divergence())))
+    return attempt(lambda: dp.c.make_fixed_approxDP_to_approxDP(m), {"m": m})
+
+
+def _fixed_approx_formula(c: Case, d: Any) -> Any:
+    eps0, delta0 = c.p["m"].map(d)
+
+    def ok(profile: Any) -> bool:
+        below = math.nextafter(eps0, -math.inf)
+        return profile.delta(eps0) >= delta0 and (eps0 == 0 or profile.delta(below) == 1.0)
+
+    return ok
+
+
+register(
+    Entry(
+        "make_fixed_approxDP_to_approxDP", "M", fixed(_fixed_approx), formula=_fixed_approx_formula
+    )
+)
+
+
+def _select(draw: Draw) -> Case:
+    from opendp_lite import _arith
+
+    k = draw(st.floats(0, 10))
+    m = dp.m.make_user_measurement(
+        *FSPACE, dp.max_divergence(), lambda x: (x, "c"), lambda d: _arith.mul_up(k, d)
+    )
+    stop = draw(st.floats(0, 1, exclude_max=True))
+    return attempt(
+        lambda: dp.c.make_select_private_candidate(m, stop, draw(st.floats(-10, 10))), {"m": m}
+    )
+
+
+register(
+    Entry(
+        "make_select_private_candidate",
+        "M",
+        fixed(_select),
+        formula=lambda c, d: 2 * Q(c.p["m"].map(d)),
+    )
+)
+
+
+def _amplification(draw: Draw) -> Case:
+    from opendp_lite import _arith
+
+    n = draw(st.integers(1, 10))
+    big_n = n + draw(st.integers(0, 100))
+    k = draw(st.floats(0, 5))
+    approx = draw(st.booleans())
+    dom = dp.vector_domain(dp.atom_domain(T=float), size=n)
+    met = dp.symmetric_distance()
+    if approx:
+        m = dp.m.make_user_measurement(
+            dom,
+            met,
+            dp.approximate(dp.max_divergence()),
+            lambda x: 0,
+            lambda d: (_arith.mul_up(k, d), min(1.0, _arith.mul_up(1e-6, d))),
+        )
+    else:
+        m = dp.m.make_user_measurement(
+            dom, met, dp.max_divergence(), lambda x: 0, lambda d: _arith.mul_up(k, d)
+        )
+    return attempt(
+        lambda: dp.c.make_population_amplification(m, big_n), {"m": m, "n": n, "N": big_n}
+    )
+
+
+def _amplification_formula(c: Case, d: Any) -> Any:
+    """ε' >= ln(1 + q(e^ε − 1)), checked as expm1(ε') >= q·expm1(ε) at 256 bits."""
+    import gmpy2
+
+    n, big_n = c.p["n"], c.p["N"]
+    q = 1 - Q(math.comb(big_n - d, n), math.comb(big_n, n)) if d <= big_n else Q(1)
+    inner_loss = c.p["m"].map(d)
+    eps = inner_loss[0] if isinstance(inner_loss, tuple) else inner_loss
+
+    def ok(loss: Any) -> bool:
+        e2 = loss[0] if isinstance(loss, tuple) else loss
+        if q in (0, 1):  # ε' = q·ε exactly: no logarithm to bound
+            if Q(e2) < q * Q(eps):
+                return False
+        else:
+            # expm1(ε') >= q·expm1(ε), each side rounded against the claim (expm1 keeps the
+            # precision of tiny ε, where 1 + ε would round to 1)
+            with gmpy2.context(gmpy2.get_context(), precision=256, round=gmpy2.RoundDown):
+                lhs = gmpy2.expm1(gmpy2.mpfr(e2))
+            with gmpy2.context(gmpy2.get_context(), precision=256, round=gmpy2.RoundUp):
+                rhs = gmpy2.mpq(q.numerator, q.denominator) * gmpy2.expm1(gmpy2.mpfr(eps))
+            if lhs < rhs:
+                return False
+        if isinstance(loss, tuple):
+            return Q(loss[1]) >= q * Q(inner_loss[1])
+        return True
+
+    return ok
+
+
+register(
+    Entry(
+        "make_population_amplification", "M", fixed(_amplification), formula=_amplification_formula
+    )
+)
+
+
+def _local(draw: Draw) -> Case:
+    p = draw(st.floats(0.5, 1.0, exclude_max=True))
+    rr = dp.m.make_randomized_response_bool(p)
+    n = draw(st.integers(1, 5))
+    dom = dp.vector_domain(dp.atom_domain(T=bool), size=n)
+    met = draw(st.sampled_from([dp.hamming_distance(), dp.change_one_distance()]))
+    return attempt(lambda: dp.c.make_local_release(dom, met, rr), {"m": rr})
+
+
+register(
+    Entry(
+        "make_local_release",
+        "M",
+        fixed(_local),
+        formula=lambda c, d: Q(d) * Q(c.p["m"].map(1)),
+    )
+)
+
+
+def _worst_case(draw: Draw) -> Case:
+    from opendp_lite.sensitivity import make_random_dp_as_worst_case
+
+    base = _random_dp(draw)
+    dp.enable_features("random-dp")
+    return attempt(lambda: make_random_dp_as_worst_case(base.obj), base.p)
+
+
+register(
+    Entry(
+        "make_random_dp_as_worst_case",
+        "M",
+        fixed(_worst_case),
+        formula=lambda c, d: Q(0) if d == 0 else Q(c.p["inner"].map(c.p["sens"])),
+        dists=lambda c: st.integers(0, 1),
+    )
+)
+
+
+# chains: built by joining registry entries (see ``joined`` below)
+
+
+def sources() -> list[Entry]:
+    """Transformation entries with an input-space builder: where a joined chain starts."""
+    return [e for e in REGISTRY.values() if e.kind == "T" and e.then is not None]
+
+
+@st.composite
+def extend(draw: Draw, first: Any, kinds: tuple[str, ...] = ("T",)) -> tuple[Entry, Case]:
+    """An entry of ``kinds`` whose constructor builds on ``first``'s output space."""
+    cands = [e for e in REGISTRY.values() if e.kind in kinds and e.then is not None]
+    order = draw(st.permutations(cands))
+    for e in order[:12]:
+        try:
+            return e, e.then(draw, first.output_domain, first.output_metric)  # type: ignore[misc]
+        except (OpenDPLiteError, UnsatisfiedAssumption):
+            continue
+    reject()
+
+
+@st.composite
+def joined_entries(
+    draw: Draw, length: int, last: tuple[str, ...] = ("T",)
+) -> list[tuple[Entry, Any]]:
+    """``length`` registry entries and instances, each built on the previous output space."""
+    start = draw(st.sampled_from(sources()))
+    chain = [(start, draw(start.build).obj)]
+    for i in range(1, length):
+        e, nxt = draw(extend(chain[-1][1], last if i == length - 1 else ("T",)))
+        chain.append((e, nxt.obj))
+    return chain
+
+
+def joined(length: int, last: tuple[str, ...] = ("T",)) -> st.SearchStrategy[list[Any]]:
+    """``length`` registry instances, each built on the previous one's output space."""
+    return joined_entries(length, last).map(lambda chain: [obj for _, obj in chain])
+
+
+def _chain_p(chain: list[tuple[Entry, Any]]) -> dict[str, Any]:
+    return {
+        "parts": tuple(obj for _, obj in chain),
+        # a random part makes the chain's release random (law 1 then compares multisets);
+        # a part whose own law 1 needs a mask or a restriction is not comparable in a chain
+        "randomized": any(e.randomized for e, _ in chain),
+        "uncoupled": any(e.mask is not None or e.restrict is not None for e, _ in chain),
+    }
+
+
+def _chain_tt(draw: Draw) -> Case:
+    chain = draw(joined_entries(2))
+    (_, t0), (_, t1) = chain
+    return attempt(lambda: dp.c.make_chain_tt(t1, t0), _chain_p(chain))
+
+
+def _chain_mt(draw: Draw) -> Case:
+    chain = draw(joined_entries(2, ("M",)))
+    (_, t0), (_, m1) = chain
+    return attempt(lambda: dp.c.make_chain_mt(m1, t0), _chain_p(chain))
+
+
+def _chain_pm(draw: Draw) -> Case:
+    m = draw(children())
+    f = dp.new_function(lambda x: x)
+    return attempt(lambda: dp.c.make_chain_pm(f, m), {"m": m})
+
+
+def _composed(c: Case, d: Any) -> Any:
+    t0, second = c.p["parts"]
+    v = second.map(t0.map(d))
+    return tuple(Q(u) for u in v) if isinstance(v, tuple) else Q(v)
+
+
+register(Entry("make_chain_tt", "T", fixed(_chain_tt), formula=_composed))
+register(Entry("make_chain_mt", "M", fixed(_chain_mt), formula=_composed))
+register(
+    Entry(
+        "make_chain_pm",
+        "M",
+        fixed(_chain_pm),
+        formula=lambda c, d: (
+            tuple(Q(u) for u in c.p["m"].map(d))
+            if isinstance(c.p["m"].map(d), tuple)
+            else Q(c.p["m"].map(d))
+        ),
+    )
+)
+
+
+EXEMPT: dict[str, str] = {
+    "make_fully_adaptive_composition": (
+        "returns an Odometer, which has no map (its loss is reported by the queryable's "
+        "privacy_loss after queries); its budgeted form make_privacy_filter is in the registry"
+    ),
+}
