@@ -325,7 +325,7 @@ def test_loose_but_sound_not_flagged() -> None:
     claim = dp.m.make_laplace(*F64, scale=1.0)
     meas = dp.m.make_user_measurement(*F64, dp.max_divergence(), loose.function, claim.map)
     with seeded(b"loose"):
-        r = audit.assert_not_violated(meas, 0.0, 1.0, 1.0, samples=20_000)
+        r = audit.assert_not_violated(meas, 0.0, 1.0, 1.0, samples=8000)
     assert r.epsilon_lower < 1 / 1.3 + 0.05
 
 
@@ -419,3 +419,26 @@ def test_string_releases_are_audited_as_categories() -> None:
     )  # deterministic: the claim ε = 0.1 is a lie, found as an event y == "a"
     r = audit.audit(meas, "a", "b", 1, samples=1000)
     assert r.violated and "category" in r.event
+
+
+def _leaky_laplace(delta_claim: float) -> Any:
+    """Release x itself w.p. 1/8, else x + Laplace(1): (1, 1/8)-DP, claiming (1, delta_claim)."""
+    from opendp_lite.samplers.uniform import sample_uniform_below
+
+    dp.enable_features("honest-but-curious")
+    lap = dp.m.make_laplace(*F64, scale=1.0)
+    return dp.m.make_user_measurement(
+        *F64,
+        dp.approximate(dp.max_divergence()),
+        lambda x: x if sample_uniform_below(8) == 0 else lap.function(x),
+        lambda d: (1.0 * d, delta_claim),
+    )
+
+
+def test_approximate_dp_claims_are_audited_with_their_delta() -> None:
+    with seeded(b"leaky-low"), pytest.raises(audit.PrivacyViolation) as err:
+        audit.assert_not_violated(_leaky_laplace(0.01), 0.0, 1.0, 1.0, samples=8000)
+    assert err.value.result.delta == 0.01 and "==" in err.value.result.event
+    with seeded(b"leaky-high"):
+        r = audit.assert_not_violated(_leaky_laplace(0.2), 0.0, 1.0, 1.0, samples=8000)
+    assert r.delta == 0.2 and r.epsilon_lower <= 1.0
