@@ -25,6 +25,7 @@ False
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, overload
@@ -591,22 +592,29 @@ class Queryable(Generic[Q, A]):
     Queries are serialised by a lock, so concurrent callers see a consistent state; a query
     made from inside the same queryable's own transition (re-entrancy) is refused.  A
     queryable holds privacy state, so it refuses to be copied, deep-copied or pickled: a clone
-    would be a fresh budget.
+    would be a fresh budget.  For the same reason it answers only in the process that created
+    it: a forked child inherits a copy of the state, and its queries are refused.
 
     >>> counter = new_queryable(lambda q: q + 1)
     >>> counter(41)
     42
     """
 
-    __slots__ = ("__weakref__", "_local", "_lock", "_transition")
+    __slots__ = ("__weakref__", "_local", "_lock", "_pid", "_transition")
 
     def __init__(self, transition: Callable[[Q], A]) -> None:
         self._transition = transition
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._pid = os.getpid()
 
     def eval(self, query: Q) -> A:
         """Answer ``query``, updating the state under the queryable's lock."""
+        if os.getpid() != self._pid:
+            raise QueryableError(
+                f"this queryable belongs to process {self._pid}; a forked copy in process "
+                f"{os.getpid()} cannot spend its budget"
+            )
         if getattr(self._local, "active", False):
             raise QueryableError("re-entrant query: a queryable cannot be queried from itself")
         with self._lock:

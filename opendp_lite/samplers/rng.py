@@ -83,15 +83,23 @@ class _Shake:
         self._seed = seed
         self._counter = 0
         self._buf = b""
+        self._pos = 0
         self._lock = threading.Lock()
 
     def __call__(self, n: int) -> bytes:
         with self._lock:
-            while len(self._buf) < n:
-                block = hashlib.shake_256(self._seed + self._counter.to_bytes(8, "little"))
-                self._buf += block.digest(1 << 16)
-                self._counter += 1
-            out, self._buf = self._buf[:n], self._buf[n:]
+            if self._pos + n > len(self._buf):
+                # keep the unread tail, then append whole blocks (no per-call buffer copies)
+                parts = [self._buf[self._pos :]]
+                have = len(parts[0])
+                while have < n:
+                    block = hashlib.shake_256(self._seed + self._counter.to_bytes(8, "little"))
+                    parts.append(block.digest(1 << 16))
+                    have += 1 << 16
+                    self._counter += 1
+                self._buf, self._pos = b"".join(parts), 0
+            out = self._buf[self._pos : self._pos + n]
+            self._pos += n
             return out
 
 

@@ -6,8 +6,8 @@ a query from inside a running query, so that the inner one sees the state before
 one's charge.  The naive control is a plain Python object with a budget counter, which copies
 and pickles happily.
 
-Known gap (documented in docs/threat-model.md): ``os.fork`` duplicates the whole process,
-queryables included; ``core.Queryable`` does not yet refuse use in a forked child.
+``os.fork`` duplicates the whole process, queryables included, so ``core.Queryable`` records
+the pid that created it and refuses queries from any other process.
 """
 
 from __future__ import annotations
@@ -133,11 +133,6 @@ def test_spawned_process_hand_off_refused() -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX-only")
-@pytest.mark.xfail(
-    strict=True,
-    reason="core.Queryable does not record its creating pid, so a forked child can still "
-    "query its copy (needs a pid check in core.Queryable.eval; see threat model)",
-)
 def test_forked_child_cannot_query_an_inherited_queryable() -> None:
     qbl = _sequential()
     r, w = os.pipe()
