@@ -11,6 +11,7 @@ a rational, checked as ``exp(map) >= r`` at 256 bits), or as a predicate on the 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,19 +19,15 @@ from fractions import Fraction
 from typing import Any
 
 from hypothesis import reject
-from hypothesis.errors import UnsatisfiedAssumption
 from hypothesis import strategies as st
+from hypothesis.errors import UnsatisfiedAssumption
 
 import opendp_lite.prelude as dp
 from opendp_lite.domains import AtomDomain, OptionDomain, VectorDomain
 from opendp_lite.errors import OpenDPLiteError
 from opendp_lite.metrics import (
-    ChangeOneDistance,
-    HammingDistance,
     InsertDeleteDistance,
     L1Distance,
-    LInfDistance,
-    SymmetricDistance,
 )
 
 Q = Fraction
@@ -359,7 +356,10 @@ def _impute_uniform(draw: Draw, dom: Any, met: Any) -> Case:
 def _mask_imputed(x: Any, y: Any) -> Any:
     # each NaN gets an independent draw; the proof couples neighbours' shared rows through
     # shared draws, which two runs do not have, so law 1 compares the deterministic rows
-    return ["imputed" if isinstance(v, float) and math.isnan(v) else w for v, w in zip(x, y)]
+    return [
+        "imputed" if isinstance(v, float) and math.isnan(v) else w
+        for v, w in zip(x, y, strict=True)
+    ]
 
 
 row_entry(
@@ -1043,9 +1043,7 @@ register(
         "make_randomized_response",
         "M",
         fixed(_rr),
-        formula=lambda c, d: _zero_or(
-            d, Ln(Q(c.p["p"]) * (c.p["k"] - 1) / (1 - Q(c.p["p"])))
-        ),
+        formula=lambda c, d: _zero_or(d, Ln(Q(c.p["p"]) * (c.p["k"] - 1) / (1 - Q(c.p["p"])))),
     )
 )
 register(
@@ -1053,9 +1051,7 @@ register(
         "make_randomized_response_bitvec",
         "M",
         fixed(_rr_bitvec),
-        formula=lambda c, d: _zero_or(
-            d, Ln((2 - Q(c.p["f"])) / Q(c.p["f"]), Q(2 * c.p["m"]))
-        ),
+        formula=lambda c, d: _zero_or(d, Ln((2 - Q(c.p["f"])) / Q(c.p["f"]), Q(2 * c.p["m"]))),
     )
 )
 register(Entry("make_randomized_response_coins", "M", fixed(_rr_coins), formula=_coins_formula))
@@ -1080,9 +1076,7 @@ def _sparse_vector(draw: Draw, dom: Any, met: Any) -> Case:
     c = draw(st.integers(1, 3))
     mono = draw(st.booleans())
     p = {"d_in": d_in, "qs": qs, "ts": ts, "qsc": qsc, "c": c, "mono": mono}
-    return attempt(
-        lambda: dp.m.make_sparse_vector(dom, met, d_in, qs, 0.0, ts, qsc, c, mono), p
-    )
+    return attempt(lambda: dp.m.make_sparse_vector(dom, met, d_in, qs, 0.0, ts, qsc, c, mono), p)
 
 
 def _sparse_vector_formula(c: Case, d: Any) -> Any:
@@ -1278,9 +1272,7 @@ def _adaptive(fn: Callable[..., Any]) -> Callable[[Draw], Case]:
         measure = draw(st.sampled_from([dp.max_divergence(), dp.zero_concentrated_divergence()]))
         d_in = draw(st.floats(0, 10))
         d_mids = draw(st.lists(st.floats(0, 10), min_size=1, max_size=4))
-        return attempt(
-            lambda: fn(*FSPACE, measure, d_in, d_mids), {"d_in": d_in, "d_mids": d_mids}
-        )
+        return attempt(lambda: fn(*FSPACE, measure, d_in, d_mids), {"d_in": d_in, "d_mids": d_mids})
 
     return build
 
@@ -1301,7 +1293,9 @@ def _filter(draw: Draw) -> Case:
     measure = draw(st.sampled_from([dp.max_divergence(), dp.zero_concentrated_divergence()]))
     odo = dp.c.make_fully_adaptive_composition(*FSPACE, measure)
     d_in, d_out = draw(st.floats(0, 10)), draw(st.floats(0, 10))
-    return attempt(lambda: dp.c.make_privacy_filter(odo, d_in, d_out), {"d_in": d_in, "d_out": d_out})
+    return attempt(
+        lambda: dp.c.make_privacy_filter(odo, d_in, d_out), {"d_in": d_in, "d_out": d_out}
+    )
 
 
 register(
@@ -1345,13 +1339,13 @@ register(
 
 
 def _profile_formula(c: Case, d: Any) -> Any:
-    """zCDP → profile: δ(ε) is at least the exact δ of the Gaussian-like bound's *lower* side?
-    No exact closed form: check the profile is a valid one (δ in [0, 1], non-increasing in ε)."""
+    """The CKS conversion is a minimum over α with no closed form to recompute exactly: check
+    instead that the loss is a valid profile (δ in [0, 1], non-increasing in ε)."""
 
     def ok(profile: Any) -> bool:
         eps = [0.0, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0]
         ds = [profile.delta(e) for e in eps]
-        return all(0 <= v <= 1 for v in ds) and all(a >= b for a, b in zip(ds, ds[1:]))
+        return all(0 <= v <= 1 for v in ds) and all(a >= b for a, b in itertools.pairwise(ds))
 
     return ok
 

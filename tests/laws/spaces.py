@@ -99,9 +99,7 @@ def _dataset_neighbours(draw: Any, elem: st.SearchStrategy[Any], size: int | Non
     n_lo, n_hi = (size, size) if size is not None else (0, MAX_LEN)
     x = draw(st.lists(elem, min_size=n_lo, max_size=n_hi))
     n = len(x)
-    if isinstance(metric, (ChangeOneDistance, HammingDistance)) or (
-        size is not None and n > 0
-    ):
+    if isinstance(metric, (ChangeOneDistance, HammingDistance)) or (size is not None and n > 0):
         # same size: change k records (a removal and an addition each)
         k = draw(st.integers(0, n))
         idx = draw(st.permutations(range(n)))[:k]
@@ -180,8 +178,9 @@ def _discrete_neighbours(draw: Any, dom: Any):
 @st.composite
 def _text_neighbours(draw: Any):
     """Texts whose multisets of lines are ``d`` apart (make_split_lines' input metric)."""
-    x, y, d = draw(_dataset_neighbours(st.text(alphabet="ab ,", max_size=4), None,
-                                       dp.symmetric_distance()))
+    x, y, d = draw(
+        _dataset_neighbours(st.text(alphabet="ab ,", max_size=4), None, dp.symmetric_distance())
+    )
     # every line ends with "\n", so that the text splits back into exactly these lines
     return "".join(v + "\n" for v in x), "".join(v + "\n" for v in y), d
 
@@ -256,7 +255,9 @@ def _lcs(a: list[Any], b: list[Any]) -> int:
 def _diff(a: Any, b: Any) -> Fraction | float:
     a = a.item() if isinstance(a, np.generic) else a
     b = b.item() if isinstance(b, np.generic) else b
-    if isinstance(a, float) and not math.isfinite(a) or isinstance(b, float) and not math.isfinite(b):
+    if (isinstance(a, float) and not math.isfinite(a)) or (
+        isinstance(b, float) and not math.isfinite(b)
+    ):
         return Fraction(0) if _key(a) == _key(b) else INF
     return Fraction(a) - Fraction(b)
 
@@ -289,8 +290,9 @@ def within(metric: Any, y: Any, y2: Any, bound: Any) -> bool:
     b = Fraction(bound) if math.isfinite(bound) else None
     if b is None:
         return True
-    if isinstance(metric, (SymmetricDistance, InsertDeleteDistance, ChangeOneDistance,
-                           HammingDistance)):
+    if isinstance(
+        metric, (SymmetricDistance, InsertDeleteDistance, ChangeOneDistance, HammingDistance)
+    ):
         r, r2 = _rows(y), _rows(y2)
         if isinstance(metric, HammingDistance):
             if len(r) != len(r2):
@@ -322,9 +324,16 @@ def within(metric: Any, y: Any, y2: Any, bound: Any) -> bool:
 def distances(metric: Any) -> st.SearchStrategy[Any]:
     """Admissible distances of ``metric`` (integers for dataset metrics and integer types)."""
     T = getattr(metric, "T", "u32")
-    if is_int(T) or isinstance(metric, (SymmetricDistance, InsertDeleteDistance,
-                                         ChangeOneDistance, HammingDistance,
-                                         DiscreteDistance)):
+    if is_int(T) or isinstance(
+        metric,
+        (
+            SymmetricDistance,
+            InsertDeleteDistance,
+            ChangeOneDistance,
+            HammingDistance,
+            DiscreteDistance,
+        ),
+    ):
         return st.integers(0, 40)
     return st.floats(0, 1e3, allow_nan=False) | st.sampled_from([0.0, 1.0, 2.0**-40])
 

@@ -283,13 +283,13 @@ def associativity(data: st.DataObject, last: tuple[str, ...]) -> None:
     assert _same_release(_run(left, x), _run(right, x))
 
 
-@FAST
+@settings(FAST, max_examples=40)
 @given(data=st.data())
 def test_chaining_is_associative_on_transformations(data: st.DataObject) -> None:
     associativity(data, ("T",))
 
 
-@FAST
+@settings(FAST, max_examples=40)
 @given(data=st.data())
 def test_chaining_is_associative_ending_in_a_measurement(data: st.DataObject) -> None:
     associativity(data, ("M",))
@@ -335,3 +335,69 @@ def test_every_public_constructor_is_covered() -> None:
     assert not set(REGISTRY) & set(EXEMPT)
     for name, reason in EXEMPT.items():
         assert len(reason.split()) >= 8, f"EXEMPT[{name!r}] needs a precise reason"
+
+
+# ----------------------------------------------------------------------------------------------
+# the laws have teeth: deliberately wrong constructors are caught
+
+
+def _finds_counterexample(law: Any, entry: Entry, n: int = 300) -> bool:
+    @settings(FAST, max_examples=n, database=None)
+    @given(data=st.data())
+    def run(data: st.DataObject) -> None:
+        law(entry, data)
+
+    try:
+        run()
+    except Exception as err:  # one AssertionError, or a group of them (distinct failures)
+        leaves = getattr(err, "exceptions", (err,))
+        if all(isinstance(x, AssertionError) for x in leaves):
+            return True
+        raise
+    return False
+
+
+def _with_map(obj: Any, stated: Any) -> Any:
+    """``obj`` with its map replaced by ``stated`` (the function is unchanged)."""
+    if isinstance(obj, dp.Transformation):
+        return dp.Transformation(
+            obj.input_domain,
+            obj.input_metric,
+            obj.output_domain,
+            obj.output_metric,
+            obj.function,
+            stated,
+        )
+    return dp.Measurement(
+        obj.input_domain, obj.input_metric, obj.output_measure, obj.function, stated
+    )
+
+
+def _broken(name: str, stated: Any) -> Entry:
+    e = REGISTRY[name]
+    build = e.build.map(lambda c: Case(_with_map(c.obj, lambda d: stated(c.obj, d)), c.p))
+    return Entry(f"broken {name}", e.kind, build, formula=e.formula, dists=e.dists)
+
+
+def _halve(v: Any) -> Any:
+    return v // 2 if isinstance(v, int) else v / 2
+
+
+def test_law_1_catches_an_understated_sensitivity() -> None:
+    # a sum claiming half its sensitivity (Casacuberta et al.'s failure, made blatant)
+    half = _broken("make_sum", lambda t, d: _halve(t.map(d)))
+    assert _finds_counterexample(stability, half)
+    # a count by categories that claims d_out = d_in / 2, rounded down
+    broken = _broken("make_count_by_categories", lambda t, d: d // 2)
+    assert _finds_counterexample(stability, broken)
+    # the honest constructors pass the same search
+    assert not _finds_counterexample(stability, REGISTRY["make_sum"], 50)
+
+
+def test_law_2_catches_maps_below_their_formula_or_not_monotone() -> None:
+    # noise 30% wider than the scale the formula reads: ε below the stated d/scale
+    assert _finds_counterexample(maps, _broken("make_laplace", lambda m, d: m.map(d) * 0.7))
+    assert _finds_counterexample(maps, _broken("make_gaussian", lambda m, d: m.map(d) * 0.7))
+    # a map that decreases in d_in
+    assert _finds_counterexample(maps, _broken("make_count", lambda t, d: max(0, 40 - d)))
+    assert not _finds_counterexample(maps, REGISTRY["make_laplace"], 50)
