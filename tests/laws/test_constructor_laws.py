@@ -39,7 +39,16 @@ from opendp_lite.metrics import (
 )
 from opendp_lite.samplers import rng
 from tests.conftest import SLOW_SCALE
-from tests.laws.registry import EXEMPT, REGISTRY, Case, Entry, Ln, joined
+from tests.laws.registry import (
+    EXEMPT,
+    REGISTRY,
+    TIGHT,
+    Case,
+    Entry,
+    Ln,
+    _loss_sum,
+    joined,
+)
 from tests.laws.spaces import _key, distances, neighbours, within
 
 FAST = settings(
@@ -110,6 +119,17 @@ def meets(loss: Any, f: Any) -> bool:
         with gmpy2.context(gmpy2.get_context(), precision=256, round=gmpy2.RoundDown):
             return bool(gmpy2.exp(x) >= gmpy2.mpq(f.r.numerator, f.r.denominator))
     return Fraction(loss) >= f
+
+
+def tight(loss: Any, f: Any) -> bool:
+    """Whether ``loss`` is the least float (or integer) ``>=`` the exact value ``f``."""
+    if f is None or callable(f) or isinstance(f, Ln):
+        return True
+    if isinstance(f, tuple):
+        return all(tight(v, g) for v, g in zip(loss, f, strict=True))
+    if isinstance(loss, int) and not isinstance(loss, bool):
+        return loss == math.ceil(f)
+    return loss == 0 or Fraction(math.nextafter(loss, -math.inf)) < f
 
 
 def _below(loss: Any) -> list[Any]:
@@ -213,6 +233,8 @@ def maps(e: Entry, data: st.DataObject) -> None:
                 continue
             f = e.formula(c, d)
             assert meets(m, f), f"{e.name}: map({d!r}) = {m!r} is below the formula {f!r}"
+            if e.name in TIGHT:
+                assert tight(m, f), f"{e.name}: map({d!r}) = {m!r} is > 1 ulp above {f!r}"
 
 
 @pytest.mark.parametrize("name", _params("TM", "maps"))
@@ -320,6 +342,21 @@ def test_postprocessing_keeps_the_map(name: str, data: st.DataObject, eps: float
     except FailedFunction as err:
         expected = ("failed", type(err).__name__)
     assert _same_release(_run(post, x), expected)
+
+
+@FAST
+@given(data=st.data(), x=st.floats(-100, 100))
+def test_odometer_loss_is_the_sum_of_its_queries(data: st.DataObject, x: float) -> None:
+    c = data.draw(REGISTRY["make_fully_adaptive_composition"].build, label="case")
+    queryable = c.obj(x)
+    for m in c.p["queries"]:
+        queryable(m)
+    d1, d2 = sorted(data.draw(st.floats(0, 1e3), label="d") for _ in range(2))
+    l1, l2 = queryable.privacy_loss(d1), queryable.privacy_loss(d2)
+    assert loss_le(l1, l2)
+    for d, loss in ((d1, l1), (d2, l2)):
+        exact = _loss_sum([m.map(d) for m in c.p["queries"]])
+        assert meets(loss, exact) and tight(loss, exact), (d, loss, exact)
 
 
 # ----------------------------------------------------------------------------------------------
