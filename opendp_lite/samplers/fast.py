@@ -686,7 +686,8 @@ def _z_vector(p: _Plan, n: int) -> npt.NDArray[Any]:
     out = np.empty(n, np.int64)
     for start in range(0, n, CHUNK):
         acc = _accepted(p, min(n, start + CHUNK) - start)
-        mag = (acc.N.astype(np.int64) << p.a) + acc.Rtop.astype(np.int64)
+        with np.errstate(invalid="ignore"):  # exact-path positions hold junk; replaced below
+            mag = (acc.N.astype(np.int64) << p.a) + acc.Rtop.astype(np.int64)
         z = np.where(acc.sign < 0, -mag, mag)
         z[acc.exact_pos] = acc.exact_z
         out[start : start + len(z)] = z
@@ -763,7 +764,9 @@ def float_noise(
     Raises:
         ValueError: if some ``x_i`` is NaN or infinite, or ``scale`` is negative.
     """
-    xa = np.asarray(x, dtype=np.float64)
+    xa = np.asarray(x)
+    if xa.dtype not in (np.float32, np.float64):
+        xa = xa.astype(np.float64)
     if not np.isfinite(xa).all():
         raise ValueError("x must be finite (found NaN or infinity)")
     s = _grid_scale(scale, k)
@@ -777,10 +780,11 @@ def float_noise(
         out[:] = [_round_out(_grid_index(v, k, T) + _scalar_z(p), k, T) for v in xa.tolist()]
         return out
     # every input is already on the 2^k grid when k is at or below its dtype's k_min
-    on_grid = k <= -1074 or (k <= -149 and np.asarray(x).dtype == np.float32)
+    on_grid = k <= -1074 or (k <= -149 and xa.dtype == np.float32)
     for start in range(0, len(xa), CHUNK):
         view = out[start : start + CHUNK]
-        _float_chunk(p, xa[start : start + CHUNK], k, T, e_r, on_grid, view)
+        chunk = xa[start : start + CHUNK].astype(np.float64, copy=False)  # per chunk: no 2nd copy
+        _float_chunk(p, chunk, k, T, e_r, on_grid, view)
     return out
 
 
