@@ -256,17 +256,20 @@ class _LazyU:
         """
         if g == 0:
             return True
-        if self.p and g >= gmpy2.mpq(7, 10) * (self.nb + 2):
-            # e^{−g} ≤ 2^{−(nb+2)} (as ln 2 < 7/10) < p·2^{−nb} ≤ U: no huge MPFR numbers
-            return False
         prec = max(64, self.nb) + 64
         while True:
-            lo, hi = _exp_neg_bounds(g, prec)
-            scale = gmpy2.mpz(1) << self.nb
-            if self.p + 1 <= lo * scale:
-                return True
-            if self.p >= hi * scale:
-                return False
+            if g >= gmpy2.mpq(7, 10) * (self.nb + 2):
+                # e^{−g} < 2^{−(nb+2)} (as ln 2 < 7/10): if p ≥ 1 then U ≥ 2^{−nb} > e^{−g};
+                # if p = 0, only more bits can tell (no huge MPFR numbers either way)
+                if self.p:
+                    return False
+            else:
+                lo, hi = _exp_neg_bounds(g, prec)
+                scale = gmpy2.mpz(1) << self.nb
+                if self.p + 1 <= lo * scale:
+                    return True
+                if self.p >= hi * scale:
+                    return False
             self.p = (self.p << 64) | int.from_bytes(fill_bytes(8), "little")
             self.nb += 64
             prec += 64
