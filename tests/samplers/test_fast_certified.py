@@ -185,3 +185,25 @@ def test_agreement_across_scales(dist, scale, k):
     lanes = fast._draw_attempts(p, 150)
     for i in np.flatnonzero(~lanes.undecided).tolist():
         assert (fast._exact_lane(p, lanes, i) is not None) == bool(lanes.accept[i])
+
+
+def test_lazy_uniform_decisions_are_certified():
+    """After ``_geometric`` the revealed prefix of U proves e^{−(n+1)λ} ≤ U < e^{−nλ}."""
+    lam = gmpy2.mpq(3, 7)
+    for start in [0, 1, 2**31, 2**32 - 1, 12345678]:
+        u = fast._LazyU(start, 32)
+        n = fast._geometric(u, lam, hint=5)
+        lo_u = gmpy2.mpq(u.p, 2**u.nb)
+        hi_u = gmpy2.mpq(u.p + 1, 2**u.nb)
+        with gmpy2.context(gmpy2.get_context(), precision=u.nb + 200):
+            assert hi_u <= gmpy2.mpq(gmpy2.exp(-gmpy2.mpfr(n * lam))) * (1 + gmpy2.mpq(1, 2**150))
+            assert lo_u >= gmpy2.mpq(gmpy2.exp(-gmpy2.mpfr((n + 1) * lam))) * (
+                1 - gmpy2.mpq(1, 2**150)
+            )
+
+
+def test_lazy_uniform_extremes():
+    assert fast._LazyU(0, 32).below_exp(gmpy2.mpq(0))
+    assert not fast._LazyU(0, 32).below_exp(gmpy2.mpq(10**9))  # reveals bits, no huge MPFR
+    assert not fast._LazyU(1, 32).below_exp(gmpy2.mpq(10**12))
+    assert fast._LazyU(0, 32).below_exp(gmpy2.mpq(1, 10**6))  # U < 2^-32 < e^{-1e-6}
