@@ -7,6 +7,30 @@ constructor's docstring **exactly** (``Fraction``), or as ``Ln`` (a multiple of 
 a rational, checked as ``exp(map) >= r`` at 256 bits), or as a predicate on the loss.
 
 ``EXEMPT`` names the public constructors the laws cannot reach, each with its reason.
+
+What law 2 recomputes, per constructor (d = d_in; at d = 0 a map may return the exact 0):
+
+* exactly, and ``map(d)`` must be the least float/integer above it (``TIGHT``): the row-by-row
+  transformations, casts, lookups, nulls, counts, parsers (d); metric_bounded (⌊d/2⌋),
+  metric_unbounded and resize (2d); integer sums (d·max(|L|,|U|), ⌊d/2⌋(U−L)); quantile
+  scores; b-ary tree (L1: D·d; L2 with the refinement noted at ``_tree_formula``); Lipschitz
+  float mul (with the 2·e_T term); Laplace / base / discrete Laplace / geometric
+  ((d + n·penalty_k)/scale); discrete Gaussian (d²/2s²); noisy max / top-k / Gumbel; private
+  quantile; exponential; sparse vector; the ε or ρ of the thresholds (δ is not recomputed);
+  canonical noise, adaptive/sequential composition, privacy filter (their fixed d_out);
+  composition (exact sum); approximate; pureDP→zCDP (ε²/2); select-private-candidate (2ε);
+  local release (d·ε_rec); random DP (inner map at Δ̂); chains (composition of the maps);
+  the odometer's privacy_loss (exact sum).
+* as an exact lower bound only: Gaussian / base Gaussian with a coarse k (√n ≥ ⌊√n⌋); float
+  sums and the mean (the sensitivity term: the code drops the rounding term where the result
+  is exact); sum of squared deviations and variance (leading term, W > U − L − 2^-24·M).
+* through logarithms, at 256 bits: randomized response (bool, categorical, bit vector, two
+  coins) as ``exp(map / c) >= r``; population amplification as ``expm1(ε′) >= q·expm1(ε)``.
+* as a predicate: zCDP→approxDP (a valid, non-increasing profile; the CKS minimum over α
+  has no closed form), fix_delta (the profile at the released ε is <= δ),
+  fixed_approxDP→approxDP (δ(ε₀) >= δ₀ and δ = 1 below ε₀).
+* not at all: the post-processing functions (cdf, consistent tree, quantiles from counts),
+  which have no map; their law is that ``m >> f`` keeps ``m``'s map.
 """
 
 from __future__ import annotations
@@ -290,7 +314,7 @@ def _ukey(v: Any) -> Any:
     return _key(v)
 
 
-row_entry("make_find", _find, rows(("int", "str", "bool", "floatb")))
+row_entry("make_find", _find, rows(("int", "str", "bool", "floatb", "floatnan")))
 
 
 def _find_bin(draw: Draw, dom: Any, met: Any) -> Case:
@@ -322,7 +346,7 @@ def _is_equal(draw: Draw, dom: Any, met: Any) -> Case:
     return attempt(lambda: dp.t.make_is_equal(dom, met, v))
 
 
-row_entry("make_is_equal", _is_equal, rows(("int", "str", "bool", "floatb")))
+row_entry("make_is_equal", _is_equal, rows(("int", "str", "bool", "floatb", "floatnan")))
 
 
 def _is_null(draw: Draw, dom: Any, met: Any) -> Case:
@@ -379,12 +403,17 @@ def _count(fn: Callable[..., Any]) -> Then:
 
 
 row_entry("make_count", _count(dp.t.make_count), rows(("int", "str", "floatnan"), UNSIZED_OK))
+# floats with NaN and ±0: distinct values and keys must treat NaN as one value, 0.0 == -0.0
 row_entry(
     "make_count_distinct",
     _count(dp.t.make_count_distinct),
-    rows(("int", "str", "bool"), UNSIZED_OK),
+    rows(("int", "str", "bool", "floatnan"), UNSIZED_OK),
 )
-row_entry("make_count_by", _count(dp.t.make_count_by), rows(("int", "str", "bool"), UNSIZED_OK))
+row_entry(
+    "make_count_by",
+    _count(dp.t.make_count_by),
+    rows(("int", "str", "bool", "floatnan"), UNSIZED_OK),
+)
 
 
 def _count_by_categories(draw: Draw, dom: Any, met: Any) -> Case:
