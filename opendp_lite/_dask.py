@@ -127,6 +127,7 @@ def _check_block(
     ``element`` is the vector domain's atom domain; the check is the numpy vector check, so a
     Dask vector is a member exactly when the numpy vector of its values is.
     """
+    from ._types import carrier_dtype, is_float
     from .domains import _coerce_vector
 
     if block_info is not None and 0 in block_info:
@@ -136,6 +137,20 @@ def _check_block(
                 f"a block holds {block.shape[0]} values where the array's metadata declares "
                 f"{stop - start}"
             )
+    T = element.T
+    if block.ndim == 1 and block.size and block.dtype == np.dtype(carrier_dtype(T)) and is_float(T):
+        # already of the float carrier: NaN and bounds follow from the block's min and max
+        # (numpy's min and max propagate NaN), one read of the block and no temporary
+        if element.bounds is None:
+            if not element.nan and np.isnan(np.min(block)):
+                raise NotInDomain(f"NaN is not a member of {element!r}")
+            return block
+        lo_b, hi_b = element.bounds
+        if not (np.min(block) >= lo_b and np.max(block) <= hi_b):  # False for NaN
+            if np.isnan(np.min(block)):
+                raise NotInDomain(f"NaN is not a member of {element!r}")
+            raise NotInDomain(f"a value is outside the bounds of {element!r}")
+        return block
     return _coerce_vector(element, block)
 
 
@@ -221,25 +236,48 @@ def _combine(*parts: Any) -> Any:
     return sum(parts[1:], first)
 
 
+def _partial(block: npt.NDArray[Any], fn: Callable[..., Any], *args: Any) -> npt.NDArray[Any]:
+    out = np.empty(1, dtype=object)  # a 1-element holder, so Dask treats it as a block
+    out[0] = fn(block, *args)
+    return out
+
+
+def _combine_held(*held: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    out = np.empty(1, dtype=object)
+    out[0] = _combine(*(h[0] for h in held))
+    return out
+
+
 def reduce_blocks(x: Any, fn: Callable[..., Any], *args: Any) -> Any:
     """``Σ_blocks fn(block, *args)``, computed in Dask; only the total reaches the driver.
 
-    The partials must be exact integers (or tuples / integer vectors of them) so that the
-    total does not depend on the chunking or on the shape of the reduction tree.
+    ``fn`` runs as one more blockwise step, so Dask fuses it with the steps that produce each
+    block (generation, membership check, clamp, ...) into one task per block: the block never
+    leaves its worker.  The partials are then added in a tree of fan-in :data:`FANIN`.  They
+    must be exact integers (or tuples / integer vectors of them) so that the total does not
+    depend on the chunking or on the shape of the reduction tree.
     """
     # typed as Any: dask's own annotations are partial, and it is imported only when used
     dask: Any = importlib.import_module("dask")
-    delayed = dask.delayed
-
-    parts = [delayed(fn, pure=True)(b, *args) for b in x.to_delayed().ravel()]
-    if not parts:
+    nblocks = x.numblocks[0]
+    if nblocks == 0:
         return fn(np.empty(0, dtype=x.dtype), *args)
+    held = x.map_blocks(
+        _partial,
+        fn,
+        *args,
+        chunks=((1,) * nblocks,),
+        dtype=object,
+        meta=np.empty(0, dtype=object),
+    )
+    parts = list(held.to_delayed().ravel())
     while len(parts) > 1:
         parts = [
-            delayed(_combine, pure=True)(*parts[i : i + FANIN]) for i in range(0, len(parts), FANIN)
+            dask.delayed(_combine_held, pure=True)(*parts[i : i + FANIN])
+            for i in range(0, len(parts), FANIN)
         ]
     (total,) = dask.compute(parts[0])
-    return total
+    return total[0]
 
 
 def length(x: Any) -> int:
