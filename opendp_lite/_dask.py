@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib
 import math
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -160,7 +161,11 @@ def _meta_check(element: Any, x: Any) -> None:
 
     T = element.T
     kind = np.dtype(x.dtype).kind
-    if T == "String" or (T == "bool") != (kind == "b") or kind not in "biuf":
+    if T == "String":
+        if kind not in "OUT":  # objects (checked per block to be str) or numpy strings
+            raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
+        return
+    if (T == "bool") != (kind == "b") or kind not in "biuf":
         raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
     if is_int(T) and kind not in "iu":
         raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
@@ -179,7 +184,9 @@ def checked_vector(element: Any, size: int | None, x: Any) -> Any:
     from ._types import carrier_dtype
 
     if _is_dask_series(x):
-        x = x.to_dask_array()  # partition lengths stay unknown (not computed)
+        with warnings.catch_warnings():  # pandas string columns become object arrays: fine
+            warnings.filterwarnings("ignore", message=".*extension dtypes", category=UserWarning)
+            x = x.to_dask_array()  # partition lengths stay unknown (not computed)
     if x.ndim != 1:
         raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
     _meta_check(element, x)

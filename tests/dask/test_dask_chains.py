@@ -138,7 +138,8 @@ def test_dask_dataframe_input(client: Any) -> None:
     x = np.random.default_rng(14).uniform(0.0, 2.0, N)
     x[::5] = np.nan
     ids = np.arange(N, dtype=np.int64) % 7
-    frame = {"x": x, "id": ids}
+    names = np.array(["ann", "bo", "cy", "di"], dtype=object)[ids % 4]
+    frame = {"x": x, "id": ids, "name": names}
     ddf = dd.from_pandas(pd.DataFrame(frame), npartitions=5)
     chains = [
         dp.t.make_select_column("x", TOA=float)
@@ -147,6 +148,8 @@ def test_dask_dataframe_input(client: Any) -> None:
         >> dp.t.then_sum(),
         dp.t.make_select_column("id", TOA="i64") >> dp.t.then_count_by_categories([0, 3, 6]),
         dp.t.make_select_column("x", TOA=float) >> dp.t.then_count(),
+        dp.t.make_select_column("name", TOA=str)
+        >> dp.t.then_count_by_categories(["bo", "di", "ed"]),
     ]
     for t in chains:
         a, b = t(frame), t(ddf)
