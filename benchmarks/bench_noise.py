@@ -313,12 +313,82 @@ def table(recs: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def targets(recs: list[dict[str, Any]]) -> str:
+    """The issue's targets at n = 10^6 (scalar: one call; memory: the largest n measured)."""
+    by = {(r["case"], r.get("n")): r for r in recs}
+    rows = []
+
+    def check(label: str, value: float | None, goal: float, higher: bool, unit: str) -> None:
+        if value is None:
+            rows.append(f"| {label} | – | {goal:g}{unit} | not measured |")
+            return
+        ok = value >= goal if higher else value <= goal
+        gap = "met" if ok else f"short by {abs(goal - value) / goal:.0%}"
+        rows.append(
+            f"| {label} | {value:g}{unit} | {'≥' if higher else '≤'} {goal:g}{unit} | {gap} |"
+        )
+
+    n = 10**6
+    lap = by.get(("float_laplace_f64_default_k", n), {})
+    check("float Laplace f64, speedup vs OpenDP", lap.get("speedup_vs_opendp"), 100, True, "×")
+    check("float Laplace f64, time vs numpy laplace", lap.get("x_numpy_time"), 10, False, "×")
+    check("  (stretch) time vs numpy laplace", lap.get("x_numpy_time"), 5, False, "×")
+    gau = by.get(("float_gaussian_f64_default_k", n), {})
+    check("float Gaussian f64, speedup vs OpenDP", gau.get("speedup_vs_opendp"), 100, True, "×")
+    for d in ("laplace", "gaussian"):
+        for sc in ("1", "10", "1000"):
+            r = by.get((f"int_discrete_{d}_scale_{sc}", n), {})
+            check(
+                f"integer discrete {d} scale {sc}, speedup",
+                r.get("speedup_vs_opendp"),
+                50,
+                True,
+                "×",
+            )
+    sc_rec = by.get(("scalar_meas_call_with_batch_wired_to_fast", 1)) or by.get(
+        ("scalar_meas_call_wired", 1), {}
+    )
+    us = sc_rec.get("ns_per_sample")
+    check(
+        "scalar float Laplace meas(1.0)",
+        None if us is None else round(us / 1000, 2),
+        10,
+        False,
+        " µs",
+    )
+    mems = [r for r in recs if r["case"] == "memory_float_laplace_f64_mechanism_peak_rss"]
+    if mems:
+        m = max(mems, key=lambda r: r["n"])
+        check(
+            f"make_laplace peak RSS growth, n={m['n']:.0e}",
+            m["rss_growth_x_input"],
+            4,
+            False,
+            "× input",
+        )
+    head = [
+        "",
+        "## Targets (issue 4)",
+        "",
+        "| target | measured | goal | verdict |",
+        "|---|---:|---:|---|",
+    ]
+    return "\n".join(head + rows) + "\n"
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--large", action="store_true", help="also n = 10^7")
     ap.add_argument("--quick", action="store_true", help="n ≤ 10^5, 3 repeats")
     ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/")
+    ap.add_argument("--render", metavar="JSONL", help="only re-render the table from a .jsonl")
     args = ap.parse_args(argv)
+    if args.render:
+        lines = [json.loads(x) for x in Path(args.render).read_text().splitlines() if x.strip()]
+        meta_r = next(x["meta"] for x in lines if "meta" in x)
+        recs_r = [x for x in lines if "meta" not in x]
+        (RESULTS / "bench_noise.md").write_text(table(recs_r, meta_r) + targets(recs_r))
+        return 0
     sizes = [10**3, 10**5] if args.quick else [10**3, 10**5, 10**6]
     if args.large:
         sizes.append(10**7)
@@ -351,8 +421,8 @@ def main(argv: list[str]) -> int:
         with open(RESULTS / "bench_noise.jsonl", "w") as f:
             for rec in [*recs, {"meta": meta}]:
                 f.write(json.dumps(rec) + "\n")
-        (RESULTS / "bench_noise.md").write_text(table(recs, meta))
-        print(table(recs, meta))
+        (RESULTS / "bench_noise.md").write_text(table(recs, meta) + targets(recs))
+        print(table(recs, meta) + targets(recs))
     return 0
 
 
