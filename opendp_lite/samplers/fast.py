@@ -11,7 +11,7 @@ Every function here has *exactly* the output law of its reference in :mod:`.nois
 
 How (one *attempt* per lane, repeated for rejected lanes with fresh bits):
 
-* the magnitude is M = L·N + R with L = 2^a ≈ T/16 (T the discrete-Laplace scale of the
+* the magnitude is M = L·N + R with L = 2^a ≈ T/16 or T/256 (T the discrete-Laplace scale of the
   proposal, in grid units), N ~ Geometric(e^{−L/T}) by inversion N = ⌊−ln(U)·T/L⌋, and R
   uniform on {0, …, L−1} accepted with probability e^{−R/T} (test W < e^{−R/T});
   a fair sign, and the pair (negative, M = 0) is rejected.  The accepted ±M is
@@ -89,7 +89,7 @@ CHUNK = 1 << 13
 # safety factor of 2^6 on top.  TINY absorbs absolute (subnormal) rounding.
 EPS = 2.0**-44
 TINY = 2.0**-1000
-_N_MAX = 1 << 20  # N at or above this goes to the exact path (Pr < e^{-2^16})
+_N_MAX = 1 << 20  # N at or above this goes to the exact path (Pr < e^{-2^11})
 _KMIN = {"f64": -1074, "f32": -149}
 _MAXF = {"f64": float(np.finfo(np.float64).max), "f32": float(np.finfo(np.float32).max)}
 
@@ -179,7 +179,9 @@ def _plan(s: Any, dist: str) -> _Plan:
         T, center, two_sigma2 = t, s * s / t, 2 * s * s
     else:
         T, center, two_sigma2 = s, gmpy2.mpq(0), gmpy2.mpq(1)
-    a = max(0, _floor_log2(T) - 4) if T >= 32 else 0
+    # L = 2^a ≈ T/16, or T/256 once T ≥ 2^24 (fewer rejected R, a thinner tail of R)
+    lg = _floor_log2(T)
+    a = lg - 8 if lg >= 24 else max(0, lg - 4) if T >= 32 else 0
     s64 = min(a, 64)
     L = gmpy2.mpq(1 << a)
     beta = _as_float(T / L)
