@@ -26,8 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .._types import carrier_dtype
-from .bernoulli import to_rational
 from . import fast
+from .bernoulli import to_rational
 from .noise_ref import Dist, float_noise_ref, int_noise_ref
 
 __all__ = [
