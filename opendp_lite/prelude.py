@@ -98,12 +98,16 @@ from .accuracy import (
 
 # -- parameter search (issue 6) --
 # isort: split
+# -- domains and metrics that live beside the mechanisms that define them (issue 6) --
+from .measurements.randomized_response import BitVectorDomain, bitvector_domain
+from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
 from .search import binary_search, binary_search_chain, binary_search_param
 
 __all__ = [
     "AbsoluteDistance",
     "Approximate",
     "AtomDomain",
+    "BitVectorDomain",
     "ChangeOneDistance",
     "DataFrameDomain",
     "DiscreteDistance",
@@ -111,6 +115,7 @@ __all__ = [
     "Function",
     "HammingDistance",
     "InsertDeleteDistance",
+    "L0PInfDistance",
     "L1Distance",
     "L2Distance",
     "LInfDistance",
@@ -146,6 +151,7 @@ __all__ = [
     "binary_search",
     "binary_search_chain",
     "binary_search_param",
+    "bitvector_domain",
     "c",
     "change_one_distance",
     "dataframe_domain",
@@ -158,6 +164,8 @@ __all__ = [
     "gaussian_scale_to_accuracy",
     "hamming_distance",
     "insert_delete_distance",
+    "l01inf_distance",
+    "l02inf_distance",
     "l1_distance",
     "l2_distance",
     "laplacian_scale_to_accuracy",
