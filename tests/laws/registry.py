@@ -142,7 +142,13 @@ def int_bounds(draw: Draw) -> tuple[int, int]:
 
 @st.composite
 def float_bounds(draw: Draw, strict: bool = False) -> tuple[float, float]:
-    fl = st.floats(-100, 100) | st.sampled_from([0.0, 1.0, -1.0, 0.1, 2.0**-30])
+    # small bounds mostly; also near the float range and subnormal, where rounding, grids
+    # and overflow checks are hardest
+    fl = (
+        st.floats(-100, 100)
+        | st.sampled_from([0.0, 1.0, -1.0, 0.1, 2.0**-30])
+        | st.sampled_from([1e300, -1e300, 2.0**-1022, 5e-324, -5e-324, 1e-310])
+    )
     a, b = draw(fl), draw(fl)
     if strict and a == b:
         reject()
