@@ -46,6 +46,8 @@ __all__ = [
     "Layout",
     "checked_frame",
     "checked_vector",
+    "clip",
+    "clip_source",
     "force",
     "is_dask",
     "is_dask_array",
@@ -227,6 +229,26 @@ def map_rows(x: Any, fn: Callable[..., npt.NDArray[Any]], dtype: Any, *args: Any
     """``fn`` applied to each block of ``x`` (a row-by-row numpy function), lazily."""
     dt = np.dtype(dtype)
     return x.map_blocks(fn, *args, dtype=dt, meta=np.empty(0, dtype=dt))
+
+
+def clip(x: Any, lo: Any, hi: Any) -> Any:
+    """``np.clip(x, lo, hi)`` on a Dask array, lazily, remembering its source.
+
+    An exact aggregate that receives the result can instead clamp each cache-sized piece of
+    the *source* blocks itself (:func:`clip_source`), which saves writing a clamped copy of
+    every block; any other consumer computes the clamped array as usual.
+    """
+    out = x.map_blocks(np.clip, lo, hi, dtype=x.dtype, meta=np.empty(0, dtype=x.dtype))
+    out._opendp_clip = (x, (lo, hi))
+    return out
+
+
+def clip_source(x: Any) -> tuple[Any, tuple[Any, Any] | None]:
+    """``(source, (lo, hi))`` if ``x`` was made by :func:`clip`, else ``(x, None)``."""
+    src = getattr(x, "_opendp_clip", None)
+    if src is None:
+        return x, None
+    return src[0], src[1]
 
 
 def _combine(*parts: Any) -> Any:

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _arith as ar
-from .._dask import is_dask_array, reduce_blocks
+from .._dask import clip_source, is_dask_array, reduce_blocks
 from .._types import int_bounds, is_float, is_int
 from ..core import Domain, Metric
 from ..domains import AtomDomain, VectorDomain
@@ -225,11 +225,15 @@ def grid_sums(x: Any, p: int) -> int:
     :func:`grid_shift`.
     """
     if is_dask_array(x):
-        return int(reduce_blocks(x, _grid_sums_np, p))  # exact partials, any reduction tree
+        # exact partials, any reduction tree; a clamp just before is applied per sub-chunk
+        base, bounds = clip_source(x)
+        return int(reduce_blocks(base, _grid_sums_np, p, bounds))
     return sum((_grid_sums_np(b, p) for b in blocks(x)), 0)
 
 
-def _grid_sums_np(x: npt.NDArray[Any], p: int) -> int:
+def _grid_sums_np(x: npt.NDArray[Any], p: int, clip: tuple[Any, Any] | None = None) -> int:
+    """The exact grid sum of a numpy block; of ``clip(x, *clip)`` if ``clip`` is given (the
+    clamp is then applied to each cache-sized sub-chunk, never to a copy of the block)."""
     s1, s2 = _scales(p)
     total = 0
     n = x.shape[0]
@@ -237,6 +241,11 @@ def _grid_sums_np(x: npt.NDArray[Any], p: int) -> int:
     for i in range(0, n, CHUNK):
         chunk = x[i : i + CHUNK]
         b = buf[: chunk.shape[0]]
+        if clip is not None:
+            # the bounds are values of the carrier, exact in binary64: clipping after the
+            # widening equals widening after clipping
+            np.clip(chunk, clip[0], clip[1], out=b, dtype=np.float64)
+            chunk = b
         # dtype=float64 forces the product into binary64 even for f32 data (exact there).
         np.multiply(chunk, s1, out=b, dtype=np.float64)
         if s2 != 1.0:
@@ -258,7 +267,8 @@ def centered_sums(x: Any, p: int, k_c: int, shift: int) -> tuple[int, int]:
     rows of 1024 squares stay below 2^62), which the constructors guarantee.
     """
     if is_dask_array(x):
-        s1, s2 = reduce_blocks(x, _centered_sums_np, p, k_c, shift)
+        base, bounds = clip_source(x)
+        s1, s2 = reduce_blocks(base, _centered_sums_np, p, k_c, shift, bounds)
         return int(s1), int(s2)
     total, total_sq = 0, 0
     for b in blocks(x):
@@ -268,7 +278,9 @@ def centered_sums(x: Any, p: int, k_c: int, shift: int) -> tuple[int, int]:
     return total, total_sq
 
 
-def _centered_sums_np(x: npt.NDArray[Any], p: int, k_c: int, shift: int) -> tuple[int, int]:
+def _centered_sums_np(
+    x: npt.NDArray[Any], p: int, k_c: int, shift: int, clip: tuple[Any, Any] | None = None
+) -> tuple[int, int]:
     s1, s2 = _scales(p)
     total = 0
     total_sq = 0
@@ -279,6 +291,9 @@ def _centered_sums_np(x: npt.NDArray[Any], p: int, k_c: int, shift: int) -> tupl
         chunk = x[i : i + CHUNK]
         m = chunk.shape[0]
         b, ib = buf[:m], ibuf[:m]
+        if clip is not None:  # as in _grid_sums_np
+            np.clip(chunk, clip[0], clip[1], out=b, dtype=np.float64)
+            chunk = b
         np.multiply(chunk, s1, out=b, dtype=np.float64)
         if s2 != 1.0:
             np.multiply(b, s2, out=b)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _dask
 from .._types import carrier_dtype
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, atom_domain
@@ -63,6 +64,8 @@ def make_clamp(
     hi = np.asarray(out_elem.bounds[1], dtype=dtype)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        if _dask.is_dask_array(arg):  # lazily; an exact aggregate may fuse it (see _dask.clip)
+            return _dask.clip(arg, lo, hi)  # type: ignore[no-any-return]
         # np.clip dispatches on the array type (numpy, or a lazy array implementing the API)
         out: npt.NDArray[Any] = np.clip(arg, lo, hi)
         return out

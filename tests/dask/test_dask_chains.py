@@ -80,6 +80,21 @@ def test_float_aggregates_match_numpy(
         assert _same(a, b), (t, a, b)
 
 
+def test_clamp_is_fused_into_exact_aggregates(client: Any) -> None:
+    # the aggregates clamp each sub-chunk of the clamp's source: same result as numpy, for
+    # both float carriers, and the clamped array itself is still right for other consumers
+    x = np.random.default_rng(16).uniform(-1.0, 3.0, N)
+    for T, xs in (("f64", x), ("f32", x.astype(np.float32))):
+        sized = dp.vector_domain(dp.atom_domain(T=T), size=N), SYM
+        clamp = sized >> dp.t.then_clamp((0.25, 2.0))
+        out = clamp(_d(xs))
+        assert _dask.clip_source(out)[1] is not None
+        assert np.array_equal(out.compute(), clamp(xs))
+        for agg in (dp.t.then_mean(), dp.t.then_variance(), dp.t.then_sum()):
+            t = clamp >> agg
+            assert t(_d(xs)) == t(xs), (T, t)
+
+
 def test_integer_aggregates_are_exact(client: Any, no_driver_compute: None) -> None:
     x = np.random.default_rng(12).integers(-(2**40), 2**40, N)
     space = dp.vector_domain(dp.atom_domain(T="i64")), SYM
