@@ -326,7 +326,10 @@ def make_count_by_categories(
 
 
 def _category_counts(block: npt.NDArray[Any], cats: list[Any]) -> npt.NDArray[np.int64]:
-    """Counts of a numeric block in each category (by ``==``), then of the rest (length k+1).
+    """Counts of a block in each category (by ``==``), then of the rest (length k+1).
+
+    Runs on a Dask worker for each block; integer blocks with a small range of categories
+    take a clip-and-bincount path, others a search in the sorted categories.
 
     >>> _category_counts(np.array([0, 3, 3, 9], dtype=np.uint64), [3, 0, 5]).tolist()
     [2, 1, 0, 1]
