@@ -64,3 +64,9 @@ from .threshold import then_laplace_threshold as then_laplace_threshold
 # -- seed systems (issue 7) --
 from ..sensitivity import make_random_dp as make_random_dp
 from .two_coin import make_randomized_response_coins as make_randomized_response_coins
+
+# isort: split
+
+# -- alp (issue 6) --
+from .alp import make_alp_queryable as make_alp_queryable
+from .alp import then_alp_queryable as then_alp_queryable
