@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from .._arith import check_finite_nonneg, q, up
-from .._types import int_bounds, is_float, is_int
+from .._types import Vec, int_bounds, is_float, is_int
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
@@ -50,6 +51,7 @@ __all__ = [
 ]
 
 Dist = Literal["laplace", "gaussian"]
+_D = TypeVar("_D")  # the input distance type, as given by the metric
 _K_MAX = {"f64": 1023, "f32": 127}  # 2^k beyond the largest binade: every output saturates
 
 
@@ -245,6 +247,42 @@ def _require_int(input_domain: Domain[Any], who: str) -> None:
         raise NotImplementedForType(f"{who} needs an integer domain, got {input_domain!r}")
 
 
+# Typed overloads (no runtime effect): mypy infers a chain's carriers from the domain, so a
+# float aggregate feeding an integer mechanism is rejected before anything runs.  The
+# partials (then_*) cannot know the carrier from their arguments and stay Any.  Vec[float]
+# and Vec[int] both admit a numpy array, hence the overlap ignore on the vector overloads.
+@overload
+def make_laplace(
+    input_domain: Domain[float],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+) -> Measurement[float, float, _D, float]: ...
+@overload
+def make_laplace(
+    input_domain: Domain[int],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+) -> Measurement[int, int, _D, float]: ...
+@overload
+def make_laplace(  # type: ignore[overload-overlap]
+    input_domain: Domain[Vec[float]],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
+@overload
+def make_laplace(
+    input_domain: Domain[Vec[int]],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
 def make_laplace(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -282,6 +320,38 @@ def make_laplace(
     return _laplace(input_domain, input_metric, scale, k, MO, "f64", "make_laplace")
 
 
+@overload
+def make_gaussian(
+    input_domain: Domain[float],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+) -> Measurement[float, float, _D, float]: ...
+@overload
+def make_gaussian(
+    input_domain: Domain[int],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+) -> Measurement[int, int, _D, float]: ...
+@overload
+def make_gaussian(  # type: ignore[overload-overlap]
+    input_domain: Domain[Vec[float]],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
+@overload
+def make_gaussian(
+    input_domain: Domain[Vec[int]],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
 def make_gaussian(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -316,6 +386,22 @@ def make_gaussian(
     return _gaussian(input_domain, input_metric, scale, k, MO, "f64", "make_gaussian")
 
 
+@overload
+def make_geometric(
+    input_domain: Domain[int],
+    input_metric: Metric[_D],
+    scale: float,
+    bounds: tuple[int, int] | None = None,
+    MO: object = ...,
+) -> Measurement[int, int, _D, float]: ...
+@overload
+def make_geometric(
+    input_domain: Domain[Vec[int]],
+    input_metric: Metric[_D],
+    scale: float,
+    bounds: tuple[int, int] | None = None,
+    MO: object = ...,
+) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
 def make_geometric(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -377,6 +463,38 @@ def make_geometric(
     return Measurement(input_domain, input_metric, meas.output_measure, function, meas.privacy_map)
 
 
+@overload
+def make_base_laplace(
+    input_domain: Domain[float],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    QO: object = None,
+) -> Measurement[float, float, _D, float]: ...
+@overload
+def make_base_laplace(
+    input_domain: Domain[int],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    QO: object = None,
+) -> Measurement[int, int, _D, float]: ...
+@overload
+def make_base_laplace(  # type: ignore[overload-overlap]
+    input_domain: Domain[Vec[float]],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    QO: object = None,
+) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
+@overload
+def make_base_laplace(
+    input_domain: Domain[Vec[int]],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    QO: object = None,
+) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
 def make_base_laplace(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -404,6 +522,42 @@ def make_base_laplace(
     )
 
 
+@overload
+def make_base_gaussian(
+    input_domain: Domain[float],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+    QO: object = None,
+) -> Measurement[float, float, _D, float]: ...
+@overload
+def make_base_gaussian(
+    input_domain: Domain[int],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+    QO: object = None,
+) -> Measurement[int, int, _D, float]: ...
+@overload
+def make_base_gaussian(  # type: ignore[overload-overlap]
+    input_domain: Domain[Vec[float]],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+    QO: object = None,
+) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
+@overload
+def make_base_gaussian(
+    input_domain: Domain[Vec[int]],
+    input_metric: Metric[_D],
+    scale: float,
+    k: int | None = None,
+    MO: object = ...,
+    QO: object = None,
+) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
 def make_base_gaussian(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -431,6 +585,14 @@ def make_base_gaussian(
     return _gaussian(input_domain, input_metric, scale, k, MO, _qo(QO), "make_base_gaussian")
 
 
+@overload
+def make_base_discrete_laplace(
+    input_domain: Domain[int], input_metric: Metric[_D], scale: float, QO: object = None
+) -> Measurement[int, int, _D, float]: ...
+@overload
+def make_base_discrete_laplace(
+    input_domain: Domain[Vec[int]], input_metric: Metric[_D], scale: float, QO: object = None
+) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
 def make_base_discrete_laplace(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -458,6 +620,22 @@ def make_base_discrete_laplace(
     return _laplace(input_domain, input_metric, scale, None, "MaxDivergence", _qo(QO), who)
 
 
+@overload
+def make_base_discrete_gaussian(
+    input_domain: Domain[int],
+    input_metric: Metric[_D],
+    scale: float,
+    MO: object = ...,
+    QO: object = None,
+) -> Measurement[int, int, _D, float]: ...
+@overload
+def make_base_discrete_gaussian(
+    input_domain: Domain[Vec[int]],
+    input_metric: Metric[_D],
+    scale: float,
+    MO: object = ...,
+    QO: object = None,
+) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
 def make_base_discrete_gaussian(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -22,15 +22,15 @@ import math
 import re
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import Domain, Metric, PartialTransformation, Transformation
-from ..domains import AtomDomain, atom_domain, option_domain
+from ..domains import AtomDomain, FloatName, IntName, atom_domain, option_domain
 from ..errors import FailedFunction, NotImplementedForType
 from ._rowwise import row_by_row, vector_element
 
@@ -212,6 +212,26 @@ def make_cast(
     return row_by_row("make_cast", input_domain, input_metric, option_domain(elem), function)
 
 
+_TI = TypeVar("_TI")
+
+
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
+@overload
+def make_cast_default(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[int] | IntName
+) -> Transformation[_TI, Vec[int], int, int]: ...
+@overload
+def make_cast_default(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[float] | FloatName
+) -> Transformation[_TI, Vec[float], int, int]: ...
+@overload
+def make_cast_default(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[str] | Literal["String"]
+) -> Transformation[_TI, Vec[str], int, int]: ...
+@overload
+def make_cast_default(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
+) -> Transformation[_TI, Any, int, int]: ...
 def make_cast_default(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
 ) -> Transformation[Any, Any, int, int]:
@@ -300,6 +320,20 @@ def then_cast(TOA: object) -> PartialTransformation[Any, Any, int, int]:
     return _partial(make_cast, TOA)
 
 
+@overload
+def then_cast_default(
+    TOA: type[int] | IntName,
+) -> PartialTransformation[Any, Vec[int], int, int]: ...
+@overload
+def then_cast_default(
+    TOA: type[float] | FloatName,
+) -> PartialTransformation[Any, Vec[float], int, int]: ...
+@overload
+def then_cast_default(
+    TOA: type[str] | Literal["String"],
+) -> PartialTransformation[Any, Vec[str], int, int]: ...
+@overload
+def then_cast_default(TOA: object) -> PartialTransformation[Any, Any, int, int]: ...
 def then_cast_default(TOA: object) -> PartialTransformation[Any, Any, int, int]:
     """Partial of :func:`make_cast_default`."""
     return _partial(make_cast_default, TOA)

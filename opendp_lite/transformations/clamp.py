@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import carrier_dtype
+from .._types import Vec, carrier_dtype
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -18,6 +18,16 @@ from ._rowwise import row_by_row, vector_element
 __all__ = ["make_clamp", "then_clamp"]
 
 
+# Typed overloads (no runtime effect): the bounds fix the carrier, so mypy infers a chain and
+# rejects e.g. float bounds on an integer vector.
+@overload
+def make_clamp(
+    input_domain: Domain[Vec[int]], input_metric: Metric[int], bounds: tuple[int, int]
+) -> Transformation[Vec[int], Vec[int], int, int]: ...
+@overload
+def make_clamp(
+    input_domain: Domain[Vec[float]], input_metric: Metric[int], bounds: tuple[float, float]
+) -> Transformation[Vec[float], Vec[float], int, int]: ...
 def make_clamp(
     input_domain: Domain[Any], input_metric: Metric[Any], bounds: tuple[Any, Any]
 ) -> Transformation[Any, Any, int, int]:
@@ -73,6 +83,12 @@ def make_clamp(
     return row_by_row("make_clamp", input_domain, input_metric, out_elem, function)
 
 
+@overload
+def then_clamp(bounds: tuple[int, int]) -> PartialTransformation[Vec[int], Vec[int], int, int]: ...
+@overload
+def then_clamp(
+    bounds: tuple[float, float],
+) -> PartialTransformation[Vec[float], Vec[float], int, int]: ...
 def then_clamp(bounds: tuple[Any, Any]) -> PartialTransformation[Any, Any, int, int]:
     """Partial of :func:`make_clamp`: ``space >> then_clamp(bounds)``."""
     return PartialTransformation(lambda d, m: make_clamp(d, m, bounds))

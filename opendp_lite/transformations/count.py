@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +16,15 @@ import numpy.typing as npt
 from .. import _dask
 from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import Domain, Metric, PartialTransformation, Transformation
-from ..domains import AtomDomain, VectorDomain, atom_domain, map_domain, vector_domain
+from ..domains import (
+    AtomDomain,
+    FloatName,
+    IntName,
+    VectorDomain,
+    atom_domain,
+    map_domain,
+    vector_domain,
+)
 from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
 from ..metrics import (
     InsertDeleteDistance,
@@ -41,6 +49,7 @@ __all__ = [
 ]
 
 _METRICS = (SymmetricDistance, InsertDeleteDistance)
+_TI = TypeVar("_TI")
 
 
 def _vector(name: str, domain: Domain[Any]) -> VectorDomain[Any]:
@@ -69,6 +78,19 @@ def _identity_map(T: str) -> Any:
     return lambda d_in: d_in
 
 
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
+@overload
+def make_count(
+    input_domain: Domain[_TI], input_metric: Metric[int], TO: type[int] | IntName = "int"
+) -> Transformation[_TI, int, int, int]: ...
+@overload
+def make_count(
+    input_domain: Domain[_TI], input_metric: Metric[int], TO: type[float] | FloatName
+) -> Transformation[_TI, float, int, float]: ...
+@overload
+def make_count(
+    input_domain: Domain[_TI], input_metric: Metric[int], TO: object
+) -> Transformation[_TI, Any, int, Any]: ...
 def make_count(
     input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "int"
 ) -> Transformation[Any, Any, int, Any]:
@@ -108,6 +130,12 @@ def make_count(
     )
 
 
+@overload
+def then_count(TO: type[int] | IntName = "int") -> PartialTransformation[Any, int, int, int]: ...
+@overload
+def then_count(TO: type[float] | FloatName) -> PartialTransformation[Any, float, int, float]: ...
+@overload
+def then_count(TO: object) -> PartialTransformation[Any, Any, int, Any]: ...
 def then_count(TO: object = "int") -> PartialTransformation[Any, Any, int, Any]:
     """Partial of :func:`make_count`: ``space >> then_count()``."""
     return PartialTransformation(lambda d, m: make_count(d, m, TO))

@@ -8,12 +8,12 @@ grid values, plus twice the bound on that one rounding.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import numpy.typing as npt
 
 from .. import _arith as ar
-from .._types import is_float
+from .._types import Vec, is_float
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -59,6 +59,16 @@ def _sized_float(
     return elem.T, float(lo), float(hi), size
 
 
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2); the
+# mean is of floats only.  (Python requires two overloads; the first names the metrics taken.)
+@overload
+def make_mean(
+    input_domain: Domain[Vec[float]], input_metric: SymmetricDistance | InsertDeleteDistance
+) -> Transformation[Vec[float], float, int, float]: ...
+@overload
+def make_mean(
+    input_domain: Domain[Vec[float]], input_metric: Metric[int]
+) -> Transformation[Vec[float], float, int, float]: ...
 def make_mean(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, float, int, float]:
@@ -115,7 +125,7 @@ def make_mean(
     )
 
 
-def then_mean() -> PartialTransformation[Any, float, int, float]:
+def then_mean() -> PartialTransformation[Vec[float], float, int, float]:
     """Partial of :func:`make_mean`: ``space >> then_mean()``."""
     return PartialTransformation(lambda d, m: make_mean(d, m))
 

@@ -10,13 +10,13 @@ null, so that imputing or dropping leaves a NaN-free vector that ``make_clamp`` 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import carrier_dtype, is_float
+from .._types import Vec, carrier_dtype, is_float
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, OptionDomain, atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
@@ -139,6 +139,18 @@ def make_drop_null(
     )
 
 
+_T = TypeVar("_T")
+
+
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
+@overload
+def make_impute_constant(
+    input_domain: Domain[Vec[_T | None]], input_metric: Metric[int], constant: _T
+) -> Transformation[Vec[_T | None], Vec[_T], int, int]: ...
+@overload
+def make_impute_constant(
+    input_domain: Domain[Vec[float]], input_metric: Metric[int], constant: float
+) -> Transformation[Vec[float], Vec[float], int, int]: ...
 def make_impute_constant(
     input_domain: Domain[Any], input_metric: Metric[Any], constant: Any
 ) -> Transformation[Any, Any, int, int]:

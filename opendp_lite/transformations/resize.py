@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
+from .._types import Vec
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import VectorDomain, vector_domain
 from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
@@ -30,6 +31,27 @@ def _output_metric(MO: object) -> Metric[Any]:
     )
 
 
+_T = TypeVar("_T")
+_TI = TypeVar("_TI")
+
+
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
+@overload
+def make_resize(
+    input_domain: Domain[Vec[_T]],
+    input_metric: Metric[int],
+    size: int,
+    constant: _T,
+    MO: object = ...,
+) -> Transformation[Vec[_T], Vec[_T], int, int]: ...
+@overload
+def make_resize(
+    input_domain: Domain[_TI],
+    input_metric: Metric[int],
+    size: int,
+    constant: Any,
+    MO: object = ...,
+) -> Transformation[_TI, _TI, int, int]: ...
 def make_resize(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -13,12 +13,12 @@ order, unlike a float summation bounded only for its own order (Casacuberta et a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import numpy.typing as npt
 
 from .. import _arith as ar
-from .._types import is_float
+from .._types import Vec, is_float
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import atom_domain, vector_domain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -522,6 +522,15 @@ def make_sized_bounded_float_ordered_sum(
 # The generic entry point
 
 
+# Typed overloads (no runtime effect): an integer vector sums to an int, a float one to a float.
+@overload
+def make_sum(  # type: ignore[overload-overlap]  # both Vecs admit an ndarray
+    input_domain: Domain[Vec[int]], input_metric: Metric[int]
+) -> Transformation[Vec[int], int, int, int]: ...
+@overload
+def make_sum(
+    input_domain: Domain[Vec[float]], input_metric: Metric[int]
+) -> Transformation[Vec[float], float, int, float]: ...
 def make_sum(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, Any, int, Any]:
