@@ -508,3 +508,28 @@ def test_mean_map_is_its_docstring_formula() -> None:
     t = dp.t.make_mean(*space)
     stated = 1 + 2 * (_E64 + Fraction(1, 2**1075))
     assert Fraction(t.map(2)) >= stated
+
+
+def _int_vectors(n: int, r2: int) -> Any:
+    """Every integer vector of length ``n`` with squared norm <= ``r2``."""
+    if n == 0:
+        yield ()
+        return
+    r = math.isqrt(r2)
+    for v in range(-r, r + 1):
+        for rest in _int_vectors(n - 1, r2 - v * v):
+            yield (v, *rest)
+
+
+@pytest.mark.parametrize("leaves, b", [(2, 2), (3, 2), (5, 2), (4, 3), (5, 4)])
+def test_b_ary_tree_l2_map_covers_the_exact_sensitivity(leaves: int, b: int) -> None:
+    """The refined L2 map against the exact sensitivity, by enumeration (the tree is linear,
+    so the output difference of neighbours is the tree of the input difference)."""
+    space = dp.vector_domain(dp.atom_domain(T="i32")), dp.l2_distance(T="i32")
+    t = dp.t.make_b_ary_tree(*space, leaf_count=leaves, branching_factor=b)
+    zero = t([0] * leaves)
+    for d in (1, 2, 3):
+        worst = max(
+            sum(int(u) ** 2 for u in t(list(v)) - zero) for v in _int_vectors(leaves, d * d)
+        )
+        assert t.map(d) ** 2 >= worst, (leaves, b, d, t.map(d), worst)
