@@ -10,9 +10,12 @@ the ill-typed chains would also fail at run time.
 
 from __future__ import annotations
 
-from typing import assert_type
+from typing import Any, assert_type
+
+import numpy.typing as npt
 
 import opendp_lite.prelude as dp
+from opendp_lite._types import Vec
 from opendp_lite.core import Function, Measurement, PartialMeasurement, Transformation
 from opendp_lite.domains import AtomDomain, VectorDomain
 from opendp_lite.metrics import AbsoluteDistance, SymmetricDistance
@@ -37,6 +40,18 @@ def _pieces() -> tuple[
         dp.atom_domain(T=str), dp.discrete_distance(), *ispace, len, lambda d: d
     )
     return t_float, t_int, m_int, m_float, t_len
+
+
+def _spaces() -> tuple[
+    tuple[VectorDomain[float], SymmetricDistance],
+    tuple[VectorDomain[int], SymmetricDistance],
+    tuple[VectorDomain[float], SymmetricDistance],
+]:
+    """Input spaces for the library's own constructors: float, int and sized float vectors."""
+    fvec = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0))), dp.symmetric_distance()
+    ivec = dp.vector_domain(dp.atom_domain(bounds=(0, 10))), dp.symmetric_distance()
+    sized = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0)), size=100), dp.symmetric_distance()
+    return fvec, ivec, sized
 
 
 def valid_chains() -> None:
@@ -72,6 +87,93 @@ def valid_chains() -> None:
     vd = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0)))
     assert_type(vd, VectorDomain[float])
     assert_type(dp.symmetric_distance(), SymmetricDistance)
+
+    # --- the library's own constructors (typed @overloads) -----------------------------------
+    fvec, ivec, sized = _spaces()
+    fscalar = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+
+    # make_* forms: each stage built on the previous one's output space
+    clamp = dp.t.make_clamp(*fvec, bounds=(0.0, 10.0))
+    assert_type(clamp, Transformation[Vec[float], Vec[float], int, int])
+    fsum = dp.t.make_sum(*clamp.output_space)
+    assert_type(fsum, Transformation[Vec[float], float, int, float])
+    lap = dp.m.make_laplace(*fsum.output_space, scale=1.0)
+    assert_type(lap, Measurement[float, float, float, float])
+    assert_type(clamp >> fsum >> lap, Measurement[Vec[float], float, int, float])
+    assert_type((clamp >> fsum >> lap)([1.0, 2.0]), float)
+    assert_type((clamp >> fsum >> lap).map(1), float)
+
+    # integers stay integers: int clamp >> int sum >> integer (discrete) Laplace / geometric
+    iclamp = dp.t.make_clamp(*ivec, bounds=(0, 10))
+    isum = dp.t.make_sum(*iclamp.output_space)
+    assert_type(isum, Transformation[Vec[int], int, int, int])
+    ilap = dp.m.make_laplace(*iscalar, scale=1.0)
+    assert_type(iclamp >> isum >> ilap, Measurement[Vec[int], int, int, float])
+    geo = dp.m.make_geometric(*iscalar, scale=1.0, bounds=(0, 100))
+    assert_type(isum >> geo, Measurement[Vec[int], int, int, float])
+    assert_type(dp.m.make_base_discrete_laplace(*iscalar, 1.0), Measurement[int, int, int, float])
+
+    # a count is an int (or a float with TO=float), whatever the input
+    count = dp.t.make_count(*fvec)
+    assert_type(count, Transformation[Vec[float], int, int, int])
+    assert_type(dp.t.make_count(*fvec, TO=float), Transformation[Vec[float], float, int, float])
+    assert_type(
+        count >> dp.m.make_gaussian(*iscalar, 1.0), Measurement[Vec[float], int, int, float]
+    )
+
+    # the mean and the zCDP Gaussian on floats; the base alias types the same
+    mean = dp.t.make_mean(*sized)
+    assert_type(mean, Transformation[Vec[float], float, int, float])
+    gauss = dp.m.make_base_gaussian(*fscalar, 1.0)
+    assert_type(mean >> gauss, Measurement[Vec[float], float, int, float])
+
+    # vector mechanisms release numpy arrays
+    vlap = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 1.0
+    )
+    assert_type(vlap, Measurement[Vec[float], npt.NDArray[Any], float, float])
+    assert_type(vlap >> (lambda a: a.sum()), Measurement[Vec[float], Any, float, float])
+
+    # cast, impute, resize keep track of the element type
+    strs = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    cast = dp.t.make_cast_default(*strs, TOA=float)
+    assert_type(cast, Transformation[Vec[str], Vec[float], int, int])
+    nan = dp.vector_domain(dp.atom_domain(T=float, nan=True)), dp.symmetric_distance()
+    impute = dp.t.make_impute_constant(*nan, constant=0.0)
+    assert_type(impute, Transformation[Vec[float], Vec[float], int, int])
+    opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T=int))), dp.symmetric_distance()
+    assert_type(
+        dp.t.make_impute_constant(*opt, constant=0),
+        Transformation[Vec[int | None], Vec[int], int, int],
+    )
+    resize = dp.t.make_resize(*impute.output_space, size=10, constant=0.0)
+    assert_type(resize, Transformation[Vec[float], Vec[float], int, int])
+    assert_type(
+        cast >> impute >> resize >> dp.t.make_clamp(*resize.output_space, bounds=(0.0, 1.0)),
+        Transformation[Vec[str], Vec[float], int, int],
+    )
+
+    # then_* forms: a partial knows its carrier when its arguments fix it (clamp bounds, count
+    # TO, cast TOA, the float-only mean); then_sum() and then_laplace(scale) do not (Any)
+    assert_type(
+        fvec >> dp.t.then_clamp((0.0, 10.0)), Transformation[Vec[float], Vec[float], int, int]
+    )
+    assert_type(ivec >> dp.t.then_clamp((0, 10)), Transformation[Vec[int], Vec[int], int, int])
+    assert_type(
+        sized >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_mean(),
+        Transformation[Vec[float], float, int, float],
+    )
+    assert_type(clamp >> dp.t.then_count(), Transformation[Vec[float], int, int, int])
+    assert_type(strs >> dp.t.then_cast_default(float), Transformation[Any, Vec[float], int, int])
+    assert_type(
+        fvec >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_sum() >> dp.m.then_laplace(1.0),
+        Measurement[Vec[float], Any, int, float],
+    )
+    assert_type(
+        fvec >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_sum() >> lap,
+        Measurement[Vec[float], float, int, float],
+    )
 
 
 def invalid_chains() -> None:
@@ -113,3 +215,55 @@ def invalid_chains() -> None:
 
     # 10. asking a map for a distance of the wrong type
     m_float.map("1.0")  # type: ignore[arg-type]
+
+    # --- ill-typed chains of the library's own constructors ----------------------------------
+    fvec, ivec, _ = _spaces()
+    fscalar = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    fsum = dp.t.make_sum(*dp.t.make_clamp(*fvec, bounds=(0.0, 10.0)).output_space)
+    count = dp.t.make_count(*ivec)
+    ilap = dp.m.make_laplace(*iscalar, scale=1.0)
+    fgauss = dp.m.make_gaussian(*fscalar, scale=1.0)
+    vlap = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 1.0
+    )
+
+    def halve(x: float) -> float:
+        return x / 2
+
+    # 11. a float sum feeding an integer Laplace
+    fsum >> ilap  # type: ignore[operator]
+
+    # 12. a count (int) feeding a float Gaussian, make_* and then_* forms
+    count >> fgauss  # type: ignore[operator]
+    ivec >> dp.t.then_count() >> fgauss  # type: ignore[operator]
+
+    # 13. a vector release post-processed by a scalar-only function
+    vlap >> halve  # type: ignore[operator]
+
+    # 14. an integer-vector clamp with float bounds, make_* and then_* forms
+    dp.t.make_clamp(*ivec, bounds=(0.0, 10.0))  # type: ignore[arg-type]
+    ivec >> dp.t.then_clamp((0.5, 10.0))  # type: ignore[operator]
+
+    # 15. the L1 vector Laplace fed by a scalar aggregate
+    fsum >> vlap  # type: ignore[operator]
+
+    # 16. the (float-only) mean of an integer vector, make_* and then_* forms
+    dp.t.make_mean(*ivec)  # type: ignore[arg-type]
+    dp.t.make_clamp(*ivec, bounds=(0, 10)) >> dp.t.then_mean()  # type: ignore[operator]
+
+    # 17. the (integer-only) geometric mechanism on floats
+    dp.m.make_geometric(*fscalar, scale=1.0)  # type: ignore[arg-type]
+
+    # 18. a sum of strings; a cast to str feeding an integer sum
+    strs = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    dp.t.make_sum(*strs)  # type: ignore[arg-type]
+    dp.t.make_cast_default(*fvec, TOA=str) >> dp.t.make_sum(*ivec)  # type: ignore[operator]
+
+    # 19. an imputed integer vector feeding a float sum
+    opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T=int))), dp.symmetric_distance()
+    dp.t.make_impute_constant(*opt, constant=0) >> dp.t.make_sum(*fvec)  # type: ignore[operator]
+
+    # 20. invoking a real chain on data of the wrong type, and mapping a float d_in on ints
+    (fsum >> fgauss)(["1.0"])  # type: ignore[list-item]
+    ilap.map(0.5)  # type: ignore[arg-type]
