@@ -17,10 +17,10 @@ What law 2 recomputes, per constructor (d = d_in; at d = 0 a map may return the 
   float mul (with the 2·e_T term); Laplace / base / discrete Laplace / geometric
   ((d + n·penalty_k)/scale); discrete Gaussian (d²/2s²); noisy max / top-k / Gumbel; private
   quantile; exponential; sparse vector; the ε or ρ of the thresholds (δ is not recomputed);
-  canonical noise, adaptive/sequential composition, privacy filter (their fixed d_out);
-  composition (exact sum); approximate; pureDP→zCDP (ε²/2); select-private-candidate (2ε);
-  local release (d·ε_rec); random DP (inner map at Δ̂); chains (composition of the maps);
-  the odometer's privacy_loss (exact sum).
+  ALP (d₁·scale); canonical noise, adaptive/sequential composition, privacy filter (their
+  fixed d_out); composition (exact sum); approximate; pureDP→zCDP (ε²/2);
+  select-private-candidate (2ε); local release (d·ε_rec); random DP (inner map at Δ̂); chains
+  (composition of the maps); the odometer's privacy_loss (exact sum).
 * as an exact lower bound only: Gaussian / base Gaussian with a coarse k (√n ≥ ⌊√n⌋); float
   sums and the mean (the sensitivity term: the code drops the rounding term where the result
   is exact); sum of squared deviations and variance (leading term, W > U − L − 2^-24·M).
@@ -1169,6 +1169,37 @@ for _name, _g in [("make_laplace_threshold", False), ("make_gaussian_threshold",
     )
 
 
+def _alp(draw: Draw) -> Case:
+    from opendp_lite.measurements.threshold import l01inf_distance
+
+    sparse = draw(st.booleans())
+    metric = l01inf_distance(dp.absolute_distance(T=int)) if sparse else dp.l1_distance(T=int)
+    dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
+    scale = draw(scales(1e-2, 10.0))
+    total, value = draw(st.integers(1, 100)), draw(st.integers(1, 20))
+    alpha = draw(st.integers(1, 8))
+    return attempt(
+        lambda: dp.m.make_alp_queryable(dom, metric, scale, total, value, alpha=alpha),
+        {"scale": scale, "sparse": sparse},
+    )
+
+
+def _alp_formula(c: Case, d: Any) -> Any:
+    d1 = d[1] if isinstance(d, tuple) else d
+    return Q(d1) * Q(c.p["scale"])
+
+
+register(
+    Entry(
+        "make_alp_queryable",
+        "M",
+        fixed(_alp),
+        formula=_alp_formula,
+        dists=lambda c: _l0pinf() if c.p["sparse"] else st.integers(0, 40),
+    )
+)
+
+
 def _canonical(draw: Draw, dom: Any, met: Any) -> Case:
     d_in = draw(st.floats(0, 10))
     eps = draw(st.floats(1e-3, 10))
@@ -1699,6 +1730,7 @@ TIGHT: frozenset[str] = frozenset(
         "make_laplace_threshold",
         "make_gaussian_threshold",
         "make_canonical_noise",
+        "make_alp_queryable",
         "make_user_measurement",
         "make_random_dp",
         "make_random_dp_as_worst_case",
