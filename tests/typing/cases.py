@@ -4,6 +4,12 @@ This module is checked by ``mypy --strict`` with ``warn_unused_ignores``: every 
 ``# type: ignore[<code>]`` must really be an error, or mypy reports the ignore as unused and
 the check fails.  So if the types stop catching one of these ill-typed chains, CI fails.
 
+Two families: chains of user-defined pieces (``make_user_transformation`` and friends, typed by
+the core's generics) and chains of the library's own constructors (typed by the ``@overload``s
+on ``make_clamp``, ``make_sum``, ``make_count``, ``make_mean``, ``make_laplace``, ...).  A
+``then_*`` partial whose arguments do not fix its carrier (``then_sum()``,
+``then_laplace(scale)``) is typed ``Any`` there, so its ``make_*`` form is the one to check.
+
 Nothing here runs at import time (the bodies are in functions that are never called), because
 the ill-typed chains would also fail at run time.
 """
