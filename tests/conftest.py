@@ -1,18 +1,30 @@
 """Shared test configuration.
 
-Slow statistical tests scale their sample size by ``OPENDP_LITE_SLOW_SCALE`` (default 1);
-CI sets it below 1.  The significance level never changes, only the sample size.
+* Slow statistical tests scale their sample size by ``OPENDP_LITE_SLOW_SCALE`` (default 1);
+  CI sets it below 1.  The significance level never changes, only the sample size.
+* Tests are deterministic: outside ``tests/security`` and ``tests/samplers`` (which test the
+  OS source itself), every test draws its randomness from a SHAKE-256 stream seeded by its own
+  node id, through the one entry point ``samplers.rng.fill_bytes``.  A statistical test at a
+  fixed α then passes or fails the same way on every run, while its power to reject a wrong
+  law is unchanged.  Set ``OPENDP_LITE_TEST_OS_RANDOMNESS=1`` to run the whole suite on fresh
+  OS randomness instead (to look for tests that only pass on their seed).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
+from collections.abc import Iterator
 
 import pytest
 
 import opendp_lite.core as core
+from opendp_lite.errors import OpenDPLiteWarning
+from opendp_lite.samplers import rng
 
 SLOW_SCALE = float(os.environ.get("OPENDP_LITE_SLOW_SCALE", "1"))
+OS_RANDOMNESS = os.environ.get("OPENDP_LITE_TEST_OS_RANDOMNESS", "") not in ("", "0")
+_OS_SOURCE_DIRS = {"security", "samplers"}
 
 
 def scaled(n: int, minimum: int = 1000) -> int:
@@ -21,9 +33,22 @@ def scaled(n: int, minimum: int = 1000) -> int:
 
 
 @pytest.fixture(autouse=True)
-def _restore_features():
+def _restore_features() -> Iterator[None]:
     """Each test starts with the feature flags it found, whatever it enables."""
     saved = set(core._FEATURES)
     yield
     core._FEATURES.clear()
     core._FEATURES.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _deterministic_randomness(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Seed this test's randomness by its node id (see the module docstring)."""
+    parts = set(request.node.path.parts)
+    if OS_RANDOMNESS or parts & _OS_SOURCE_DIRS:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OpenDPLiteWarning)
+        with rng.scripted_randomness(seed=request.node.nodeid.encode()):
+            yield
