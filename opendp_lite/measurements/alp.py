@@ -118,7 +118,7 @@ def sample_flips(n: int, denominator: int) -> npt.NDArray[np.bool_]:
     limit = (2**32 // denominator) * denominator
     filled = 0
     while filled < n:
-        need = n - filled
+        need = min(n - filled, 2**20)  # bounded memory per round
         batch = need + need // 8 + 16  # acceptance > 1/2; usually far above
         words = np.frombuffer(fill_bytes(4 * batch), dtype="<u4")
         words = words[words < limit][:need]
