@@ -394,9 +394,15 @@ def _hits(f: Floats, ev: _Event) -> int:
 
 
 def _default_draw(meas: Measurement[Any, Any, Any, Any]) -> Draw:
-    def draw(x: Any, n: int) -> list[Any]:
+    """n independent releases of ``meas`` on ``x``: one batch when the release function offers
+    ``sample_many(x, n)`` (the scalar noise mechanisms do; same law as n calls), else n calls."""
+
+    def draw(x: Any, n: int) -> Any:
         fn = meas.function
         norm = meas.input_domain._normalize(x)
+        many = getattr(fn, "sample_many", None)
+        if many is not None:
+            return many(norm, n)
         return [fn(norm) for _ in range(n)]
 
     return draw

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import check_finite_nonneg, q, up
-from .._types import Vec, int_bounds, is_float, is_int
+from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
@@ -174,22 +174,38 @@ def _no_loss(d: Any, who: str) -> float:
 
 
 def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
+    """The release function; a scalar one also carries ``sample_many(x, n)``: n independent
+    releases of ``x`` in one batch (the same law as n calls; used by ``opendp_lite.audit``)."""
     T = sp.T
     if is_int(T):
         if sp.vector:
             return lambda x: batch.int_noise(x, scale, dist, T)
-        return lambda x: batch.int_noise_scalar(x, scale, dist, T)
+
+        def int_scalar(x: int) -> int:
+            return batch.int_noise_scalar(x, scale, dist, T)
+
+        def int_many(x: int, n: int) -> Any:
+            return batch.int_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, dist, T)
+
+        int_scalar.sample_many = int_many  # type: ignore[attr-defined]
+        return int_scalar
 
     def scalar(x: float) -> float:
         if not math.isfinite(x):
             raise NotInDomain(f"the input must be finite, got {x!r}")
         return batch.float_noise_scalar(x, scale, k, dist, T)  # type: ignore[arg-type]
 
+    def many(x: float, n: int) -> Any:
+        if not math.isfinite(x):
+            raise NotInDomain(f"the input must be finite, got {x!r}")
+        return batch.float_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, k, dist, T)  # type: ignore[arg-type]
+
     def vector(x: Any) -> Any:
         if not np.isfinite(x).all():
             raise NotInDomain("every element of the input must be finite")
         return batch.float_noise(x, scale, k, dist, T)  # type: ignore[arg-type]
 
+    scalar.sample_many = many  # type: ignore[attr-defined]
     return vector if sp.vector else scalar
 
 
