@@ -31,7 +31,7 @@ def test_the_invalid_block_really_is_rejected(tmp_path: Path) -> None:
     stdout, _, status = api.run(["--strict", "--no-incremental", str(tmp)])
     errors = [line for line in stdout.splitlines() if ": error:" in line]
     erroneous = {int(line.split(":")[1]) for line in errors if line.startswith(str(tmp))}
-    assert len(erroneous) == len(errors), stdout  # no error anywhere else (the package is clean)
+    assert all(line.startswith(str(tmp)) for line in errors), stdout  # none elsewhere
     assert status == 1
     assert len(marked) >= 25, f"only {len(marked)} ill-typed lines in {CASES.name}"
     assert erroneous == marked, stdout
