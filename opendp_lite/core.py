@@ -28,7 +28,7 @@ import math
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from .errors import (
     DomainMismatch,
@@ -70,6 +70,19 @@ DO = TypeVar("DO")
 MO = TypeVar("MO")
 DU = TypeVar("DU")
 A = TypeVar("A")
+R = TypeVar("R")
+_L_contra = TypeVar("_L_contra", contravariant=True)
+_R_co = TypeVar("_R_co", covariant=True)
+
+
+class _Then(Protocol[_L_contra, _R_co]):
+    """Typing only: a partial whose result type depends on what it is chained after.
+
+    ``left >> partial`` is typed ``partial._after(left)``; at run time ``_after(left)`` is
+    ``left >> partial``, the ordinary path.
+    """
+
+    def _after(self, left: _L_contra) -> _R_co: ...
 
 
 # ----------------------------------------------------------------------------------------------
@@ -292,6 +305,8 @@ class Transformation(Generic[TI, TO, DI, DO]):
     def __rshift__(self, other: Transformation[TO, U, DO, DU]) -> Transformation[TI, U, DI, DU]: ...
     @overload
     def __rshift__(self, other: Measurement[TO, U, DO, Q]) -> Measurement[TI, U, DI, Q]: ...
+    @overload
+    def __rshift__(self, other: _Then[Transformation[TI, TO, DI, DO], R]) -> R: ...
     @overload
     def __rshift__(
         self, other: PartialTransformation[TO, U, DO, DU]

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, Never, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .._arith import check_finite_nonneg, q, up
 from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
-from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
+from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement, Transformation
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
@@ -265,8 +265,9 @@ def _require_int(input_domain: Domain[Any], who: str) -> None:
 
 # Typed overloads (no runtime effect): mypy infers a chain's carriers from the domain, so a
 # float aggregate feeding an integer mechanism is rejected before anything runs.  The
-# partials (then_*) cannot know the carrier from their arguments and stay Any.  Vec[float]
-# and Vec[int] both admit a numpy array, hence the overlap ignore on the vector overloads.
+# partials (then_*) take the carrier from what they are chained after (see _ThenNoise below).
+# Vec[float] and Vec[int] both admit a numpy array, hence the overlap ignore on the vector
+# overloads.
 @overload
 def make_laplace(
     input_domain: Domain[float],
@@ -680,32 +681,158 @@ def make_base_discrete_gaussian(
     return _gaussian(input_domain, input_metric, scale, None, MO, _qo(QO), who)
 
 
-def then_laplace(
-    scale: float, k: int | None = None, MO: object = "MaxDivergence"
-) -> PartialMeasurement[Any, Any, Any, float]:
+# The partials are typed by what they follow (no runtime effect): ``left >> then_laplace(s)``
+# is typed by ``_after(left)`` (see ``core._Then``) and ``space >> then_laplace(s)`` by
+# ``__rrshift__``, with the carriers of the make_* overloads above.  ``Never`` as the input
+# carrier keeps the untyped partial overload of ``Transformation.__rshift__`` from accepting an
+# ill-typed chain as ``Any``; the first overloads, on ``Never``, match only an ``Any`` carrier
+# (an untyped constructor's output), which then stays ``Any`` rather than a guessed carrier.
+_TI = TypeVar("_TI")
+_DI = TypeVar("_DI")
+_DO = TypeVar("_DO")
+
+
+class _ThenNoise(PartialMeasurement[Never, Any, Any, float]):
+    """A partial noise mechanism on int or float scalars and vectors (Laplace, Gaussian)."""
+
+    __slots__ = ()
+
+    # a direct call stays as untyped as before
+    def __call__(
+        self, input_domain: Domain[Any], input_metric: Metric[Any]
+    ) -> Measurement[Any, Any, Any, float]:
+        return super().__call__(input_domain, input_metric)
+
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Never, _DI, _DO]
+    ) -> Measurement[_TI, Any, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, float, _DI, _DO]
+    ) -> Measurement[_TI, float, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, int, _DI, _DO]
+    ) -> Measurement[_TI, int, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[float], _DI, _DO]
+    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[int], _DI, _DO]
+    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
+    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
+        return left >> self
+
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Never], Metric[_D]]
+    ) -> Measurement[Any, Any, _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[float], Metric[_D]]
+    ) -> Measurement[float, float, _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[int], Metric[_D]]
+    ) -> Measurement[int, int, _D, float]: ...
+    @overload
+    def __rrshift__(  # type: ignore[overload-overlap]  # both Vecs admit an ndarray
+        self, other: tuple[Domain[Vec[float]], Metric[_D]]
+    ) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[int]], Metric[_D]]
+    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
+        return super().__rrshift__(other)
+
+
+class _ThenIntNoise(PartialMeasurement[Never, Any, Any, float]):
+    """A partial noise mechanism on integer scalars and vectors only (geometric, discrete)."""
+
+    __slots__ = ()
+
+    # a direct call stays as untyped as before
+    def __call__(
+        self, input_domain: Domain[Any], input_metric: Metric[Any]
+    ) -> Measurement[Any, Any, Any, float]:
+        return super().__call__(input_domain, input_metric)
+
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Never, _DI, _DO]
+    ) -> Measurement[_TI, Any, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, int, _DI, _DO]
+    ) -> Measurement[_TI, int, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[int], _DI, _DO]
+    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
+    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
+        return left >> self
+
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Never], Metric[_D]]
+    ) -> Measurement[Any, Any, _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[int], Metric[_D]]
+    ) -> Measurement[int, int, _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[int]], Metric[_D]]
+    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
+        return super().__rrshift__(other)
+
+
+_Build = Measurement[Any, Any, Any, float]
+
+
+def then_laplace(scale: float, k: int | None = None, MO: object = "MaxDivergence") -> _ThenNoise:
     """Partial :func:`make_laplace`, for ``space >> then_laplace(scale)``."""
-    return PartialMeasurement(lambda d, m: make_laplace(d, m, scale, k, MO))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
+        return make_laplace(d, m, scale, k, MO)
+
+    return _ThenNoise(build)
 
 
 def then_gaussian(
     scale: float, k: int | None = None, MO: object = "ZeroConcentratedDivergence"
-) -> PartialMeasurement[Any, Any, Any, float]:
+) -> _ThenNoise:
     """Partial :func:`make_gaussian`, for ``space >> then_gaussian(scale)``."""
-    return PartialMeasurement(lambda d, m: make_gaussian(d, m, scale, k, MO))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
+        return make_gaussian(d, m, scale, k, MO)
+
+    return _ThenNoise(build)
 
 
 def then_geometric(
     scale: float, bounds: tuple[int, int] | None = None, MO: object = "MaxDivergence"
-) -> PartialMeasurement[Any, Any, Any, float]:
+) -> _ThenIntNoise:
     """Partial :func:`make_geometric`, for ``space >> then_geometric(scale)``."""
-    return PartialMeasurement(lambda d, m: make_geometric(d, m, scale, bounds, MO))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
+        return make_geometric(d, m, scale, bounds, MO)
+
+    return _ThenIntNoise(build)
 
 
-def then_base_laplace(
-    scale: float, k: int | None = None, QO: object = None
-) -> PartialMeasurement[Any, Any, Any, float]:
+def then_base_laplace(scale: float, k: int | None = None, QO: object = None) -> _ThenNoise:
     """Partial :func:`make_base_laplace`."""
-    return PartialMeasurement(lambda d, m: make_base_laplace(d, m, scale, k, QO))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
+        return make_base_laplace(d, m, scale, k, QO)
+
+    return _ThenNoise(build)
 
 
 def then_base_gaussian(
@@ -713,20 +840,30 @@ def then_base_gaussian(
     k: int | None = None,
     MO: object = "ZeroConcentratedDivergence",
     QO: object = None,
-) -> PartialMeasurement[Any, Any, Any, float]:
+) -> _ThenNoise:
     """Partial :func:`make_base_gaussian`."""
-    return PartialMeasurement(lambda d, m: make_base_gaussian(d, m, scale, k, MO, QO))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
+        return make_base_gaussian(d, m, scale, k, MO, QO)
+
+    return _ThenNoise(build)
 
 
-def then_base_discrete_laplace(
-    scale: float, QO: object = None
-) -> PartialMeasurement[Any, Any, Any, float]:
+def then_base_discrete_laplace(scale: float, QO: object = None) -> _ThenIntNoise:
     """Partial :func:`make_base_discrete_laplace`."""
-    return PartialMeasurement(lambda d, m: make_base_discrete_laplace(d, m, scale, QO))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
+        return make_base_discrete_laplace(d, m, scale, QO)
+
+    return _ThenIntNoise(build)
 
 
 def then_base_discrete_gaussian(
     scale: float, MO: object = "ZeroConcentratedDivergence", QO: object = None
-) -> PartialMeasurement[Any, Any, Any, float]:
+) -> _ThenIntNoise:
     """Partial :func:`make_base_discrete_gaussian`."""
-    return PartialMeasurement(lambda d, m: make_base_discrete_gaussian(d, m, scale, MO, QO))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
+        return make_base_discrete_gaussian(d, m, scale, MO, QO)
+
+    return _ThenIntNoise(build)

@@ -8,14 +8,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, Never, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from ..core import (
+    Domain,
+    Measurement,
+    Metric,
+    PartialMeasurement,
+    PartialTransformation,
+    Transformation,
+)
 from ..domains import (
     AtomDomain,
     FloatName,
@@ -130,15 +137,71 @@ def make_count(
     )
 
 
+_U = TypeVar("_U")
+_DU = TypeVar("_DU")
+_Q = TypeVar("_Q")
+_C = TypeVar("_C")  # the count's carrier
+_E = TypeVar("_E")
+_DI = TypeVar("_DI")
+
+
+class _ThenCount(PartialTransformation[Never, Any, int, Any], Generic[_C]):
+    """``then_count(TO)``: at run time a plain partial; for mypy, typed by what it follows.
+
+    ``left >> then_count()`` is typed by ``_after(left)`` (see ``core._Then``): the count of a
+    vector keeps the chain's input type.  (``Never`` keeps the untyped partial overload of
+    ``Transformation.__rshift__`` from accepting an ill-typed chain as ``Any``.)
+    """
+
+    __slots__ = ()
+
+    # the partial's own uses (a direct call, partial >> next) stay as untyped as before
+    def __call__(
+        self, input_domain: Domain[Any], input_metric: Metric[Any]
+    ) -> Transformation[Any, Any, int, Any]:
+        return super().__call__(input_domain, input_metric)
+
+    @overload
+    def __rshift__(
+        self, other: Transformation[Any, _U, Any, _DU]
+    ) -> PartialTransformation[Any, _U, int, _DU]: ...
+    @overload
+    def __rshift__(
+        self, other: Measurement[Any, _U, Any, _Q]
+    ) -> PartialMeasurement[Any, _U, int, _Q]: ...
+    def __rshift__(self, other: object) -> Any:
+        return super().__rshift__(other)  # type: ignore[call-overload]
+
+    def _after(
+        self, left: Transformation[_TI, Vec[Any], _DI, int]
+    ) -> Transformation[_TI, _C, _DI, _C]:
+        return left >> self
+
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[_E]], Metric[int]]
+    ) -> Transformation[Vec[_E], _C, int, _C]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Never], Metric[int]]
+    ) -> Transformation[Never, Any, int, Any]: ...
+    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
+        return super().__rrshift__(other)
+
+
 @overload
-def then_count(TO: type[int] | IntName = "int") -> PartialTransformation[Any, int, int, int]: ...
+def then_count(TO: type[int] | IntName = "int") -> _ThenCount[int]: ...
 @overload
-def then_count(TO: type[float] | FloatName) -> PartialTransformation[Any, float, int, float]: ...
+def then_count(TO: type[float] | FloatName) -> _ThenCount[float]: ...
 @overload
-def then_count(TO: object) -> PartialTransformation[Any, Any, int, Any]: ...
-def then_count(TO: object = "int") -> PartialTransformation[Any, Any, int, Any]:
+def then_count(TO: object) -> _ThenCount[Any]: ...
+def then_count(TO: object = "int") -> _ThenCount[Any]:
     """Partial of :func:`make_count`: ``space >> then_count()``."""
-    return PartialTransformation(lambda d, m: make_count(d, m, TO))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> Transformation[Any, Any, int, Any]:
+        return make_count(d, m, TO)
+
+    return _ThenCount(build)
 
 
 def _distinct(x: Any) -> int:

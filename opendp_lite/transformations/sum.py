@@ -13,13 +13,20 @@ order, unlike a float summation bounded only for its own order (Casacuberta et a
 
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import Any, Never, TypeVar, overload
 
 import numpy.typing as npt
 
 from .. import _arith as ar
 from .._types import Vec, is_float
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import (
+    Domain,
+    Measurement,
+    Metric,
+    PartialMeasurement,
+    PartialTransformation,
+    Transformation,
+)
 from ..domains import atom_domain, vector_domain
 from ..errors import InvalidParameter, NotImplementedForType
 from ..metrics import (
@@ -580,6 +587,76 @@ def make_sum(
     return _int_sum(name, T, int(lo), int(hi), size, input_metric, mode)
 
 
-def then_sum() -> PartialTransformation[Any, Any, int, Any]:
+_U = TypeVar("_U")
+_DU = TypeVar("_DU")
+_Q = TypeVar("_Q")
+_TI = TypeVar("_TI")
+_DI = TypeVar("_DI")
+
+
+class _ThenSum(PartialTransformation[Never, Any, int, Any]):
+    """``then_sum()``: at run time a plain partial; for mypy, typed by what it follows.
+
+    ``left >> then_sum()`` is typed by ``_after(left)`` (see ``core._Then``), so an integer
+    vector sums to an int and a float one to a float.  (``Never`` keeps the untyped partial
+    overload of ``Transformation.__rshift__`` from accepting an ill-typed chain as ``Any``; the
+    first overloads, on ``Never``, match only an ``Any`` carrier, which then stays ``Any``.)
+    """
+
+    __slots__ = ()
+
+    # the partial's own uses (a direct call, partial >> next) stay as untyped as before
+    def __call__(
+        self, input_domain: Domain[Any], input_metric: Metric[Any]
+    ) -> Transformation[Any, Any, int, Any]:
+        return super().__call__(input_domain, input_metric)
+
+    @overload
+    def __rshift__(
+        self, other: Transformation[Any, _U, Any, _DU]
+    ) -> PartialTransformation[Any, _U, int, _DU]: ...
+    @overload
+    def __rshift__(
+        self, other: Measurement[Any, _U, Any, _Q]
+    ) -> PartialMeasurement[Any, _U, int, _Q]: ...
+    def __rshift__(self, other: object) -> Any:
+        return super().__rshift__(other)  # type: ignore[call-overload]
+
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Never, _DI, int]
+    ) -> Transformation[_TI, Any, _DI, Any]: ...
+    @overload
+    def _after(  # type: ignore[overload-overlap]
+        self, left: Transformation[_TI, Vec[int], _DI, int]
+    ) -> Transformation[_TI, int, _DI, int]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[float], _DI, int]
+    ) -> Transformation[_TI, float, _DI, float]: ...
+    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
+        return left >> self
+
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Never], Metric[int]]
+    ) -> Transformation[Any, Any, int, Any]: ...
+    @overload
+    def __rrshift__(  # type: ignore[overload-overlap]
+        self, other: tuple[Domain[Vec[int]], Metric[int]]
+    ) -> Transformation[Vec[int], int, int, int]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[float]], Metric[int]]
+    ) -> Transformation[Vec[float], float, int, float]: ...
+    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
+        return super().__rrshift__(other)
+
+
+def then_sum() -> _ThenSum:
     """Partial of :func:`make_sum`: ``space >> then_sum()``."""
-    return PartialTransformation(lambda d, m: make_sum(d, m))
+
+    def build(d: Domain[Any], m: Metric[Any]) -> Transformation[Any, Any, int, Any]:
+        return make_sum(d, m)
+
+    return _ThenSum(build)

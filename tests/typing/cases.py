@@ -8,7 +8,9 @@ Two families: chains of user-defined pieces (``make_user_transformation`` and fr
 the core's generics) and chains of the library's own constructors (typed by the ``@overload``s
 on ``make_clamp``, ``make_sum``, ``make_count``, ``make_mean``, ``make_laplace``, ...).  A
 ``then_*`` partial whose arguments do not fix its carrier (``then_sum()``,
-``then_laplace(scale)``) is typed ``Any`` there, so its ``make_*`` form is the one to check.
+``then_laplace(scale)``, ``then_count()``) is typed by what it is chained after:
+``left >> partial`` is typed ``partial._after(left)`` (``core._Then``), and
+``(domain, metric) >> partial`` by the partial's ``__rrshift__`` overloads.
 
 Nothing here runs at import time (the bodies are in functions that are never called), because
 the ill-typed chains would also fail at run time.
@@ -160,8 +162,8 @@ def valid_chains() -> None:
         Transformation[Vec[str], Vec[float], int, int],
     )
 
-    # then_* forms: a partial knows its carrier when its arguments fix it (clamp bounds, count
-    # TO, cast TOA, the float-only mean); then_sum() and then_laplace(scale) do not (Any)
+    # then_* forms: a partial knows its carrier when its arguments fix it (clamp bounds, cast
+    # TOA, the float-only mean), else from what it is chained after (sum, count, noise)
     assert_type(
         fvec >> dp.t.then_clamp((0.0, 10.0)), Transformation[Vec[float], Vec[float], int, int]
     )
@@ -174,12 +176,52 @@ def valid_chains() -> None:
     assert_type(strs >> dp.t.then_cast_default(float), Transformation[Any, Vec[float], int, int])
     assert_type(
         fvec >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_sum() >> dp.m.then_laplace(1.0),
-        Measurement[Vec[float], Any, int, float],
+        Measurement[Vec[float], float, int, float],
     )
     assert_type(
         fvec >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_sum() >> lap,
         Measurement[Vec[float], float, int, float],
     )
+    assert_type(
+        ivec >> dp.t.then_clamp((0, 10)) >> dp.t.then_sum() >> dp.m.then_laplace(1.0),
+        Measurement[Vec[int], int, int, float],
+    )
+    assert_type(
+        ivec >> dp.t.then_clamp((0, 10)) >> dp.t.then_sum() >> dp.m.then_geometric(1.0),
+        Measurement[Vec[int], int, int, float],
+    )
+    assert_type(
+        sized >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_mean() >> dp.m.then_gaussian(1.0),
+        Measurement[Vec[float], float, int, float],
+    )
+    assert_type(clamp >> dp.t.then_sum(), Transformation[Vec[float], float, int, float])
+    assert_type(ivec >> dp.t.then_sum(), Transformation[Vec[int], int, int, int])
+    assert_type(ivec >> dp.t.then_count(), Transformation[Vec[int], int, int, int])
+    assert_type(strs >> dp.t.then_count(float), Transformation[Vec[str], float, int, float])
+    assert_type(
+        strs >> dp.t.then_count() >> dp.m.then_base_discrete_laplace(1.0),
+        Measurement[Vec[str], int, int, float],
+    )
+    assert_type(
+        cast >> dp.t.then_count(float) >> dp.m.then_base_gaussian(1.0),
+        Measurement[Vec[str], float, int, float],
+    )
+    # the partial's own uses stay as before: a direct call, and partial >> next (associativity)
+    assert_type(dp.t.then_sum()(*ivec), Transformation[Any, Any, int, Any])
+    assert_type(clamp >> (dp.t.then_sum() >> lap), Measurement[Vec[float], float, int, float])
+    assert_type(dp.m.then_laplace(1.0)(*fscalar), Measurement[Any, Any, Any, float])
+    # (domain, metric) >> then_noise(...): scalar and vector, float and int
+    assert_type(fscalar >> dp.m.then_laplace(1.0), Measurement[float, float, float, float])
+    assert_type(iscalar >> dp.m.then_gaussian(1.0), Measurement[int, int, int, float])
+    assert_type(iscalar >> dp.m.then_geometric(1.0), Measurement[int, int, int, float])
+    l1f = dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float)
+    assert_type(
+        l1f >> dp.m.then_laplace(1.0), Measurement[Vec[float], npt.NDArray[Any], float, float]
+    )
+    # a then_* partial after a transformation whose output carrier is Any stays Any (not a
+    # guessed carrier): count_by_categories is not typed
+    by_cat = strs >> dp.t.then_count_by_categories(["a", "b"])
+    assert_type(by_cat >> dp.m.then_laplace(1.0), Measurement[Any, Any, int, float])
 
 
 def invalid_chains() -> None:
@@ -273,3 +315,36 @@ def invalid_chains() -> None:
     # 20. invoking a real chain on data of the wrong type, and mapping a float d_in on ints
     (fsum >> fgauss)(["1.0"])  # type: ignore[list-item]
     ilap.map(0.5)  # type: ignore[arg-type]
+
+    # --- ill-typed then_* chains (typed by what the partial is chained after) ----------------
+    fclamp = dp.t.make_clamp(*fvec, bounds=(0.0, 10.0))
+
+    # 21. a float sum feeding the (integer-only) geometric / discrete Laplace, then_* form
+    fvec >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_sum() >> dp.m.then_geometric(1.0)  # type: ignore[operator]
+    fclamp >> dp.t.then_sum() >> dp.m.then_base_discrete_laplace(1.0)  # type: ignore[operator]
+
+    # 22. a sum of strings, then_* forms ((domain, metric) and chained after a cast)
+    strs >> dp.t.then_sum()  # type: ignore[operator]
+    dp.t.make_cast_default(*fvec, TOA=str) >> dp.t.then_sum()  # type: ignore[operator]
+
+    # 23. a sum of a scalar (an aggregate summed again), and a count of a scalar
+    fclamp >> dp.t.then_sum() >> dp.t.then_sum()  # type: ignore[operator]
+    fsum >> dp.t.then_count()  # type: ignore[operator]
+
+    # 24. noise on a non-numeric release: a str scalar space, a cast-to-str vector
+    (dp.atom_domain(T=str), dp.discrete_distance()) >> dp.m.then_laplace(1.0)  # type: ignore[operator]
+    dp.t.make_cast_default(*fvec, TOA=str) >> dp.m.then_gaussian(1.0)  # type: ignore[operator]
+
+    # 25. the integer-only geometric on a float space, (domain, metric) form
+    fscalar >> dp.m.then_geometric(1.0)  # type: ignore[operator]
+
+    # 26. a then_* chain whose release is post-processed as the wrong type
+    def shout_vec(v: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return v
+
+    fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0) >> shout_vec  # type: ignore[operator]
+    ivec >> dp.t.then_count() >> dp.m.then_laplace(1.0) >> shout  # type: ignore[operator]
+
+    # 27. a then_* chain invoked on data of the wrong carrier, or mapped with a float d_in
+    (fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0))(["1.0"])  # type: ignore[list-item]
+    (ivec >> dp.t.then_sum() >> dp.m.then_laplace(1.0)).map(0.5)  # type: ignore[arg-type]
