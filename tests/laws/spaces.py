@@ -226,7 +226,7 @@ def _key(v: Any) -> Any:
     if isinstance(v, np.ndarray | list | tuple):
         return tuple(_key(u) for u in v)
     if isinstance(v, Mapping):
-        return tuple(sorted((_key(k), _key(u)) for k, u in v.items()))
+        return tuple(sorted(((_key(k), _key(u)) for k, u in v.items()), key=repr))
     if isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, float) and math.isnan(v):
