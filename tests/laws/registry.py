@@ -16,12 +16,13 @@ What law 2 recomputes, per constructor (d = d_in; at d = 0 a map may return the 
   scores; b-ary tree (L1: D·d; L2 with the refinement noted at ``_tree_formula``); Lipschitz
   float mul (with the 2·e_T term); Laplace / base / discrete Laplace / geometric
   ((d + n·penalty_k)/scale); discrete Gaussian (d²/2s²); noisy max / top-k / Gumbel; private
-  quantile; exponential; sparse vector; the ε or ρ of the thresholds (δ is not recomputed);
+  quantile; exponential; sparse vector; the ε of the Laplace threshold (δ is only > 0);
   ALP (d₁·scale); canonical noise, adaptive/sequential composition, privacy filter (their
   fixed d_out); composition (exact sum); approximate; pureDP→zCDP (ε²/2);
   select-private-candidate (2ε); local release (d·ε_rec); random DP (inner map at Δ̂); chains
   (composition of the maps); the odometer's privacy_loss (exact sum).
-* as an exact lower bound only: Gaussian / base Gaussian with a coarse k (√n ≥ ⌊√n⌋); float
+* as an exact lower bound only: Gaussian / base Gaussian and the Gaussian threshold (√n
+  bounded below within 2^-200, where the code bounds it above); float
   sums and the mean (the sensitivity term: the code drops the rounding term where the result
   is exact); sum of squared deviations and variance (leading term, W > U − L − 2^-24·M).
 * through logarithms, at 256 bits: randomized response (bool, categorical, bit vector, two
@@ -877,9 +878,15 @@ def _laplace_formula(c: Case, d: Any) -> Any:
     return (Q(d) + n * _penalty(c)) / Q(c.p["scale"])
 
 
+def _sqrt_down(n: int | Fraction) -> Fraction:
+    """A rational within 2^-200 below √n."""
+    n = Q(n)
+    return Q(math.isqrt(n.numerator * 4**200 // n.denominator), 2**200)
+
+
 def _gaussian_formula(c: Case, d: Any) -> Any:
     n = _size(c)
-    root_n = math.isqrt(n)  # <= √n: a lower bound of the stated map
+    root_n = _sqrt_down(n)  # <= √n: a lower bound of the stated map
     return (Q(d) + root_n * _penalty(c)) ** 2 / (2 * Q(c.p["scale"]) ** 2)
 
 
@@ -1133,23 +1140,32 @@ def _threshold(gauss: bool) -> Callable[[Draw], Case]:
     def build(draw: Draw) -> Case:
         from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
 
-        dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
-        metric = (l02inf_distance if gauss else l01inf_distance)(dp.absolute_distance(T=int))
+        T = draw(st.sampled_from(["i32", "f64"]))
+        dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T))
+        metric = (l02inf_distance if gauss else l01inf_distance)(dp.absolute_distance(T=T))
         scale = draw(scales(0.5, 50.0))
         thr = draw(st.integers(0, 100))
+        k = draw(st.none() | st.integers(-60, 2)) if T == "f64" else None
         fn = dp.m.make_gaussian_threshold if gauss else dp.m.make_laplace_threshold
-        return attempt(lambda: fn(dom, metric, scale, thr), {"scale": scale, "gauss": gauss})
+        p = {"scale": scale, "gauss": gauss, "k": k, "T": T}
+        return attempt(lambda: fn(dom, metric, scale, thr, k=k), p)
 
     return build
 
 
 def _threshold_formula(c: Case, d: Any) -> Any:
+    """ε = min(l1 + l0·π, l0·(l∞′ + π))/s, ρ = min((l2 + √l0·π)², l0·(l∞′ + π)²)/(2s²), with
+    π = 2^k − 2^k_min (√l0 bounded below within 2^-200); δ is not recomputed, only δ > 0 for l0 > 0
+    ("δ > 0 even when l∞′ = 0")."""
     l0, lp, linf = (Q(v) for v in d)
     li = min(linf, lp)
     s = Q(c.p["scale"])
+    pen = _penalty(c)
+    delta = (lambda v: Q(v) > 0) if l0 > 0 else None
     if c.p["gauss"]:
-        return (min(lp * lp, l0 * li * li) / (2 * s * s), None)
-    return (min(lp, l0 * li) / s, None)
+        root = _sqrt_down(l0)
+        return (min((lp + root * pen) ** 2, l0 * (li + pen) ** 2) / (2 * s * s), delta)
+    return (min(lp + l0 * pen, l0 * (li + pen)) / s, delta)
 
 
 @st.composite
@@ -1728,7 +1744,6 @@ TIGHT: frozenset[str] = frozenset(
         "make_exponential",
         "make_sparse_vector",
         "make_laplace_threshold",
-        "make_gaussian_threshold",
         "make_canonical_noise",
         "make_alp_queryable",
         "make_user_measurement",
