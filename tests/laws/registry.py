@@ -89,6 +89,9 @@ class Entry:
     formula: Callable[[Case, Any], Any] | None = None
     #: distances at which to evaluate the map (default: from the input metric)
     dists: Callable[[Case], st.SearchStrategy[Any]] | None = None
+    #: the largest d_in the map answers for (an interactive release checked its queries at
+    #: d_in; random DP holds for one changed record): larger distances must be refused
+    limit: Callable[[Case], Any] | None = None
     #: the release is random: law 1 compares outputs as multisets (a necessary condition of
     #: the coupling the proof uses), since two independent runs are not coupled
     randomized: bool = False
@@ -1132,6 +1135,7 @@ register(
         on(rows(("int",), UNSIZED_OK), _sparse_vector),
         formula=_sparse_vector_formula,
         dists=_up_to("d_in"),
+        limit=lambda c: c.p["d_in"],
     )
 )
 
@@ -1233,6 +1237,7 @@ register(
         on(st.just((dp.atom_domain(T=float), dp.absolute_distance(T=float))), _canonical),
         formula=lambda c, d: tuple(Q(v) for v in c.p["d_out"]),
         dists=_up_to("d_in"),
+        limit=lambda c: c.p["d_in"],
     )
 )
 
@@ -1283,6 +1288,7 @@ register(
         fixed(_random_dp),
         formula=lambda c, d: Q(0) if d == 0 else Q(c.p["inner"].map(c.p["sens"])),
         dists=lambda c: st.integers(0, 1),
+        limit=lambda c: 1,
     )
 )
 
@@ -1365,6 +1371,7 @@ for _name in ("make_adaptive_composition", "make_sequential_composition"):
             fixed(_adaptive(getattr(dp.c, _name))),
             formula=lambda c, d: _loss_sum(c.p["d_mids"]),
             dists=_up_to("d_in"),
+            limit=lambda c: c.p["d_in"],
         )
     )
 
@@ -1385,6 +1392,7 @@ register(
         fixed(_filter),
         formula=lambda c, d: Q(c.p["d_out"]),
         dists=_up_to("d_in"),
+        limit=lambda c: c.p["d_in"],
     )
 )
 
@@ -1604,6 +1612,7 @@ register(
         fixed(_worst_case),
         formula=lambda c, d: Q(0) if d == 0 else Q(c.p["inner"].map(c.p["sens"])),
         dists=lambda c: st.integers(0, 1),
+        limit=lambda c: 1,
     )
 )
 

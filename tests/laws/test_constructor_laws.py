@@ -265,6 +265,27 @@ def test_maps_monotone_and_above_formula_slow(name: str, data: st.DataObject) ->
     maps(REGISTRY[name], data)
 
 
+def _limited() -> list[Any]:
+    return [pytest.param(n, id=n) for n, e in sorted(REGISTRY.items()) if e.limit is not None]
+
+
+@pytest.mark.parametrize("name", _limited())
+@FAST
+@given(data=st.data())
+def test_maps_refuse_beyond_their_limit(name: str, data: st.DataObject) -> None:
+    e = REGISTRY[name]
+    c = data.draw(e.build, label="case")
+    top = e.limit(c)  # type: ignore[misc]
+    if isinstance(top, int):
+        d: Any = data.draw(st.integers(top + 1, top + 100), label="d")
+    else:
+        d = data.draw(st.floats(top, top * 2 + 10, exclude_min=True), label="d")
+    with pytest.raises(FailedMap):
+        c.obj.map(d)
+    with pytest.raises(FailedMap):
+        c.obj.check(d, sys.float_info.max)
+
+
 # ----------------------------------------------------------------------------------------------
 # law 3: check(d, map(d)) holds and is tight
 
