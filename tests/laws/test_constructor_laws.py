@@ -558,3 +558,30 @@ def test_b_ary_tree_l2_map_covers_the_exact_sensitivity(leaves: int, b: int) -> 
             sum(int(u) ** 2 for u in t(list(v)) - zero) for v in _int_vectors(leaves, d * d)
         )
         assert t.map(d) ** 2 >= worst, (leaves, b, d, t.map(d), worst)
+
+
+def test_law_3_catches_a_measure_that_ignores_delta() -> None:
+    from dataclasses import dataclass
+
+    from opendp_lite.measures import Approximate
+
+    @dataclass(frozen=True)
+    class LaxApproximate(Approximate[float]):
+        def _le(self, a: Any, b: Any) -> bool:
+            return bool(a[0] <= b[0])  # forgets δ
+
+    def build(measure: Any) -> Entry:
+        def make(k: float) -> Case:
+            m = dp.m.make_user_measurement(
+                dp.atom_domain(T=float),
+                dp.absolute_distance(T=float),
+                measure,
+                lambda x: x,
+                lambda d: (k * d, min(1.0, 1e-6 * d)),
+            )
+            return Case(m)
+
+        return Entry("lax", "M", st.floats(0.1, 10).map(make))
+
+    assert _finds_counterexample(check, build(LaxApproximate(dp.max_divergence())))
+    assert not _finds_counterexample(check, build(dp.approximate(dp.max_divergence())), 50)
