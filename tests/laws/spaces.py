@@ -57,12 +57,11 @@ def atoms(dom: AtomDomain[Any]) -> st.SearchStrategy[Any]:
         # no line breaks: strings also stand for lines (make_split_lines)
         return st.text(alphabet="ab ,x", max_size=3)
     if is_int(T):
-        lo, hi = int_bounds(T)
-        if dom.bounds is not None:
+        if dom.bounds is not None:  # anywhere in the bounds, which may span the carrier
             lo, hi = dom.bounds
-        return st.integers(max(lo, -1000), min(hi, 1000)) | st.sampled_from(
-            sorted({lo, hi} if dom.bounds is not None else {max(lo, -1000), min(hi, 1000)})
-        )
+            return st.integers(lo, hi) | st.sampled_from([lo, hi])
+        lo, hi = int_bounds(T)  # small values: distances must fit the distance type
+        return st.integers(max(lo, -1000), min(hi, 1000))
     if is_float(T):
         width = 32 if T == "f32" else 64
         if dom.bounds is not None:
