@@ -67,9 +67,11 @@ class _Tulap:
             return
         # X_{j+1} = X_j / b and X_1 < 1 (δ < 1): the cell is the least j >= 1 with X_j >= b.
         # A float estimate picks the start; the exact brackets decide.
+        # (in log space: δ may be far below the float range, and only the start depends on it)
         b = math.exp(-float(epsilon))
-        qf = 2 * float(delta) * b / (1 - b + 2 * float(delta) * b)
-        guess = math.log(qf * (1 + b) / 2) / math.log(b) if 0 < b < 1 and qf > 0 else 1.0
+        log_delta = math.log(delta.numerator) - math.log(delta.denominator)
+        log_q = math.log(2) + log_delta - float(epsilon) - math.log1p(-b + 2 * float(delta) * b)
+        guess = (log_q + math.log((1 + b) / 2)) / -float(epsilon) if 0 < b < 1 else 1.0
         j = max(1, math.floor(guess) if math.isfinite(guess) else 1)
         bits = 64
         while True:
