@@ -80,6 +80,9 @@ def make_mean(
 
     .. math:: d_{out} = \lfloor d_{in}/2 \rfloor \cdot W / n + 2\,e_T(M')
 
+    (the rounding term is 0 for f64 when ``n`` is a power of two and ``n · K <= 2^53``,
+    ``K = max|k(L)|, |k(U)|``: the mean is then computed exactly).
+
     Raises:
         InvalidParameter: if the size is unknown or 0, or the elements are unbounded.
         NotImplementedForType: if the carrier is not a float or the metric is not symmetric or

@@ -427,7 +427,9 @@ def make_bounded_float_checked_sum(
 
     .. math:: d_{out} = d_{in} \cdot M' + 2\,e_T(\mathrm{size\_limit} \cdot M')
 
-    where :math:`e_{f64}(c) = 2^{-53} c + 2^{-1075}` bounds the final rounding.
+    where :math:`e_{f64}(c) = 2^{-53} c + 2^{-1075}` bounds the final rounding; the term is 0
+    when no rounding can happen (f64 with ``size_limit · K <= 2^53``, ``K = max|k(L)|, |k(U)|``:
+    every grid total is then a binary64 value).
 
     Raises:
         InvalidParameter: if ``size_limit · max(|L|, |U|)`` could overflow, or bad parameters.
@@ -481,6 +483,8 @@ def make_sized_bounded_float_checked_sum(
     Stability map, with ``W = (k(U) − k(L))·2^-p <= U − L + 2^-p``:
 
     .. math:: d_{out} = \lfloor d_{in}/2 \rfloor \cdot W + 2\,e_T(\mathrm{size} \cdot M')
+
+    (the rounding term is 0 for f64 when ``size · K <= 2^53``: the total is then exact).
 
     Raises:
         InvalidParameter: if ``size · max(|L|, |U|)`` could overflow, or bad parameters.

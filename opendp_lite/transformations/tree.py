@@ -41,9 +41,10 @@ def make_b_ary_tree(
 
     The first ``leaf_count`` counts are the leaves (zero-padded to ``b^(D−1)`` for the sums);
     the output lists the levels from the root down, then the leaves given.  With
-    ``D = ⌈log_b leaf_count⌉ + 1`` levels and ``s_l = b^(D−1−l)`` leaves per node of level
-    ``l``, the stability map is, for L1: :math:`d_{out} = D \cdot d_{in}`; for L2 (integer
-    counts, where :math:`\|v\|_1 \le \|v\|_2^2`):
+    ``D = ⌈log_b leaf_count⌉ + 1`` levels and ``s_l = min(b^(D−1−l), leaf_count)`` leaves
+    (not padding) per node of level ``l``, the stability map is, for L1:
+    :math:`d_{out} = D \cdot d_{in}`; for L2 (integer counts, where
+    :math:`\|v\|_1 \le \|v\|_2^2`):
 
     .. math:: d_{out} = \left\lceil \sqrt{\textstyle\sum_l \min(s_l\, d_{in}^2,\; d_{in}^4)}
               \right\rceil

@@ -496,43 +496,29 @@ def test_law_2_catches_maps_below_their_formula_or_not_monotone() -> None:
 _E64 = Fraction(1, 2**53)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="make_b_ary_tree docstring: s_l = b^(D−1−l), but the L2 map caps s_l at leaf_count "
-    "(sound: a node covers at most leaf_count non-padding leaves); leaf_count=5, b=4, d_in=4: "
-    "map 13 < docstring ceil(sqrt(256 + 64 + 16)) = 19",
-)
 def test_b_ary_tree_l2_map_is_its_docstring_formula() -> None:
+    # s_l = min(b^(D−1−l), leaf_count): a node covers at most leaf_count non-padding leaves
     space = dp.vector_domain(dp.atom_domain(T="i32")), dp.l2_distance(T="i32")
     t = dp.t.make_b_ary_tree(*space, leaf_count=5, branching_factor=4)
-    d, sizes = 4, (16, 4, 1)  # D = 3 levels
+    d, sizes = 4, (min(16, 5), 4, 1)  # D = 3 levels
     stated = math.isqrt(sum(min(s * d * d, d**4) for s in sizes) - 1) + 1
-    assert t.map(d) >= stated
+    assert t.map(d) == stated == 13
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="make_bounded_float_checked_sum docstring: d_out = d_in·M' + 2·e_T(limit·M'), but "
-    "the code drops the relaxation when limit·K <= 2^53 (sound: the grid total is then a "
-    "binary64 value); size_limit=1, bounds (0, 1), d_in=1: map 1.0 < 1 + 2^-52 + 2^-1074",
-)
 def test_float_sum_map_is_its_docstring_formula() -> None:
+    # the rounding term is 0 when size_limit·K <= 2^53 (every grid total is a binary64 value)
     t = dp.t.make_bounded_float_checked_sum(1, (0.0, 1.0))
-    stated = 1 + 2 * (_E64 + Fraction(1, 2**1075))
-    assert Fraction(t.map(1)) >= stated
+    assert t.map(1) == 1.0
+    big = dp.t.make_bounded_float_checked_sum(2**30, (0.0, 1.0))  # limit·K > 2^53
+    assert Fraction(big.map(1)) >= 1 + 2 * _E64
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="make_mean docstring: d_out = ⌊d_in/2⌋·W/n + 2·e_T(M'), but the code drops the "
-    "relaxation when n is a power of two and n·K <= 2^53 (sound: the mean is then exact); "
-    "n=1, bounds (0, 1), d_in=2: map 1.0 < 1 + 2^-52 + 2^-1074",
-)
 def test_mean_map_is_its_docstring_formula() -> None:
+    # the rounding term is 0 when n is a power of two and n·K <= 2^53 (the mean is exact)
     space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0)), size=1), dp.symmetric_distance()
-    t = dp.t.make_mean(*space)
-    stated = 1 + 2 * (_E64 + Fraction(1, 2**1075))
-    assert Fraction(t.map(2)) >= stated
+    assert dp.t.make_mean(*space).map(2) == 1.0
+    space3 = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0)), size=3), dp.symmetric_distance()
+    assert Fraction(dp.t.make_mean(*space3).map(2)) > Fraction(1, 3)
 
 
 def _int_vectors(n: int, r2: int) -> Any:
