@@ -17,9 +17,7 @@ from .. import _dask
 from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import (
     Domain,
-    Measurement,
     Metric,
-    PartialMeasurement,
     PartialTransformation,
     Transformation,
 )
@@ -42,7 +40,7 @@ from ..metrics import (
     l1_distance,
     l2_distance,
 )
-from ._aggregate import blocks, check_metric
+from ._aggregate import ThenAggregate, blocks, check_metric
 
 __all__ = [
     "make_count",
@@ -145,7 +143,7 @@ _E = TypeVar("_E")
 _DI = TypeVar("_DI")
 
 
-class _ThenCount(PartialTransformation[Never, Any, int, Any], Generic[_C]):
+class _ThenCount(ThenAggregate, Generic[_C]):
     """``then_count(TO)``: at run time a plain partial; for mypy, typed by what it follows.
 
     ``left >> then_count()`` is typed by ``_after(left)`` (see ``core._Then``): the count of a
@@ -154,23 +152,6 @@ class _ThenCount(PartialTransformation[Never, Any, int, Any], Generic[_C]):
     """
 
     __slots__ = ()
-
-    # the partial's own uses (a direct call, partial >> next) stay as untyped as before
-    def __call__(
-        self, input_domain: Domain[Any], input_metric: Metric[Any]
-    ) -> Transformation[Any, Any, int, Any]:
-        return super().__call__(input_domain, input_metric)
-
-    @overload
-    def __rshift__(
-        self, other: Transformation[Any, _U, Any, _DU]
-    ) -> PartialTransformation[Any, _U, int, _DU]: ...
-    @overload
-    def __rshift__(
-        self, other: Measurement[Any, _U, Any, _Q]
-    ) -> PartialMeasurement[Any, _U, int, _Q]: ...
-    def __rshift__(self, other: object) -> Any:
-        return super().__rshift__(other)  # type: ignore[call-overload]
 
     def _after(
         self, left: Transformation[_TI, Vec[Any], _DI, int]

@@ -21,10 +21,7 @@ from .. import _arith as ar
 from .._types import Vec, is_float
 from ..core import (
     Domain,
-    Measurement,
     Metric,
-    PartialMeasurement,
-    PartialTransformation,
     Transformation,
 )
 from ..domains import atom_domain, vector_domain
@@ -37,6 +34,7 @@ from ..metrics import (
     symmetric_distance,
 )
 from ._aggregate import (
+    ThenAggregate,
     bounded_vector,
     check_metric,
     exact_int_sum,
@@ -598,7 +596,7 @@ _TI = TypeVar("_TI")
 _DI = TypeVar("_DI")
 
 
-class _ThenSum(PartialTransformation[Never, Any, int, Any]):
+class _ThenSum(ThenAggregate):
     """``then_sum()``: at run time a plain partial; for mypy, typed by what it follows.
 
     ``left >> then_sum()`` is typed by ``_after(left)`` (see ``core._Then``), so an integer
@@ -608,23 +606,6 @@ class _ThenSum(PartialTransformation[Never, Any, int, Any]):
     """
 
     __slots__ = ()
-
-    # the partial's own uses (a direct call, partial >> next) stay as untyped as before
-    def __call__(
-        self, input_domain: Domain[Any], input_metric: Metric[Any]
-    ) -> Transformation[Any, Any, int, Any]:
-        return super().__call__(input_domain, input_metric)
-
-    @overload
-    def __rshift__(
-        self, other: Transformation[Any, _U, Any, _DU]
-    ) -> PartialTransformation[Any, _U, int, _DU]: ...
-    @overload
-    def __rshift__(
-        self, other: Measurement[Any, _U, Any, _Q]
-    ) -> PartialMeasurement[Any, _U, int, _Q]: ...
-    def __rshift__(self, other: object) -> Any:
-        return super().__rshift__(other)  # type: ignore[call-overload]
 
     @overload
     def _after(
