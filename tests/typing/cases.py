@@ -18,7 +18,8 @@ the ill-typed chains would also fail at run time.
 
 from __future__ import annotations
 
-from typing import Any, assert_type
+import sys
+from typing import Any
 
 import numpy.typing as npt
 
@@ -27,6 +28,11 @@ from opendp_lite._types import Vec
 from opendp_lite.core import Function, Measurement, PartialMeasurement, Transformation
 from opendp_lite.domains import AtomDomain, VectorDomain
 from opendp_lite.metrics import AbsoluteDistance, SymmetricDistance
+
+if sys.version_info >= (3, 11):
+    from typing import assert_type
+else:  # the declared minimum, 3.10: typing_extensions (a dependency of mypy) has it
+    from typing_extensions import assert_type
 
 
 def _pieces() -> tuple[
