@@ -9,19 +9,19 @@ can never overspend together.  Queryables refuse copying and pickling (a copy wo
 budget) and re-entrant queries.
 
 Under measures for which concurrent composition is not established here (anything other than
-pure DP, (ε, δ)-DP, zCDP and Rényi DP), a child queryable released by a compositor is
-disabled as soon as its parent answers another query, so it cannot outlive its parent's
-sequential accounting.
+pure DP, (ε, δ)-DP, zCDP and Rényi DP), every queryable created while a compositor answers a
+query (its child, however the release wraps it: a list, a dict, a user object, a closure) and
+every queryable that child creates in turn, is disabled as soon as the compositor answers
+another query, so it cannot outlive its parent's sequential accounting.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from .. import _arith
-from ..core import Domain, Measure, Measurement, Metric, Queryable
+from ..core import Domain, Measure, Measurement, Metric, Queryable, _Sequencer
 from ..errors import (
     DomainMismatch,
     FailedMap,
@@ -209,43 +209,6 @@ def make_basic_composition(
 
 
 # ----------------------------------------------------------------------------------------------
-# Sequencing of child queryables (measures without concurrent composition)
-
-
-class _Sequencer:
-    """Disables the child queryables of a parent once the parent answers another query."""
-
-    __slots__ = ("generation", "lock")
-
-    def __init__(self) -> None:
-        self.generation = 0
-        # re-entrant: a child function may (wrongly) query an old sibling; it must be refused,
-        # not deadlock
-        self.lock = threading.RLock()
-
-    def advance(self) -> int:
-        with self.lock:
-            self.generation += 1
-            return self.generation
-
-    def guard(self, answer: Any, generation: int) -> Any:
-        if not isinstance(answer, Queryable):
-            return answer
-        child = answer
-
-        def transition(query: Any) -> Any:
-            with self.lock:
-                if self.generation != generation:
-                    raise QueryableError(
-                        "this child queryable was disabled: its parent has answered a later "
-                        "query, and the measure does not support concurrent composition"
-                    )
-                return child.eval(query)
-
-        return Queryable(transition)
-
-
-# ----------------------------------------------------------------------------------------------
 # Interactive composition with a budget fixed up front
 
 
@@ -314,8 +277,9 @@ def make_adaptive_composition(
             spent[0] = index + 1  # charged before the query runs
             if concurrent:
                 return query.invoke(data)
-            generation = sequencer.advance()
-            return sequencer.guard(query.invoke(data), generation)
+            # every queryable the query creates is disabled once this one answers another
+            with sequencer.children(sequencer.advance()):
+                return query.invoke(data)
 
         return Queryable(transition)
 
@@ -502,8 +466,9 @@ def make_fully_adaptive_composition(
             history.append(query)  # charged before it runs
             if concurrent:
                 return query.invoke(data)
-            generation = sequencer.advance()
-            return sequencer.guard(query.invoke(data), generation)
+            # every queryable the query creates is disabled once this one answers another
+            with sequencer.children(sequencer.advance()):
+                return query.invoke(data)
 
         return OdometerQueryable(transition)
 
