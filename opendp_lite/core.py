@@ -31,7 +31,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar, overload
 
 from .errors import (
     DomainMismatch,
@@ -74,6 +74,14 @@ MO = TypeVar("MO")
 DU = TypeVar("DU")
 A = TypeVar("A")
 R = TypeVar("R")
+if TYPE_CHECKING:
+    from typing_extensions import deprecated
+else:  # typing only: the run-time check in Measurement.__rshift__ raises TypeError
+
+    def deprecated(message: str) -> Callable[[T], T]:
+        return lambda f: f
+
+
 _L_contra = TypeVar("_L_contra", contravariant=True)
 _R_co = TypeVar("_R_co", covariant=True)
 
@@ -392,6 +400,15 @@ class Measurement(Generic[TI, TO, DI, MO]):
         d_out = self.output_measure._check_loss(d_out)
         return self.output_measure._le(self.map(d_in), d_out)
 
+    # A Measurement or Transformation is callable, so the Callable overload would accept it as
+    # post-processing; these overloads catch it first and mypy reports the chain as an error
+    # (the project's mypy config enables the ``deprecated`` error code; see tests/typing).
+    @overload
+    @deprecated("a Measurement cannot be chained after a Measurement: only post-processing can")
+    def __rshift__(self, other: Measurement[Any, Any, Any, Any]) -> NoReturn: ...
+    @overload
+    @deprecated("a Transformation cannot be chained after a Measurement: only post-processing can")
+    def __rshift__(self, other: Transformation[Any, Any, Any, Any]) -> NoReturn: ...
     @overload
     def __rshift__(self, other: Function[TO, U]) -> Measurement[TI, U, DI, MO]: ...
     @overload

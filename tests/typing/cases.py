@@ -354,3 +354,11 @@ def invalid_chains() -> None:
     # 27. a then_* chain invoked on data of the wrong carrier, or mapped with a float d_in
     (fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0))(["1.0"])  # type: ignore[list-item]
     (ivec >> dp.t.then_sum() >> dp.m.then_laplace(1.0)).map(0.5)  # type: ignore[arg-type]
+
+    # 28. a measurement followed by a measurement (or a transformation): a Measurement is
+    # callable, but only post-processing may follow one (run time: TypeError)
+    m_int >> m_int  # type: ignore[deprecated]
+    m_float >> m_float >> (lambda y: y)  # type: ignore[deprecated]
+    ilap >> ilap  # type: ignore[deprecated]
+    fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0) >> fgauss  # type: ignore[deprecated]
+    m_int >> t_int  # type: ignore[deprecated]
