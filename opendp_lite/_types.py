@@ -10,6 +10,7 @@ A carrier is named like OpenDP names it: ``"f64"``, ``"f32"``, ``"i8"`` … ``"i
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any, TypeAlias, TypeVar, Union
 
@@ -22,6 +23,7 @@ __all__ = [
     "FLOAT_TYPES",
     "INT_TYPES",
     "NUMERIC_TYPES",
+    "Never",
     "Vec",
     "carrier_dtype",
     "carrier_name",
@@ -68,6 +70,13 @@ _DTYPES: dict[str, Any] = {
 }
 
 _T = TypeVar("_T")
+
+# The bottom type: ``typing.Never`` is Python 3.11+; on 3.10 ``typing.NoReturn`` is the same
+# type to mypy (and an ordinary typing form at run time).
+if sys.version_info >= (3, 11):
+    from typing import Never
+else:
+    from typing import NoReturn as Never
 
 #: A vector carrier: any sequence, or a 1-d numpy array.  Vector domains normalise it to a
 #: numpy array of the carrier dtype before a function sees it.

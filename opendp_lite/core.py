@@ -24,11 +24,14 @@ False
 
 from __future__ import annotations
 
+import contextvars
+import itertools
 import math
 import os
 import threading
-from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar, overload
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar, overload
 
 from .errors import (
     DomainMismatch,
@@ -71,6 +74,14 @@ MO = TypeVar("MO")
 DU = TypeVar("DU")
 A = TypeVar("A")
 R = TypeVar("R")
+if TYPE_CHECKING:
+    from typing_extensions import deprecated
+else:  # typing only: the run-time check in Measurement.__rshift__ raises TypeError
+
+    def deprecated(message: str) -> Callable[[T], T]:
+        return lambda f: f
+
+
 _L_contra = TypeVar("_L_contra", contravariant=True)
 _R_co = TypeVar("_R_co", covariant=True)
 
@@ -389,6 +400,15 @@ class Measurement(Generic[TI, TO, DI, MO]):
         d_out = self.output_measure._check_loss(d_out)
         return self.output_measure._le(self.map(d_in), d_out)
 
+    # A Measurement or Transformation is callable, so the Callable overload would accept it as
+    # post-processing; these overloads catch it first and mypy reports the chain as an error
+    # (the project's mypy config enables the ``deprecated`` error code; see tests/typing).
+    @overload
+    @deprecated("a Measurement cannot be chained after a Measurement: only post-processing can")
+    def __rshift__(self, other: Measurement[Any, Any, Any, Any]) -> NoReturn: ...
+    @overload
+    @deprecated("a Transformation cannot be chained after a Measurement: only post-processing can")
+    def __rshift__(self, other: Transformation[Any, Any, Any, Any]) -> NoReturn: ...
     @overload
     def __rshift__(self, other: Function[TO, U]) -> Measurement[TI, U, DI, MO]: ...
     @overload
@@ -601,6 +621,61 @@ def make_chain_pm(
 # Queryables: the state of an interactive mechanism
 
 
+class _Sequencer:
+    """Disables the child queryables of a parent once the parent answers another query.
+
+    Used by compositors under measures without concurrent composition.  The parent calls
+    :meth:`advance` for each query it answers, and runs the query inside :meth:`children` of
+    the new generation: every :class:`Queryable` *created* meanwhile (however the release
+    wraps it: in a list, a dict, a user object, another queryable) records the generation, and
+    refuses to answer once the parent has moved on.  Grandchildren inherit the guards of the
+    queryable that created them.
+    """
+
+    __slots__ = ("generation", "lock", "order")
+    _count = itertools.count()
+
+    def __init__(self) -> None:
+        self.generation = 0
+        # re-entrant: a child function may (wrongly) query an old sibling; it must be refused,
+        # not deadlock
+        self.lock = threading.RLock()
+        self.order = next(_Sequencer._count)  # locks are taken outermost (oldest) first
+
+    def advance(self) -> int:
+        with self.lock:
+            self.generation += 1
+            return self.generation
+
+    @contextmanager
+    def children(self, generation: int) -> Iterator[None]:
+        """Guard every queryable created in this block by ``generation``."""
+        outer = _CHILD_GUARDS.get()
+        token = _CHILD_GUARDS.set(_merge_guards(outer, ((self, generation),)))
+        try:
+            yield
+        finally:
+            _CHILD_GUARDS.reset(token)
+
+
+_Guards = tuple[tuple[_Sequencer, int], ...]
+
+#: The guards that a queryable created now must honour (set while a guarded query runs).
+_CHILD_GUARDS: contextvars.ContextVar[_Guards] = contextvars.ContextVar(
+    "opendp_lite_child_guards", default=()
+)
+
+
+def _merge_guards(a: _Guards, b: _Guards) -> _Guards:
+    """The union of two guard sets, one per sequencer (the newer generation), in lock order."""
+    merged: dict[int, tuple[_Sequencer, int]] = {}
+    for seq, gen in (*a, *b):
+        prev = merged.get(id(seq))
+        if prev is None or gen > prev[1]:
+            merged[id(seq)] = (seq, gen)
+    return tuple(sorted(merged.values(), key=lambda g: g[0].order))
+
+
 class Queryable(Generic[Q, A]):
     """A stateful, interactive release: ``answer = queryable(query)``.
 
@@ -610,18 +685,23 @@ class Queryable(Generic[Q, A]):
     would be a fresh budget.  For the same reason it answers only in the process that created
     it: a forked child inherits a copy of the state, and its queries are refused.
 
+    A queryable created while a compositor without concurrent composition answers a query is
+    that compositor's child: it refuses queries once the compositor has answered a later one
+    (see ``_Sequencer``), wherever the release put it.
+
     >>> counter = new_queryable(lambda q: q + 1)
     >>> counter(41)
     42
     """
 
-    __slots__ = ("__weakref__", "_local", "_lock", "_pid", "_transition")
+    __slots__ = ("__weakref__", "_guards", "_local", "_lock", "_pid", "_transition")
 
     def __init__(self, transition: Callable[[Q], A]) -> None:
         self._transition = transition
         self._lock = threading.Lock()
         self._local = threading.local()
         self._pid = os.getpid()
+        self._guards = _CHILD_GUARDS.get()  # the parents' generations at creation
 
     def eval(self, query: Q) -> A:
         """Answer ``query``, updating the state under the queryable's lock."""
@@ -635,7 +715,24 @@ class Queryable(Generic[Q, A]):
         with self._lock:
             self._local.active = True
             try:
-                return self._transition(query)
+                if not self._guards:
+                    return self._transition(query)
+                with ExitStack() as held:
+                    # hold each parent's sequencer while answering: no parent moves on meanwhile
+                    for seq, generation in self._guards:
+                        held.enter_context(seq.lock)
+                        if seq.generation != generation:
+                            raise QueryableError(
+                                "this child queryable was disabled: its parent has answered a "
+                                "later query, and the measure does not support concurrent "
+                                "composition"
+                            )
+                    # whatever this query creates is guarded by the same parents
+                    token = _CHILD_GUARDS.set(_merge_guards(_CHILD_GUARDS.get(), self._guards))
+                    try:
+                        return self._transition(query)
+                    finally:
+                        _CHILD_GUARDS.reset(token)
             finally:
                 self._local.active = False
 

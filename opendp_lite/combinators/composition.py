@@ -9,19 +9,19 @@ can never overspend together.  Queryables refuse copying and pickling (a copy wo
 budget) and re-entrant queries.
 
 Under measures for which concurrent composition is not established here (anything other than
-pure DP, (ε, δ)-DP, zCDP and Rényi DP), a child queryable released by a compositor is
-disabled as soon as its parent answers another query, so it cannot outlive its parent's
-sequential accounting.
+pure DP, (ε, δ)-DP, zCDP and Rényi DP), every queryable created while a compositor answers a
+query (its child, however the release wraps it: a list, a dict, a user object, a closure) and
+every queryable that child creates in turn, is disabled as soon as the compositor answers
+another query, so it cannot outlive its parent's sequential accounting.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from .. import _arith
-from ..core import Domain, Measure, Measurement, Metric, Queryable
+from ..core import Domain, Measure, Measurement, Metric, Queryable, _Sequencer
 from ..errors import (
     DomainMismatch,
     FailedMap,
@@ -98,6 +98,43 @@ def _compose(measure: Measure[Any], losses: Sequence[Any]) -> Any:
         curves = list(losses)
         return lambda alpha: _arith.add_up(0, *(curve(alpha) for curve in curves))
     raise NotImplementedForType(f"composition is not implemented for {measure!r}")
+
+
+class _RunningTotal:
+    """The basic composition of a growing list of losses, in O(1) per loss added.
+
+    Holds the exact sums (rationals) of the ε or ρ parts and of the δ parts, so that
+    :meth:`total` equals :func:`_compose` over every loss added so far (and an optional
+    pending one): the same exact sum, rounded up once.  Only for the ordered measures (pure
+    DP, zCDP and their approximate), the ones an odometer accepts.
+    """
+
+    __slots__ = ("approximate", "delta", "eps", "mapped")
+
+    def __init__(self, measure: Measure[Any]) -> None:
+        self.approximate = isinstance(measure, Approximate)
+        self.eps = _arith.q(0)
+        self.delta = _arith.q(0)
+        self.mapped = 0  # how many losses (history entries) the sums hold
+
+    def add(self, loss: Any) -> None:
+        if self.approximate:
+            self.eps += _arith.q(loss[0])
+            self.delta += _arith.q(loss[1])
+        else:
+            self.eps += _arith.q(loss)
+        self.mapped += 1
+
+    def total(self, pending: Any = None) -> Any:
+        eps, delta = self.eps, self.delta
+        if pending is not None:
+            if self.approximate:
+                eps, delta = eps + _arith.q(pending[0]), delta + _arith.q(pending[1])
+            else:
+                eps = eps + _arith.q(pending)
+        if self.approximate:
+            return _arith.up(eps), min(1.0, _arith.up(delta))
+        return _arith.up(eps)
 
 
 def _check_composable(measure: Measure[Any], ordered: bool) -> None:
@@ -209,43 +246,6 @@ def make_basic_composition(
 
 
 # ----------------------------------------------------------------------------------------------
-# Sequencing of child queryables (measures without concurrent composition)
-
-
-class _Sequencer:
-    """Disables the child queryables of a parent once the parent answers another query."""
-
-    __slots__ = ("generation", "lock")
-
-    def __init__(self) -> None:
-        self.generation = 0
-        # re-entrant: a child function may (wrongly) query an old sibling; it must be refused,
-        # not deadlock
-        self.lock = threading.RLock()
-
-    def advance(self) -> int:
-        with self.lock:
-            self.generation += 1
-            return self.generation
-
-    def guard(self, answer: Any, generation: int) -> Any:
-        if not isinstance(answer, Queryable):
-            return answer
-        child = answer
-
-        def transition(query: Any) -> Any:
-            with self.lock:
-                if self.generation != generation:
-                    raise QueryableError(
-                        "this child queryable was disabled: its parent has answered a later "
-                        "query, and the measure does not support concurrent composition"
-                    )
-                return child.eval(query)
-
-        return Queryable(transition)
-
-
-# ----------------------------------------------------------------------------------------------
 # Interactive composition with a budget fixed up front
 
 
@@ -314,8 +314,9 @@ def make_adaptive_composition(
             spent[0] = index + 1  # charged before the query runs
             if concurrent:
                 return query.invoke(data)
-            generation = sequencer.advance()
-            return sequencer.guard(query.invoke(data), generation)
+            # every queryable the query creates is disabled once this one answers another
+            with sequencer.children(sequencer.advance()):
+                return query.invoke(data)
 
         return Queryable(transition)
 
@@ -394,6 +395,10 @@ def then_sequential_composition(
 
 # ----------------------------------------------------------------------------------------------
 # Odometers: fully adaptive composition
+
+
+#: How many distinct d_in an odometer keeps a running total for (each costs O(1) memory).
+_MAX_RUNNING_TOTALS = 64
 
 
 class _PrivacyLoss:
@@ -492,18 +497,43 @@ def make_fully_adaptive_composition(
     def function(data: TI) -> OdometerQueryable:
         history: list[Measurement[Any, Any, Any, Any]] = []
         sequencer = _Sequencer()
+        # Running totals per d_in asked (a privacy filter always asks the same one): each past
+        # query is mapped once per d_in, not once per privacy_loss call.  Maps are pure, so
+        # the total is what re-mapping the whole history would give, bit for bit.
+        totals: dict[tuple[type, Any], _RunningTotal] = {}
+        # the last pending query's loss, reused when that query is then charged
+        last_pending: list[Any] = [None, None, None]  # [query, key, loss]
+
+        def privacy_loss(request: _PrivacyLoss) -> Any:
+            d_in = input_metric._check_distance(request.d_in)
+            key = (type(d_in), d_in)
+            running = totals.get(key)
+            if running is None:
+                if len(totals) >= _MAX_RUNNING_TOTALS:
+                    totals.pop(next(iter(totals)))  # the oldest d_in: re-mapped if asked again
+                running = totals[key] = _RunningTotal(output_measure)
+            while running.mapped < len(history):
+                past = history[running.mapped]
+                if past is last_pending[0] and key == last_pending[1]:
+                    running.add(last_pending[2])
+                else:
+                    running.add(past.map(d_in))
+            if request.pending is None:
+                return running.total()
+            loss = request.pending.map(d_in)
+            last_pending[:] = [request.pending, key, loss]
+            return running.total(loss)
 
         def transition(query: Any) -> Any:
             if isinstance(query, _PrivacyLoss):
-                d_in = input_metric._check_distance(query.d_in)
-                queries = history if query.pending is None else [*history, query.pending]
-                return _compose(output_measure, [m.map(d_in) for m in queries])
+                return privacy_loss(query)
             query = _check_query(query, input_domain, input_metric, output_measure)
             history.append(query)  # charged before it runs
             if concurrent:
                 return query.invoke(data)
-            generation = sequencer.advance()
-            return sequencer.guard(query.invoke(data), generation)
+            # every queryable the query creates is disabled once this one answers another
+            with sequencer.children(sequencer.advance()):
+                return query.invoke(data)
 
         return OdometerQueryable(transition)
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Never, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .._arith import check_finite_nonneg, q, up
-from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
+from .._types import Never, Vec, carrier_dtype, int_bounds, is_float, is_int
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement, Transformation
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any, Never, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _arith as ar
 from .._dask import clip_source, is_dask_array, reduce_blocks
-from .._types import int_bounds, is_float, is_int
+from .._types import Never, int_bounds, is_float, is_int
 from ..core import (
     Domain,
     Measurement,

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Generic, Never, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from .._types import Never, Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import (
     Domain,
     Metric,

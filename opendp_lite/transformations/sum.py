@@ -13,12 +13,12 @@ order, unlike a float summation bounded only for its own order (Casacuberta et a
 
 from __future__ import annotations
 
-from typing import Any, Never, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import numpy.typing as npt
 
 from .. import _arith as ar
-from .._types import Vec, is_float
+from .._types import Never, Vec, is_float
 from ..core import (
     Domain,
     Metric,

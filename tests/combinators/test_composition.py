@@ -390,3 +390,124 @@ def test_adaptive_map_is_exact_sum_rounded_up_and_check_holds(d_mids: list[float
     exact = sum((Fraction(e) for e in d_mids), Fraction(0))
     assert comp.map(1.0) == up(exact)
     assert comp.check(1.0, comp.map(1.0))
+
+
+# --- odometers and filters keep an exact running total (issue 16, item 2) ----------------------
+# The odometer used to re-map every past query on each privacy_loss call (and so the filter, on
+# each query).  It now keeps, per d_in, the exact sums of the past losses; these tests check
+# that the running total is the re-mapped one on random query sequences, and that each past
+# query is mapped O(1) times.
+
+_LOSS_FLOATS = st.one_of(
+    st.sampled_from([0.0, 0.1, 0.2, 0.3, 1 / 3, 0.7, 1.0, 2.5, 5e-324, 1e-300, 1e-17]),
+    st.floats(min_value=0.0, max_value=10.0, allow_nan=False, allow_infinity=False),
+)
+_DELTAS = st.one_of(
+    st.sampled_from([0.0, 1e-9, 1e-6, 0.1, 0.3, 0.7]),
+    st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_infinity=False),
+)
+_D_INS = st.sampled_from([0.0, 0.5, 1.0, 1.5, 3.0])
+_MEASURES: dict[str, Any] = {
+    "pure": dp.max_divergence(),
+    "zcdp": dp.zero_concentrated_divergence(),
+    "approx-pure": dp.approximate(dp.max_divergence()),
+    "approx-zcdp": dp.approximate(dp.zero_concentrated_divergence()),
+}
+
+
+_APPROXIMATE = type(dp.approximate(dp.max_divergence()))
+
+
+def _query(measure: Any, rate: float, delta: float) -> Any:
+    """A query whose loss at d_in is rate * d_in (rounded up), with δ = delta if approximate."""
+
+    def privacy_map(d: float) -> Any:
+        eps = up(Fraction(rate) * Fraction(d))
+        return (eps, delta) if isinstance(measure, _APPROXIMATE) else eps
+
+    return dp.m.make_user_measurement(*SPACE, measure, lambda x: 0, privacy_map)
+
+
+def _remapped(measure: Any, history: list[Any], d_in: float) -> Any:
+    """The reference: every past query mapped again, the exact sum rounded up once."""
+    losses = [m.map(d_in) for m in history]
+    if isinstance(measure, _APPROXIMATE):
+        eps = up(sum((Fraction(loss[0]) for loss in losses), Fraction(0)))
+        return eps, min(1.0, up(sum((Fraction(loss[1]) for loss in losses), Fraction(0))))
+    return up(sum((Fraction(loss) for loss in losses), Fraction(0)))
+
+
+@pytest.mark.parametrize("kind", sorted(_MEASURES))
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("query"), _LOSS_FLOATS, _DELTAS),
+            st.tuples(st.just("loss"), _D_INS, st.just(0.0)),
+        ),
+        max_size=40,
+    )
+)
+def test_odometer_running_total_equals_remapped_total(kind: str, steps: list[Any]) -> None:
+    measure = _MEASURES[kind]
+    qbl = dp.c.make_fully_adaptive_composition(*SPACE, measure)(0.0)
+    history: list[Any] = []
+    for step, value, delta in steps:
+        if step == "query":
+            query = _query(measure, value, delta)
+            qbl(query)
+            history.append(query)
+        else:
+            assert qbl.privacy_loss(value) == _remapped(measure, history, value)
+    for d_in in (0.5, 1.0, 3.0):
+        assert qbl.privacy_loss(d_in) == _remapped(measure, history, d_in)
+
+
+@pytest.mark.parametrize("kind", sorted(_MEASURES))
+@settings(max_examples=60, deadline=None)
+@given(rates=st.lists(st.tuples(_LOSS_FLOATS, _DELTAS), max_size=40), budget=_LOSS_FLOATS)
+def test_filter_decisions_follow_the_remapped_total(
+    kind: str, rates: list[tuple[float, float]], budget: float
+) -> None:
+    measure = _MEASURES[kind]
+    approx = kind.startswith("approx")
+    d_out: Any = (budget * 4, 0.5) if approx else budget * 4
+    odometer = dp.c.make_fully_adaptive_composition(*SPACE, measure)
+    qbl = dp.c.make_privacy_filter(odometer, d_in=1.5, d_out=d_out)(0.0)
+    history: list[Any] = []
+    for rate, delta in rates:
+        query = _query(measure, rate, delta)
+        pending = _remapped(measure, [*history, query], 1.5)
+        fits = (pending[0] <= d_out[0] and pending[1] <= d_out[1]) if approx else pending <= d_out
+        if not fits:
+            with pytest.raises(dp.c.BudgetExceeded):
+                qbl(query)
+            break
+        qbl(query)
+        history.append(query)
+        assert qbl.privacy_loss(1.5) == _remapped(measure, history, 1.5)
+        assert qbl.privacy_loss(1.0) == _remapped(measure, history, 1.0)
+
+
+@pytest.mark.parametrize("kind", ["filter", "odometer"])
+def test_each_past_query_is_mapped_a_bounded_number_of_times(kind: str) -> None:
+    calls = [0]
+
+    def privacy_map(d: float) -> float:
+        calls[0] += 1
+        return 1e-3 * d
+
+    query = dp.m.make_user_measurement(*SPACE, dp.max_divergence(), lambda x: 0, privacy_map)
+    odometer = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())
+    if kind == "filter":
+        qbl = dp.c.make_privacy_filter(odometer, d_in=1.0, d_out=100.0)(0.0)
+    else:
+        qbl = odometer(0.0)
+    n = 300
+    for _ in range(n):
+        qbl(query)
+        qbl.privacy_loss(1.0)
+    # re-mapping the history on each call made ~n^2/2 = 45,000 map calls; a running total maps
+    # each query once per d_in (the filter's pending check reuses its loss)
+    assert calls[0] <= 2 * n
+    assert qbl.privacy_loss(1.0) == fsum_up(*([1e-3] * n))

@@ -179,3 +179,120 @@ def test_map_refuses_larger_d_in_than_checked() -> None:
     assert comp.check(1.0, 0.5)
     with pytest.raises(ValueError):
         comp.check(1.5, 10.0)
+
+
+# --- finding 4: the sequencer guard must hold however the release wraps the child ------------
+# Under a measure without concurrent composition (approximate zCDP), a child queryable must stop
+# answering once its parent answers a later query.  The guard used to be applied to the child
+# only if the query's release *was* a Queryable; post-processing it into a container or a user
+# object handed out an unguarded child.
+
+
+class _Holder:
+    """A user object that keeps the child queryable in an attribute."""
+
+    def __init__(self, qbl: Any) -> None:
+        self.inner = {"deep": [qbl]}
+
+
+WRAPS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    # name: (post-processing of the child compositor, how to get the child back out)
+    "bare": (lambda q: q, lambda r: r),  # the case the old guard covered
+    "list": (lambda q: [q], lambda r: r[0]),
+    "tuple": (lambda q: (q,), lambda r: r[0]),
+    "dict": (lambda q: {"child": q}, lambda r: r["child"]),
+    "nested": (lambda q: [{"a": (0, [q])}], lambda r: r[0]["a"][1][0]),
+    "user-object": (_Holder, lambda r: r.inner["deep"][0]),
+    "closure": (lambda q: lambda query: q(query), lambda r: r),
+}
+
+APPROX_ZCDP = dp.approximate(dp.zero_concentrated_divergence())
+
+
+def _zcdp_query(tag: int, ran: list[int]) -> Any:
+    return dp.c.make_approximate(spy_query(0.1, tag, ran, dp.zero_concentrated_divergence()))
+
+
+def _parent(kind: str) -> Any:
+    if kind == "adaptive":
+        return dp.c.make_adaptive_composition(
+            *SPACE, APPROX_ZCDP, d_in=1.0, d_mids=[(0.5, 0.0)] * 4
+        )(1.0)
+    odometer = dp.c.make_fully_adaptive_composition(*SPACE, APPROX_ZCDP)
+    if kind == "odometer":
+        return odometer(1.0)
+    return dp.c.make_privacy_filter(odometer, d_in=1.0, d_out=(2.0, 0.0))(1.0)
+
+
+@pytest.mark.parametrize("parent_kind", ["adaptive", "odometer", "filter"])
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
+def test_wrapped_child_is_disabled_when_parent_moves_on(parent_kind: str, wrap: str) -> None:
+    post, unwrap = WRAPS[wrap]
+    parent = _parent(parent_kind)
+    compositor = dp.c.make_adaptive_composition(
+        *SPACE, APPROX_ZCDP, d_in=1.0, d_mids=[(0.1, 0.0)] * 3
+    )
+    child = unwrap(parent(compositor >> post))
+    ran: list[int] = []
+    assert child(_zcdp_query(1, ran)) == 1  # usable until the parent answers another query
+    assert parent(_zcdp_query(2, ran)) == 2
+    with pytest.raises(QueryableError, match="disabled"):
+        child(_zcdp_query(3, ran))
+    assert ran == [1, 2]  # the refused query never ran
+
+
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
+def test_grandchild_is_disabled_when_grandparent_moves_on(wrap: str) -> None:
+    # parent -> child (a privacy filter) -> grandchild (a compositor, wrapped); the grandchild was
+    # created by the child, after the parent's query had returned: it must still obey the parent
+    post, unwrap = WRAPS[wrap]
+    parent = _parent("odometer")
+    child = parent(
+        dp.c.make_privacy_filter(
+            dp.c.make_fully_adaptive_composition(*SPACE, APPROX_ZCDP), d_in=1.0, d_out=(1.0, 0.0)
+        )
+    )
+    grandchild = unwrap(
+        child(
+            dp.c.make_adaptive_composition(*SPACE, APPROX_ZCDP, d_in=1.0, d_mids=[(0.1, 0.0)] * 3)
+            >> post
+        )
+    )
+    ran: list[int] = []
+    assert grandchild(_zcdp_query(1, ran)) == 1
+    assert parent(_zcdp_query(2, ran)) == 2  # the grandparent moves on: child and grandchild stop
+    with pytest.raises(QueryableError, match="disabled"):
+        grandchild(_zcdp_query(3, ran))
+    with pytest.raises(QueryableError, match="disabled"):
+        child(_zcdp_query(4, ran))
+    assert ran == [1, 2]
+
+
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
+def test_wrapped_child_stays_usable_under_concurrent_composition(wrap: str) -> None:
+    # the control: under pure DP concurrent composition holds, so children are not disabled
+    post, unwrap = WRAPS[wrap]
+    parent = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())(1.0)
+    child = unwrap(
+        parent(
+            dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=1.0, d_mids=[0.1] * 2)
+            >> post
+        )
+    )
+    ran: list[int] = []
+    assert parent(spy_query(0.1, 1, ran)) == 1
+    assert child(spy_query(0.1, 2, ran)) == 2
+    assert ran == [1, 2]
+
+
+def test_nested_child_keeps_its_type() -> None:
+    # the guard lives in the child itself, so a guarded odometer child still reports its loss
+    parent = _parent("odometer")
+    child = parent(
+        dp.c.make_privacy_filter(
+            dp.c.make_fully_adaptive_composition(*SPACE, APPROX_ZCDP), d_in=1.0, d_out=(1.0, 0.0)
+        )
+    )
+    ran: list[int] = []
+    child(_zcdp_query(1, ran))
+    assert child.privacy_loss(1.0) == (0.1, 0.0)

@@ -18,7 +18,8 @@ the ill-typed chains would also fail at run time.
 
 from __future__ import annotations
 
-from typing import Any, assert_type
+import sys
+from typing import Any
 
 import numpy.typing as npt
 
@@ -27,6 +28,11 @@ from opendp_lite._types import Vec
 from opendp_lite.core import Function, Measurement, PartialMeasurement, Transformation
 from opendp_lite.domains import AtomDomain, VectorDomain
 from opendp_lite.metrics import AbsoluteDistance, SymmetricDistance
+
+if sys.version_info >= (3, 11):
+    from typing import assert_type
+else:  # the declared minimum, 3.10: typing_extensions (a dependency of mypy) has it
+    from typing_extensions import assert_type
 
 
 def _pieces() -> tuple[
@@ -348,3 +354,11 @@ def invalid_chains() -> None:
     # 27. a then_* chain invoked on data of the wrong carrier, or mapped with a float d_in
     (fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0))(["1.0"])  # type: ignore[list-item]
     (ivec >> dp.t.then_sum() >> dp.m.then_laplace(1.0)).map(0.5)  # type: ignore[arg-type]
+
+    # 28. a measurement followed by a measurement (or a transformation): a Measurement is
+    # callable, but only post-processing may follow one (run time: TypeError)
+    m_int >> m_int  # type: ignore[deprecated]
+    m_float >> m_float >> (lambda y: y)  # type: ignore[deprecated]
+    ilap >> ilap  # type: ignore[deprecated]
+    fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0) >> fgauss  # type: ignore[deprecated]
+    m_int >> t_int  # type: ignore[deprecated]
