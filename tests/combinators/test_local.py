@@ -15,6 +15,7 @@ from opendp_lite.errors import (
     FeatureNotEnabled,
     InvalidParameter,
     NotImplementedForType,
+    OpenDPLiteWarning,
 )
 from opendp_lite.measurements.two_coin import (
     debias_two_coin,
@@ -214,3 +215,170 @@ def test_random_dp_per_record_covers_one_record() -> None:
     with pytest.raises(FailedMap):
         local.map(2)
     assert local([170.0, 165.0]).shape == (2,)
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 12, finding 2 audit: every constructor that accepts an *unordered* dataset metric
+# (symmetric / change-one: a reordering is at distance 0) must not reveal the order.  Each case
+# builds the constructor on adversarial data x and a permutation of it, and checks the sound
+# behaviour: the outputs agree within map(0) (transformations into a sensitivity metric), the
+# output is a reordering under the same unordered metric (row-wise maps), the same randomness
+# gives the same release (measurements), or the constructor refuses.
+
+INTS = dp.vector_domain(dp.atom_domain(T=int))
+INTS_5 = dp.vector_domain(dp.atom_domain(bounds=(-10, 10)), size=5)
+X_INT, X_INT_PERM = [3, -2, 7, 7, 0], [7, 0, 3, 7, -2]
+FLOATS_5 = dp.vector_domain(dp.atom_domain(bounds=(-1e16, 1e16)), size=5)
+FLOATS = dp.vector_domain(dp.atom_domain(bounds=(-1e16, 1e16)))
+# float rounding is order-dependent on this data: a naive left-to-right sum gives 0.5 or 2.5
+X_FLT, X_FLT_PERM = [1e16, 1.0, -1e16, 1.0, 0.5], [1.0, 1e16, 0.5, -1e16, 1.0]
+SYM = dp.symmetric_distance()
+
+_AGGREGATES: list[tuple[str, object, object, list[object], list[object]]] = [
+    ("make_count", dp.t.make_count, INTS, X_INT, X_INT_PERM),
+    ("make_count_distinct", dp.t.make_count_distinct, INTS, X_INT, X_INT_PERM),
+    (
+        "make_count_by_categories",
+        lambda d, m: dp.t.make_count_by_categories(d, m, [7, 0, 5]),
+        INTS,
+        X_INT,
+        X_INT_PERM,
+    ),
+    ("make_sum (int, sized)", dp.t.make_sum, INTS_5, X_INT, X_INT_PERM),
+    (
+        "make_sum (int, unsized)",
+        dp.t.make_sum,
+        dp.vector_domain(dp.atom_domain(bounds=(-10, 10))),
+        X_INT,
+        X_INT_PERM,
+    ),
+    ("make_sum (float, sized)", dp.t.make_sum, FLOATS_5, X_FLT, X_FLT_PERM),
+    ("make_sum (float, unsized)", dp.t.make_sum, FLOATS, X_FLT, X_FLT_PERM),
+    ("make_mean", dp.t.make_mean, FLOATS_5, X_FLT, X_FLT_PERM),
+    ("make_variance", dp.t.make_variance, FLOATS_5, X_FLT, X_FLT_PERM),
+    (
+        "make_sum_of_squared_deviations",
+        dp.t.make_sum_of_squared_deviations,
+        FLOATS_5,
+        X_FLT,
+        X_FLT_PERM,
+    ),
+    (
+        "make_quantile_score_candidates",
+        lambda d, m: dp.t.make_quantile_score_candidates(d, m, [-2, 0, 3, 7], 0.5),
+        INTS,
+        X_INT,
+        X_INT_PERM,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "domain", "x", "x_perm"), _AGGREGATES, ids=[c[0] for c in _AGGREGATES]
+)
+def test_aggregates_of_unordered_data_move_at_most_map_0_under_reordering(
+    name: str, make: object, domain: object, x: list[object], x_perm: list[object]
+) -> None:
+    assert sorted(x) == sorted(x_perm) and x != x_perm  # a reordering: symmetric distance 0
+    t = make(domain, SYM)  # type: ignore[operator]
+    a, b = t(x), t(x_perm)
+    if isinstance(a, dict):
+        assert a == b
+        return
+    moved = float(np.sum(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))))
+    assert moved <= float(t.map(0)), f"{name}: a reordering moved the output by {moved}"
+
+
+_ROWWISE: list[tuple[str, object]] = [
+    ("make_clamp", lambda d, m: dp.t.make_clamp(d, m, (-1, 5))),
+    ("make_is_equal", lambda d, m: dp.t.make_is_equal(d, m, 7)),
+    ("make_find_bin", lambda d, m: dp.t.make_find_bin(d, m, [0, 5])),
+    ("make_cast_default", lambda d, m: dp.t.make_cast_default(d, m, TOA=float)),
+    ("make_metric_bounded", dp.t.make_metric_bounded),
+    ("make_unordered", None),
+]
+
+
+@pytest.mark.parametrize("metric", [dp.symmetric_distance(), dp.change_one_distance()])
+@pytest.mark.parametrize(("name", "make"), _ROWWISE, ids=[c[0] for c in _ROWWISE])
+def test_row_wise_maps_keep_the_unordered_metric(name: str, make: object, metric: object) -> None:
+    # a row-wise map of a reordering is a reordering of the output, under the same unordered
+    # metric (or another unordered one): distance 0 is kept, nothing positional is claimed
+    domain = dp.vector_domain(dp.atom_domain(T=int), size=5)
+    if make is None:  # make_unordered takes ordered metrics only: unordered input is refused
+        with pytest.raises(NotImplementedForType):
+            dp.t.make_unordered(domain, metric)
+        return
+    try:
+        t = make(domain, metric)  # type: ignore[operator]
+    except NotImplementedForType:
+        assert name == "make_metric_bounded" and isinstance(metric, dp.ChangeOneDistance)
+        return
+    assert isinstance(t.output_metric, (dp.SymmetricDistance, dp.ChangeOneDistance))
+    assert t.map(0) == 0
+    a, b = t(X_INT), t(X_INT_PERM)
+    assert sorted(a.tolist()) == sorted(b.tolist())
+
+
+def test_private_quantile_depends_on_the_multiset_only() -> None:
+    # the same randomness on x and on a reordering of x gives the same release
+    from opendp_lite.samplers import rng
+
+    m = dp.m.make_private_quantile(
+        INTS, SYM, dp.max_divergence(), candidates=[-2, 0, 3, 7], alpha=0.5, scale=1.0
+    )
+    for seed in range(20):
+        with pytest.warns(OpenDPLiteWarning), rng.scripted_randomness(seed=bytes([seed])):
+            a = m(X_INT)
+        with pytest.warns(OpenDPLiteWarning), rng.scripted_randomness(seed=bytes([seed])):
+            b = m(X_INT_PERM)
+        assert a == b
+
+
+def test_order_conversions_from_unordered_data_shuffle() -> None:
+    # make_ordered_random and make_resize (to an ordered metric) give unordered data an order
+    # only through a uniform shuffle: the law of the output order is the same for x and a
+    # reordering of x
+    n = 6000
+    for build in (
+        lambda: dp.t.make_ordered_random(dp.vector_domain(dp.atom_domain(T=int)), SYM),
+        lambda: dp.t.make_resize(
+            dp.vector_domain(dp.atom_domain(T=int)),
+            SYM,
+            size=2,
+            constant=0,
+            MO=dp.insert_delete_distance(),
+        ),
+    ):
+        t = build()
+        assert isinstance(t.output_metric, dp.InsertDeleteDistance)
+        first = [int(t([1, 2])[0]) for _ in range(n)]
+        first_perm = [int(t([2, 1])[0]) for _ in range(n)]
+        table = np.array(
+            [[first.count(1), first.count(2)], [first_perm.count(1), first_perm.count(2)]]
+        )
+        assert scipy_stats.chi2_contingency(table).pvalue > ALPHA
+        assert scipy_stats.binomtest(first.count(1), n, 0.5).pvalue > ALPHA
+
+
+def test_random_dp_on_unordered_data_shuffles_before_a_positional_query() -> None:
+    # make_random_dp accepted change_one_distance with any query; with the query d[0],
+    # [0, 10] and [10, 0] (distance 0, map(0) = 0) were released as Lap(0) vs Lap(10).
+    # Now the records are put in a uniformly random order first: both laws are
+    # ½ Lap(0, 1) + ½ Lap(10, 1).
+    from opendp_lite.sensitivity import Normal
+
+    s = sample_sensitivity(lambda d: float(d[0]), "l1", Normal(0.0, 1.0), 2, gamma=0.05)
+    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+    sized = dp.vector_domain(dp.atom_domain(T=float), size=2)
+    meas = make_random_dp(sized, dp.change_one_distance(), lambda d: float(d[0]), s, lap)
+    assert meas.map(0) == 0.0
+    n = 4000
+    a = np.array([meas([0.0, 10.0]) for _ in range(n)])
+    b = np.array([meas([10.0, 0.0]) for _ in range(n)])
+    assert scipy_stats.ks_2samp(a, b).pvalue > ALPHA
+    assert abs(float(np.mean(a > 5)) - 0.5) < 0.05
+    # on ordered data (Hamming) nothing is shuffled, and the two vectors are 2 positions apart
+    ordered = make_random_dp(sized, dp.hamming_distance(), lambda d: float(d[0]), s, lap)
+    c = np.array([ordered([0.0, 10.0]) for _ in range(n)])
+    assert float(np.mean(c > 5)) < 0.01
