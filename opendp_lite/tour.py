@@ -12,7 +12,6 @@ import argparse
 import math
 import time
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -256,8 +255,8 @@ def seed_002() -> dict[str, float]:
         dp.vector_domain(dp.atom_domain(T=bool)), dp.hamming_distance(), rr
     )
     result = local(array)
-    f = Fraction(9, 10)  # a biased first coin: a = 2(1 - f) = 1/5 (f = 3/4 is the fair coin)
-    biased = make_randomized_response_coins(2 * (1 - f), Fraction(1, 2))
+    f = 0.875  # a biased first coin: a = 2(1 - f) = 1/4, exact (f = 3/4 is the fair coin)
+    biased = make_randomized_response_coins(2 * (1 - f), 0.5)
     seed_biased = math.log(f / (1 - f))
     p_hat, dp_unc = rr_experiment(2.0, 0.2, 2000, 10)
     _table(
@@ -265,7 +264,7 @@ def seed_002() -> dict[str, float]:
         [
             ("ε, fair coins", f"{rr.map(1):.6f}", f"log 3={math.log(3):.6f}"),
             (
-                "ε, first coin 2(1-f), f=9/10",
+                "ε, first coin 2(1-f), f=7/8",
                 f"{biased.map(1):.6f}",
                 f"log(f/(1-f))={seed_biased:.6f}",
             ),

@@ -24,9 +24,9 @@ def test_tour_runs_every_seed(capsys: pytest.CaptureFixture[str]) -> None:
     # deterministic headline numbers, printed next to the seed's
     assert "expected sensitivity E[Δf] (cm)" in out and " 11.99 " in out
     assert _row(out, "ε, fair coins") == [f"{math.log(3):.6f}", f"log 3={math.log(3):.6f}"]
-    assert _row(out, "ε, first coin 2(1-f), f=9/10") == [
-        f"{math.log(9):.6f}",
-        f"log(f/(1-f))={math.log(9):.6f}",
+    assert _row(out, "ε, first coin 2(1-f), f=7/8") == [
+        f"{math.log(7):.6f}",
+        f"log(f/(1-f))={math.log(7):.6f}",
     ]
     assert _row(out, "score('Never-married')") == ["10.683", "10.683"]
     assert _row(out, "vector discrete gaussian map(1.414)") == ["0.999698", "0.999698"]
@@ -56,7 +56,8 @@ def test_biased_coin_row_runs_a_biased_coin() -> None:
     numbers = tour.seed_002()
     eps, seed = numbers["epsilon_biased"], numbers["epsilon_biased_seed"]
     assert eps != numbers["epsilon"]  # not the fair coin
-    assert seed == pytest.approx(math.log(9)) and seed <= eps <= seed + 1e-12
+    assert seed == math.log(7)  # f = 7/8: log(f/(1-f)), exact in floats
+    assert seed <= eps <= math.nextafter(seed, math.inf)  # the exact ε, rounded up once
 
 
 def test_two_counts_sensitivity_is_computed_from_the_queries() -> None:

@@ -79,9 +79,7 @@ def _log_ratio_up(num: Fraction, den: Fraction) -> float:
     return log_up(q(num) / q(den))
 
 
-def epsilon_two_coin(
-    prob_head_first: float | Fraction = 0.5, prob_head_second: float | Fraction = 0.5
-) -> float:
+def epsilon_two_coin(prob_head_first: float = 0.5, prob_head_second: float = 0.5) -> float:
     r"""The exact ε of two-coin randomized response, rounded up:
 
         ε = max( ln((1 − a + ab)/(ab)),  ln((1 − ab)/(a(1 − b))) )
@@ -101,7 +99,7 @@ def epsilon_two_coin(
 
 
 def make_randomized_response_coins(
-    prob_head_first: float | Fraction = 0.5, prob_head_second: float | Fraction = 0.5
+    prob_head_first: float = 0.5, prob_head_second: float = 0.5
 ) -> Measurement[bool, bool, int, float]:
     r"""Two-coin randomized response on one respondent's bool.
 
