@@ -359,6 +359,8 @@ def test_order_conversions_from_unordered_data_shuffle() -> None:
         )
         assert scipy_stats.chi2_contingency(table).pvalue > ALPHA
         assert scipy_stats.binomtest(first.count(1), n, 0.5).pvalue > ALPHA
+        for wrong in (0.45, 0.55):  # a biased order is rejected
+            assert scipy_stats.binomtest(first.count(1), n, wrong).pvalue < ALPHA
 
 
 def test_random_dp_on_unordered_data_shuffles_before_a_positional_query() -> None:
