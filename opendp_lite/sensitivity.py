@@ -523,7 +523,9 @@ def sample_sensitivity(
 ) -> SampledSensitivity:
     r"""Sensitivity sampling (Rubinstein & Aldà 2017, Algorithm 1).
 
-    For i = 1..m: D ~ P^(n−1), x, x′ ~ P, G_i = ‖query(D ∪ {x}) − query(D ∪ {x′})‖.
+    For i = 1..m: D ~ P^(n−1), x, x′ ~ P, G_i = ‖query(D ∪ {x}) − query(D ∪ {x′})‖, where
+    x and x′ sit at the same uniformly random position j of the n-record vector (so a query
+    that reads records by position is sampled at every position, not only at the last).
     Returns Δ̂ = G_(k) (the k-th smallest) and mean(G), with m and k from
     :func:`sampler_config` for the target ``gamma``.
 
@@ -558,10 +560,16 @@ def sample_sensitivity(
         b = min(batch, config.m - done)
         records = dist.sample(b * per)
         block = records.reshape((b, per, *records.shape[1:]))
+        positions = _uniform_index(n, b)  # where x / x′ sit: uniform over the n positions
         for i in range(b):
             rows = block[i]
-            db1 = rows[:n]  # D ∪ {x}
-            db2 = np.concatenate([rows[: n - 1], rows[n:]])  # D ∪ {x′}
+            db1 = rows[:n].copy()  # D ∪ {x}, with x at position j
+            db2 = rows[:n].copy()
+            j = int(positions[i])
+            db1[n - 1] = rows[j]  # the record at j moves to the end (a no-op when j = n − 1)
+            db1[j] = rows[n - 1]
+            db2[n - 1] = rows[j]
+            db2[j] = rows[n]  # D ∪ {x′}, with x′ at position j
             gs[done + i] = nrm.compute(query(db1), query(db2))
         done += b
         if bar is not None:
@@ -661,7 +669,10 @@ def make_random_dp(
         map(0) = 0,   map(1) = measurement.map(Δ̂),   map(d) fails for d > 1,
     where d counts replaced records (``change_one_distance()`` or ``hamming_distance()`` on a
     vector of size n; ``discrete_distance()`` on a single record when n = 1, the local model)
-    and Δ̂ = ``sensitivity.sensitivity``.  With probability ≥ 1 − γ over neighbours D ∪ {x},
+    and Δ̂ = ``sensitivity.sensitivity``.  Under ``change_one_distance()`` (unordered data,
+    where a reordering is at distance 0) the records are first put in a uniformly random
+    order, so the release depends on the multiset only and map(0) = 0 holds for any query,
+    also one that reads records by position.  With probability ≥ 1 − γ over neighbours D ∪ {x},
     D ∪ {x′} drawn from the sampler's distribution, ‖query(D∪{x}) − query(D∪{x′})‖ ≤ Δ̂,
     so the inner guarantee holds.
 
@@ -730,6 +741,18 @@ def make_random_dp(
         )
     loss = measurement.map(sensitivity.sensitivity)
     mechanism = measurement.invoke
+    if isinstance(input_domain, VectorDomain) and isinstance(input_metric, ChangeOneDistance):
+        from .transformations._rowwise import uniform_permutation
+
+        def function(x: Any) -> Any:
+            # unordered data: the query may read positions, so give the multiset a uniformly
+            # random order first (a permutation of x then has the same output law)
+            return mechanism(query(x[uniform_permutation(len(x))]))
+
+    else:
+
+        def function(x: Any) -> Any:
+            return mechanism(query(x))
 
     def privacy_map(d_in: int) -> float:
         if d_in == 0:
@@ -744,7 +767,7 @@ def make_random_dp(
         input_domain,
         input_metric,
         RandomDivergence(inner, sensitivity.gamma),
-        lambda x: mechanism(query(x)),
+        function,
         privacy_map,
     )
 

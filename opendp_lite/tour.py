@@ -63,39 +63,77 @@ def heights_mixture() -> Any:
     return GaussianMixture([[178.0, 7.0], [162.0, 6.5]], [0.5, 0.5])
 
 
-def height_error(sensitivity: float, epsilon: float, people: int = 500) -> float:
-    """The seed's experiment: people N(170, 1) each add Lap(Δ/ε) locally; |true − noisy mean|."""
+HEIGHT_CENTRE = 170.0
+"""The centre of the public clamping range: the height model's mean (178 + 162)/2, a property
+of the public model, not of anyone's data."""
+
+
+def clamped_local_laplace(width: float, epsilon: float) -> Any:
+    """Each person clamps their height to the public range HEIGHT_CENTRE ± width/2 and adds
+    Lap(width/ε) to it: worst-case ``MaxDivergence``, ε per person derived from the bounds."""
     from . import prelude as dp
     from .combinators.local import make_local_release
+
+    bounds = (HEIGHT_CENTRE - width / 2, HEIGHT_CENTRE + width / 2)
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance()
+    clamp = dp.t.make_clamp(*space, bounds=bounds)
+    clamped: Any = clamp.output_domain  # vector_domain(atom_domain(bounds=bounds, T=f64))
+    lap = dp.m.make_laplace(
+        clamped.element_domain,
+        dp.absolute_distance(T=float),
+        scale=(bounds[1] - bounds[0]) / epsilon,
+    )
+    return clamp >> make_local_release(clamped, dp.hamming_distance(), lap)
+
+
+def random_dp_local_laplace(sensitivity: Any, epsilon: float) -> Any:
+    """Each person adds Lap(Δ̂/ε) to their height, Δ̂ a sampled sensitivity (n = 1): the
+    guarantee is *random* DP, typed ``RandomMaxDivergence(gamma)``."""
+    from . import prelude as dp
+    from .combinators.local import make_local_release
+    from .sensitivity import make_random_dp
+
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float), dp.absolute_distance(T=float), sensitivity.sensitivity / epsilon
+    )
+    per_node = make_random_dp(
+        dp.atom_domain(T=float), dp.discrete_distance(), lambda x: x, sensitivity, lap
+    )
+    return make_local_release(
+        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), per_node
+    )
+
+
+def release_error(release: Any, people: int = 500) -> float:
+    """The seed's experiment: people N(170, 1) release their heights through ``release``;
+    the analyst's error |true − released mean|."""
     from .sensitivity import Normal
 
     heights = Normal(170.0, 1.0).sample(people)
-    lap = dp.m.make_laplace(
-        dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=sensitivity / epsilon
-    )
-    local = make_local_release(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, sensitivity
-    )
-    return abs(float(np.mean(heights)) - float(np.mean(local(heights))))
+    return abs(float(np.mean(heights)) - float(np.mean(release(heights))))
+
+
+def height_error(sensitivity: float, epsilon: float, people: int = 500) -> float:
+    """The seed's error at (Δ, ε), through the worst-case route: clamp to a public range of
+    width Δ, then Lap(Δ/ε) per person."""
+    return release_error(clamped_local_laplace(sensitivity, epsilon), people)
 
 
 def seed_000() -> dict[str, float]:
-    """Expected sensitivity 11.99 cm; sampled sensitivity and its mean; the random-DP release."""
+    """Expected sensitivity 11.99 cm; sampled sensitivity and its mean; the two honest routes
+    for the error experiment (clamping: worst-case ε; sampled Δ̂: random DP)."""
     from . import prelude as dp
-    from .combinators.local import make_local_release
-    from .sensitivity import L1SensitivityNorm, SensitivitySampler, make_random_dp
+    from .sensitivity import L1SensitivityNorm, SensitivitySampler
 
     mixture = heights_mixture()
     expected = mixture.expected_abs_difference()
     s = SensitivitySampler().sample_sensitivity(
         lambda d: d, L1SensitivityNorm(), mixture, n_data_size=1, gamma=0.05
     )
-    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), s.sensitivity)
-    per_node = make_random_dp(dp.atom_domain(T=float), dp.discrete_distance(), lambda x: x, s, lap)
-    local = make_local_release(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), per_node
-    )
-    error = float(np.mean([height_error(expected, 1.0) for _ in range(5)]))
+    random_dp = random_dp_local_laplace(s, 1.0)
+    clamped = clamped_local_laplace(expected, 1.0)
+    unclamped = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), expected)
+    error = float(np.mean([release_error(clamped) for _ in range(5)]))
     _table(
         "Seed 000 - typical sensitivity, sensitivity sampling (Rubinstein & Alda 2017)",
         [
@@ -103,16 +141,31 @@ def seed_000() -> dict[str, float]:
             ("sampled sensitivity Δ̂ (gamma=0.05)", f"{s.sensitivity:.2f}", "47.38"),
             ("mean sampled sensitivity (cm)", f"{s.mean:.2f}", "11.89"),
             ("samples m, order statistic k", f"{s.m}, {s.k}", "-"),
-            ("per-node Laplace(Δ̂) release measure", repr(local.output_measure), "-"),
-            ("  ... its epsilon per node", f"{local.map(1):.4f}", "-"),
-            ("mean-height error, ε=1, Δ=E[Δf] (cm)", f"{error:.3f}", "(plot)"),
+            ("per-node Lap(Δ̂) release measure", repr(random_dp.output_measure), "-"),
+            ("  ... its epsilon per node", f"{random_dp.map(1):.4f}", "-"),
+            ("clamped to 170 ± E[Δf]/2, Lap(E[Δf])", repr(clamped.output_measure), "-"),
+            ("  ... its epsilon per node", f"{clamped.map(1):.4f}", "-"),
+            ("unclamped Lap(E[Δf]): ε, 150 vs 190 cm", f"{unclamped.map(40.0):.4f}", "(1)"),
+            ("mean-height error, ε=1, clamped (cm)", f"{error:.3f}", "(plot)"),
         ],
     )
-    return {"expected": expected, "sensitivity": s.sensitivity, "mean": s.mean, "error": error}
+    return {
+        "expected": expected,
+        "sensitivity": s.sensitivity,
+        "mean": s.mean,
+        "error": error,
+        "epsilon_clamped": clamped.map(1),
+        "epsilon_random_dp": random_dp.map(1),
+        "epsilon_unclamped_150_190": unclamped.map(40.0),
+    }
 
 
 # ----------------------------------------------------------------------------------------------
 # Seed 001: the Laplace mechanism, counting queries and Δ = 2 (lecture notes)
+
+
+SEED_001_CENSUS = "40,1\n" * 10 + "40,0\n" * 110 + "12,0\n" * 5
+"""The notes' census D₁ as CSV rows (age, read the Quijote): 120 adults, 10 readers."""
 
 
 def seed_001() -> dict[str, float]:
@@ -121,20 +174,43 @@ def seed_001() -> dict[str, float]:
 
     space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
     count = space >> dp.t.then_count()
-    one = count >> dp.m.then_laplace(scale=2.0)
-    both = dp.c.make_basic_composition([one, one])
+    # f_c = (f_1, f_2) on the census: "how many adults", "how many have read the Quijote"
+    frame = dp.t.make_split_dataframe(",", ["age", "read"])
+    adults = (
+        frame
+        >> dp.t.make_select_column("age", TOA=str)
+        >> dp.t.then_cast_default(TOA=int)
+        >> dp.t.then_find_bin([18])  # bin 1: age >= 18
+        >> dp.t.then_count_by_categories([1], null_category=False)
+    )
+    readers = (
+        frame
+        >> dp.t.make_select_column("read", TOA=str)
+        >> dp.t.then_count_by_categories(["1"], null_category=False)
+    )
+    # the L1 norm of a concatenation is the sum of its parts' L1 norms
+    delta_fc = adults.map(1) + readers.map(1)
+    both = dp.c.make_basic_composition(
+        [adults >> dp.m.then_laplace(scale=2.0), readers >> dp.m.then_laplace(scale=2.0)]
+    )
+    f_c = (int(adults(SEED_001_CENSUS)[0]), int(readers(SEED_001_CENSUS)[0]))
     lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 2.0)
     draws = lap(np.zeros(20_000))
     _table(
         "Seed 001 - the Laplace mechanism (counting queries)",
         [
             ("Δf of a count", f"{count.map(1)}", "1"),
-            ("Δf_c of (f_1, f_2), two counts", f"{2 * count.map(1)}", "2"),
+            ("f_c(D1) = (adults, readers) of a census", f"{f_c}", "(120, 10)"),
+            ("Δf_c of (f_1, f_2), two counts", f"{delta_fc}", "2"),
             ("ε of f_c + Lap(0, 2)² (composed)", f"{both.map(1)}", "1"),
             ("variance of Lap(0, 2) draws", f"{np.var(draws):.2f}", "8 (2b²)"),
         ],
     )
-    return {"delta_count": float(count.map(1)), "epsilon_fc": float(both.map(1))}
+    return {
+        "delta_count": float(count.map(1)),
+        "delta_fc": float(delta_fc),
+        "epsilon_fc": float(both.map(1)),
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -179,14 +255,19 @@ def seed_002() -> dict[str, float]:
         dp.vector_domain(dp.atom_domain(T=bool)), dp.hamming_distance(), rr
     )
     result = local(array)
-    f = 0.75
+    f = 0.875  # a biased first coin: a = 2(1 - f) = 1/4, exact (f = 3/4 is the fair coin)
     biased = make_randomized_response_coins(2 * (1 - f), 0.5)
+    seed_biased = math.log(f / (1 - f))
     p_hat, dp_unc = rr_experiment(2.0, 0.2, 2000, 10)
     _table(
         "Seed 002 - two-coin randomized response",
         [
             ("ε, fair coins", f"{rr.map(1):.6f}", f"log 3={math.log(3):.6f}"),
-            ("ε, first coin 2(1-f), f=3/4", f"{biased.map(1):.6f}", "log(f/(1-f))"),
+            (
+                "ε, first coin 2(1-f), f=7/8",
+                f"{biased.map(1):.6f}",
+                f"log(f/(1-f))={seed_biased:.6f}",
+            ),
             ("true mean", f"{array.mean():.4f}", "0.2061"),
             ("DP query mean", f"{result.mean():.4f}", "0.3492"),
             ("expected DP mean", f"{array.mean() * 0.5 + 0.25:.5f}", "0.35305"),
@@ -195,7 +276,12 @@ def seed_002() -> dict[str, float]:
             ("Δp at ε=2, N=2000", f"{dp_unc:.4f}", "(plot)"),
         ],
     )
-    return {"epsilon": rr.map(1), "dp_mean": float(result.mean())}
+    return {
+        "epsilon": rr.map(1),
+        "epsilon_biased": biased.map(1),
+        "epsilon_biased_seed": seed_biased,
+        "dp_mean": float(result.mean()),
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -346,22 +432,31 @@ def write_figures(directory: str | Path, *, quick: bool = False) -> list[Path]:
     ax.legend(loc="upper left")
     save(fig, FIGURES[0])
 
-    # seed 000: error vs epsilon for several sensitivities
+    # seed 000: error vs epsilon, through the two honest routes
+    from .sensitivity import sample_sensitivity
+
     expected = mixture.expected_abs_difference()
     sigma = math.sqrt(0.5 * (7**2 + 6.5**2) + 0.25 * 16**2)
     epsilons = np.geomspace(0.05, 20, 8 if quick else 24)
     runs = 1 if quick else 8
     fig, ax = plt.subplots(figsize=(7, 4))
-    for label, sens in [("E[Δf]", expected), ("E[Δf] + σ", expected + sigma),
-                        ("E[Δf] + 2σ", expected + 2 * sigma)]:  # fmt: skip
-        errs = [np.mean([height_error(sens, e) for _ in range(runs)]) for e in epsilons]
-        ax.plot(epsilons, errs, marker="o", ms=3, label=label)
+    for label, width in [("E[Δf]", expected), ("E[Δf] + σ", expected + sigma),
+                         ("E[Δf] + 2σ", expected + 2 * sigma)]:  # fmt: skip
+        errs = [np.mean([height_error(width, e) for _ in range(runs)]) for e in epsilons]
+        ax.plot(epsilons, errs, marker="o", ms=3, label=f"clamped, width {label}: ε-DP")
+    sampled = sample_sensitivity(lambda d: d, "l1", mixture, 1, gamma=0.05)
+    errs = [
+        np.mean([release_error(random_dp_local_laplace(sampled, e)) for _ in range(runs)])
+        for e in epsilons
+    ]
+    ax.plot(epsilons, errs, ls="--", marker="x", ms=3,
+            label=f"sampled Δ̂ = {sampled.sensitivity:.1f}: random DP (γ = 0.05)")  # fmt: skip
     ax.set_xlabel("ε")
     ax.set_ylabel("error (cm)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_title("Mean-height error, 500 people, local Laplace noise")
-    ax.legend(title="Sensitivity")
+    ax.legend(title="Each person's release", fontsize=8)
     save(fig, FIGURES[1])
 
     # seed 001: the Laplace pdf for several b, with opendp_lite draws

@@ -218,18 +218,33 @@ def test_sensitivity_is_the_kth_order_statistic() -> None:
 
 
 def test_neighbours_share_all_but_one_record() -> None:
-    # with the query "how many records equal the first record of D", only a shared D keeps it 0
     calls: list[np.ndarray] = []
 
     def query(d: np.ndarray) -> float:
         calls.append(d.copy())
         return 0.0
 
-    sample_sensitivity(query, "l1", Normal(0.0, 1.0), 4, m=5)
-    assert len(calls) == 10
+    sample_sensitivity(query, "l1", Normal(0.0, 1.0), 4, m=400)
+    assert len(calls) == 800
+    where = []
     for a, b in zip(calls[::2], calls[1::2], strict=True):
         assert len(a) == len(b) == 4
-        assert np.array_equal(a[:3], b[:3]) and a[3] != b[3]
+        differ = np.flatnonzero(a != b)
+        assert len(differ) == 1  # one record replaced, all others shared
+        where.append(int(differ[0]))
+    # the replaced position is uniform over the 4 positions (issue 12 audit: it was always
+    # the last, so a query reading position 0 was sampled as insensitive)
+    counts = np.bincount(where, minlength=4)
+    assert scipy_stats.chisquare(counts).pvalue > 1e-3
+    assert counts[:3].sum() > 0  # not always the last position
+
+
+def test_a_query_reading_by_position_is_sampled_at_every_position() -> None:
+    # issue 12 audit: with x / x′ always last, the query d[0] was sampled as Δ̂ = 0
+    s = sample_sensitivity(lambda d: float(d[0]), "l1", Normal(0.0, 1.0), 2, m=400)
+    # G = |x - x'| when the replaced position is 0 (Pr 1/2), else 0: E[G] = (2/√π)/2 ≈ 0.564
+    assert s.sensitivity > 0
+    assert abs(s.mean - 1 / math.sqrt(math.pi)) < 0.2
 
 
 def test_l2_norm_on_vector_queries() -> None:

@@ -21,10 +21,16 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import check_finite_nonneg, mul_up, up
-from ..core import Domain, Measurement, Metric, PartialMeasurement
+from .._arith import check_finite_nonneg, mul_up, q, up
+from ..core import Domain, Measurement, Metric, PartialMeasurement, assert_features
 from ..domains import AtomDomain, VectorDomain
-from ..errors import DomainMismatch, FailedMap, NotImplementedForType
+from ..errors import (
+    DomainMismatch,
+    FailedMap,
+    FeatureNotEnabled,
+    InvalidParameter,
+    NotImplementedForType,
+)
 from ..measures import Approximate, MaxDivergence, ZeroConcentratedDivergence
 from ..metrics import AbsoluteDistance, ChangeOneDistance, DiscreteDistance, HammingDistance
 
@@ -34,25 +40,59 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-def _record_distance(measurement: Measurement[Any, Any, Any, Any], given: object) -> Any:
-    """The largest distance between two values of one record, under the inner metric."""
-    if given is not None:
-        return check_finite_nonneg("record_distance", given)
+def _derived_record_distance(measurement: Measurement[Any, Any, Any, Any]) -> Any:
+    """The largest distance between two values of one record that M's input space proves
+    (1 under the discrete metric, U − L for a bounded scalar, rounded up), or None."""
     metric, domain = measurement.input_metric, measurement.input_domain
     if isinstance(metric, DiscreteDistance):
         return 1
-    if isinstance(metric, AbsoluteDistance) and isinstance(domain, AtomDomain):
-        if domain.bounds is not None:
-            lo, hi = domain.bounds
-            if isinstance(lo, int) and isinstance(hi, int):
-                return hi - lo
-            from .._arith import q
+    if (
+        isinstance(metric, AbsoluteDistance)
+        and isinstance(domain, AtomDomain)
+        and domain.bounds is not None
+        and not domain.nan
+    ):
+        lo, hi = domain.bounds
+        if isinstance(lo, int) and isinstance(hi, int):
+            return hi - lo
+        return up(q(hi) - q(lo))
+    return None
 
-            return up(q(hi) - q(lo))
-    raise NotImplementedForType(
-        f"cannot bound how far one record can move under {metric!r} on {domain!r}: "
-        "bound the element domain, or pass record_distance"
-    )
+
+def _record_distance(measurement: Measurement[Any, Any, Any, Any], given: object) -> Any:
+    """Δ_rec: derived from M's input space; a given value must not contradict it, and is taken
+    on trust (``honest-but-curious``) only where nothing can be derived."""
+    derived = _derived_record_distance(measurement)
+    if given is None:
+        if derived is None:
+            raise NotImplementedForType(
+                f"cannot bound how far one record can move under {measurement.input_metric!r} "
+                f"on {measurement.input_domain!r}: bound the element domain (e.g. clamp to a "
+                "public range first), or pass record_distance with "
+                'enable_features("honest-but-curious")'
+            )
+        return derived
+    value = check_finite_nonneg("record_distance", given)
+    if derived is None:
+        try:
+            assert_features("honest-but-curious")
+        except FeatureNotEnabled:
+            raise FeatureNotEnabled(
+                f"record_distance={given!r} is an unproven claim: no bound on one record's "
+                f"change follows from {measurement.input_metric!r} on "
+                f"{measurement.input_domain!r}.  Bound the element domain (e.g. clamp to a "
+                "public range; the distance is then derived), or opt in to trusting it with "
+                'enable_features("honest-but-curious")'
+            ) from None
+        return value
+    if q(value) < q(derived):
+        raise InvalidParameter(
+            f"record_distance={given!r} contradicts the element domain: one record can move "
+            f"by {derived!r} under {measurement.input_metric!r} on "
+            f"{measurement.input_domain!r}.  Omit record_distance (the derived {derived!r} is "
+            f"used) or pass a value >= {derived!r}"
+        )
+    return value
 
 
 def _is_random_dp(measure: object) -> bool:
@@ -72,10 +112,13 @@ def make_local_release(
     Function: x ↦ (M(x_1), …, M(x_n)), with fresh, independent randomness per element.
 
     Local model: each record's owner gets M's own guarantee,
-    ε_rec = M.map(Δ_rec), where Δ_rec is the largest distance between two values of one record
-    (1 under the discrete metric, U − L for a bounded scalar, or ``record_distance``).
-    Central privacy map, for d_in records replaced (Hamming / change-one distance), by
-    sequential composition over the changed records (rounded up):
+    ε_rec = M.map(Δ_rec), where Δ_rec is the largest distance between two values of one record:
+    1 under the discrete metric, U − L (rounded up) for a scalar bounded to [L, U].  A
+    ``record_distance`` may only raise a derived Δ_rec; where none can be derived it is taken
+    on trust and requires ``enable_features("honest-but-curious")``.
+    Central privacy map, for d_in positions replaced (Hamming distance on ordered data; the
+    output is positional, so the unordered change-one distance is refused), by sequential
+    composition over the changed positions (rounded up):
 
         map(d_in) = d_in · ε_rec      (ε, ρ; and (d_in·ε_rec, d_in·δ_rec) for approximate DP)
 
@@ -83,8 +126,13 @@ def make_local_release(
 
     Raises:
         DomainMismatch: if the vector's element domain is not M's input domain.
-        NotImplementedForType: if the input metric is not Hamming / change-one, M's measure is
-        not max-divergence, zCDP or approximate, or Δ_rec cannot be determined.
+        NotImplementedForType: if the input metric is not Hamming (change-one: shuffle first
+        with make_ordered_random), M's measure is not max-divergence, zCDP, approximate or
+        random DP, or Δ_rec cannot be determined.
+        InvalidParameter: if ``record_distance`` is below the distance the element domain
+        proves (or negative / not finite).
+        FeatureNotEnabled: if ``record_distance`` is given where nothing bounds a record and
+        ``honest-but-curious`` is not enabled.
 
     Proof: docs/proofs/make_local_release.md
 
@@ -100,10 +148,19 @@ def make_local_release(
         raise NotImplementedForType(f"input_domain must be a vector_domain, got {input_domain!r}")
     if input_domain.element_domain != measurement.input_domain:
         raise DomainMismatch(input_domain.element_domain, measurement.input_domain, "local release")
-    if not isinstance(input_metric, (HammingDistance, ChangeOneDistance)):
+    if isinstance(input_metric, ChangeOneDistance):
+        # change-one distance is between *unordered* datasets: a permutation is at distance 0,
+        # but the release is positional, so [a, b] and [b, a] are told apart
         raise NotImplementedForType(
-            "a local release counts replaced records: input_metric must be hamming_distance() "
-            f"or change_one_distance(), got {input_metric!r}"
+            "a local release reveals each record's position, but change_one_distance() "
+            "measures unordered datasets (a reordering is at distance 0): use "
+            "hamming_distance() on ordered data, or shuffle first with "
+            "make_ordered_random (change_one_distance -> hamming_distance)"
+        )
+    if not isinstance(input_metric, HammingDistance):
+        raise NotImplementedForType(
+            "a local release counts replaced positions: input_metric must be "
+            f"hamming_distance(), got {input_metric!r}"
         )
     measure = measurement.output_measure
     random_dp = _is_random_dp(measure)

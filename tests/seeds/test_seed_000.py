@@ -8,8 +8,11 @@ import math
 import numpy as np
 import pytest
 
+import opendp_lite.audit as audit
 import opendp_lite.prelude as dp
+from opendp_lite import tour
 from opendp_lite.combinators.local import make_local_release
+from opendp_lite.errors import FeatureNotEnabled
 from opendp_lite.sensitivity import (
     GaussianMixture,
     L1SensitivityNorm,
@@ -78,15 +81,11 @@ def test_sensitivity_sampler_reproduces_the_seed() -> None:
 
 
 def _experiment(sensitivity: float, epsilon: float) -> float:
-    """The seed's experiment: 500 people N(170, 1) each add Lap(Δ/ε); |true − observed mean|."""
-    heights = Normal(170.0, 1.0).sample(500)
-    lap = dp.m.make_laplace(
-        dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=sensitivity / epsilon
-    )
-    local = make_local_release(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, sensitivity
-    )
-    return abs(float(np.mean(heights)) - float(np.mean(local(heights))))
+    """The seed's experiment: 500 people N(170, 1) each add Lap(Δ/ε); |true − observed mean|.
+
+    Through the worst-case route: each height is clamped to the public range 170 ± Δ/2 (the
+    height model's mean), so Δ is the true worst-case sensitivity of one record."""
+    return tour.release_error(tour.clamped_local_laplace(sensitivity, epsilon))
 
 
 def _expected_error(sensitivity: float, epsilon: float) -> tuple[float, float]:
@@ -107,13 +106,11 @@ def test_error_vs_epsilon_experiment(sensitivity: float, epsilon: float) -> None
 
 def test_federated_noise_is_laplace_of_scale_delta_over_epsilon() -> None:
     # the per-person noise of the experiment's federated release, pooled over 40 runs of 500
+    # (heights N(170, 1) are never clamped by 170 ± 11.99/2, so the noise is pure Laplace)
     sensitivity, epsilon = 11.99, 1.0
-    lap = dp.m.make_laplace(
-        dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=sensitivity / epsilon
-    )
-    local = make_local_release(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, sensitivity
-    )
+    local = tour.clamped_local_laplace(sensitivity, epsilon)
+    assert local.output_measure == dp.max_divergence()
+    assert epsilon <= local.map(1) <= epsilon + 1e-12
     noise = []
     for _ in range(40):
         heights = Normal(170.0, 1.0).sample(500)
@@ -123,6 +120,30 @@ def test_federated_noise_is_laplace_of_scale_delta_over_epsilon() -> None:
     assert scipy_stats.kstest(x, scipy_stats.laplace(0, b).cdf).pvalue > ALPHA
     for factor in (0.7, 1.3):
         assert scipy_stats.kstest(x, scipy_stats.laplace(0, factor * b).cdf).pvalue < ALPHA
+
+
+def test_the_typical_sensitivity_is_not_taken_as_a_worst_case() -> None:
+    # issue 12: make_local_release(record_distance=Δ) on unbounded heights labelled a typical
+    # sensitivity as worst-case MaxDivergence.  It is now refused without the trust opt-in,
+    # and the clamped route's ε holds for heights far outside the typical range.
+    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 11.99)
+    with pytest.raises(FeatureNotEnabled, match=r"record_distance=11\.99"):
+        make_local_release(
+            dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, 11.99
+        )
+    # 100 cm vs 250 cm, one person: the unclamped mechanism loses 150/11.99 ≈ 12.5, and the
+    # auditor sees far more than the old claim of 1; the clamped route's claim holds
+    assert lap.map(150.0) > 12
+    dp.enable_features("honest-but-curious")
+    trusted = make_local_release(
+        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, 11.99
+    )
+    clamped = tour.clamped_local_laplace(11.99, 1.0)
+    first = lambda v: float(v[0])  # noqa: E731 - post-processing to a scalar for the audit
+    old = audit.audit(trusted >> first, [100.0], [250.0], d_in=1, samples=4000, confidence=0.999)
+    assert old.claimed_epsilon <= 1.0 + 1e-9 and old.violated and old.epsilon_lower > 4
+    new = audit.audit(clamped >> first, [100.0], [250.0], d_in=1, samples=4000, confidence=0.999)
+    assert not new.violated and new.claimed_epsilon <= 1.0 + 1e-9
 
 
 def test_federated_laplace_with_the_sampled_sensitivity_is_random_dp() -> None:
