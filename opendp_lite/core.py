@@ -230,6 +230,16 @@ def new_function(function: Callable[[TI], TO], TO: object = None) -> Function[TI
     return Function(function)
 
 
+def _type_name(name: str) -> str:
+    """A type name as an OpenDP type descriptor (a ``RuntimeType`` for generic types)."""
+    from .typing import RuntimeType
+
+    try:
+        return RuntimeType.parse(name)
+    except Exception:
+        return name
+
+
 # ----------------------------------------------------------------------------------------------
 # Transformations
 
@@ -281,6 +291,21 @@ class Transformation(Generic[TI, TO, DI, DO]):
     @property
     def output_space(self) -> tuple[Domain[TO], Metric[DO]]:
         return self.output_domain, self.output_metric
+
+    @property
+    def input_carrier_type(self) -> str:
+        """The input carrier type as OpenDP names it, e.g. ``"Vec<i32>"``."""
+        return _type_name(self.input_domain.carrier_type)
+
+    @property
+    def input_distance_type(self) -> str:
+        """The type of ``d_in``, e.g. ``"u32"``."""
+        return _type_name(self.input_metric.distance_type)
+
+    @property
+    def output_distance_type(self) -> str:
+        """The type of ``d_out``, e.g. ``"f64"``."""
+        return _type_name(self.output_metric.distance_type)
 
     def invoke(self, arg: TI) -> TO:
         """Apply the function, after checking that ``arg`` is in the input domain."""
@@ -365,6 +390,21 @@ class Measurement(Generic[TI, TO, DI, MO]):
     @property
     def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
         return self.input_domain, self.input_metric
+
+    @property
+    def input_carrier_type(self) -> str:
+        """The input carrier type as OpenDP names it, e.g. ``"Vec<i32>"``."""
+        return _type_name(self.input_domain.carrier_type)
+
+    @property
+    def input_distance_type(self) -> str:
+        """The type of ``d_in``, e.g. ``"u32"``."""
+        return _type_name(self.input_metric.distance_type)
+
+    @property
+    def output_distance_type(self) -> str:
+        """The type of the privacy loss, e.g. ``"f64"``."""
+        return _type_name(self.output_measure.distance_type)
 
     def invoke(self, arg: TI) -> TO:
         """Release ``function(arg)``.
