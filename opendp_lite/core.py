@@ -90,14 +90,25 @@ class _Then(Protocol[_L_contra, _R_co]):
 
 
 _FEATURES: set[str] = set()
-_KNOWN_FEATURES = frozenset({"contrib", "floating-point", "honest-but-curious", "random-dp"})
+_KNOWN_FEATURES = frozenset(
+    {
+        "contrib",
+        "floating-point",
+        "honest-but-curious",
+        "idealized-numerics",
+        "random-dp",
+        "rust-stack-trace",
+    }
+)
 
 
 def enable_features(*features: str) -> None:
     """Opt in to features that weaken or change what a guarantee rests on.
 
     * ``"contrib"``: accepted for compatibility with OpenDP; no constructor needs it here.
-    * ``"floating-point"``: accepted for compatibility with OpenDP.
+    * ``"floating-point"`` and its OpenDP 0.16 name ``"idealized-numerics"``: accepted for
+      compatibility with OpenDP (maps here already account for float rounding).
+    * ``"rust-stack-trace"``: accepted for compatibility with OpenDP; has no effect.
     * ``"honest-but-curious"``: user-defined functions and maps are trusted as written.
     * ``"random-dp"``: random-DP (sensitivity-sampled) measurements may be composed with
       worst-case DP measurements.
@@ -106,7 +117,13 @@ def enable_features(*features: str) -> None:
     """
     for f in features:
         if f not in _KNOWN_FEATURES:
-            raise FeatureNotEnabled(f"unknown feature {f!r}; known: {sorted(_KNOWN_FEATURES)}")
+            import difflib
+
+            close = difflib.get_close_matches(str(f), sorted(_KNOWN_FEATURES), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise FeatureNotEnabled(
+                f"unknown feature {f!r}; known: {sorted(_KNOWN_FEATURES)}{hint}"
+            )
     _FEATURES.update(features)
 
 
