@@ -78,6 +78,7 @@ from .search import binary_search
 from .typing import RuntimeType
 
 __all__ = [
+    "BudgetExhausted",
     "Chain",
     "Context",
     "PartialChain",
@@ -100,6 +101,13 @@ _REGISTERED: dict[str, tuple[Callable[..., Any], bool]] = {}
 #: What a query's chain can be: a metric space, a transformation, a measurement, an
 #: odometer, or a :class:`PartialChain` still missing one parameter.
 Chain = Any
+
+
+class BudgetExhausted(BudgetExceeded, ValueError):
+    """Every share of a split budget is spent: no query can be started.
+
+    Also a ``ValueError``, which is what OpenDP raises here.
+    """
 
 
 # ----------------------------------------------------------------------------------------------
@@ -498,7 +506,7 @@ class Context:
         Raises:
             InvalidParameter: for loss arguments with a split budget, or a loss in another
                 measure than the context's.
-            BudgetExceeded: if every share of a split budget is spent.
+            BudgetExhausted: if every share of a split budget is spent.
         """
         d_query: Any = None
         measure = self.accountant.output_measure
@@ -508,7 +516,7 @@ class Context:
                     f"this context splits its budget up front; expected no loss, got {kwargs}"
                 )
             if not self.d_mids:
-                raise BudgetExceeded(
+                raise BudgetExhausted(
                     f"privacy budget exhausted: all {len(self.d_mids_consumed)} shares are spent"
                 )
             d_query = self.d_mids[0]
