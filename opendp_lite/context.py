@@ -213,16 +213,26 @@ def _range_note(name: str, value: float, usual: float, warn: float) -> None:
         logger.info("%s = %r is larger than the usual %r", name, value, usual)
 
 
+def _budget(name: str, value: object) -> float:
+    """A budget: a number >= 0, not NaN; infinity means unbounded (an odometer)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf:
+        return math.inf
+    return _arith.check_finite_nonneg(name, value)
+
+
 def loss_of(
     epsilon: float | None = None, delta: float | None = None, rho: float | None = None
 ) -> tuple[Measure[Any], Any]:
     """A privacy loss: the measure and the budget in it.
 
     ``epsilon`` gives ε-DP, ``rho`` ρ-zCDP; adding ``delta`` makes either approximate.
+    An infinite ``epsilon``/``rho`` (without a split) gives a context that only tracks its
+    spending.
 
     Raises:
         InvalidParameter: unless exactly one of ``epsilon``/``rho`` is given, or if a value is
-            negative, NaN or infinite (δ must also be at most 1).
+            negative or NaN (an infinite ε or ρ asks for an unbounded odometer; δ must be
+            finite and at most 1).
 
     >>> loss_of(epsilon=1.0), loss_of(rho=0.5, delta=1e-7)
     ((MaxDivergence(), 1.0), (Approximate(ZeroConcentratedDivergence()), (0.5, 1e-07)))
@@ -233,11 +243,11 @@ def loss_of(
         )
     measure: Measure[Any]
     if epsilon is not None:
-        loss: Any = _arith.check_finite_nonneg("epsilon", epsilon)
+        loss: Any = _budget("epsilon", epsilon)
         _range_note("epsilon", loss, 1.0, 5.0)
         measure = max_divergence()
     else:
-        loss = _arith.check_finite_nonneg("rho", rho)
+        loss = _budget("rho", rho)
         _range_note("rho", loss, 0.25, 0.5)
         measure = zero_concentrated_divergence()
     if delta is None:
@@ -367,6 +377,9 @@ def _normalize_compositor(
             return odometer, None, None
         return make_privacy_filter(odometer, d_in, d_out), None, d_out
 
+    first = d_out[0] if isinstance(d_out, tuple) else d_out
+    if isinstance(first, (int, float)) and math.isinf(first):
+        raise InvalidParameter(f"a split budget must be finite, got privacy_loss={d_out!r}")
     total = math.fsum(weights)
     unit = [w / total for w in weights]
 

@@ -212,3 +212,33 @@ def test_query_without_context_releases_on_data() -> None:
     assert isinstance(query.count().laplace(scale=1.0).release(data=[1, 2, 3]), int)
     with pytest.raises(InvalidParameter, match="context or data"):
         query.count().laplace(scale=1.0).release()
+
+
+def test_unbounded_context_tracks_spending() -> None:
+    context = dp.Context.compositor(
+        data=DATA,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=float("inf")),
+    )
+    for _ in range(3):
+        context.query(epsilon=2.0).count().laplace().release()
+    assert context.current_privacy_loss() == 6.0
+    with pytest.raises(InvalidParameter, match="unbounded"):
+        context.remaining_privacy_loss()
+    with pytest.raises(InvalidParameter, match="finite"):
+        _split(2, epsilon=float("inf"))
+
+
+def test_nested_compositor_after_a_transformation_sees_the_transformed_data() -> None:
+    context = _split(2)
+    inner = context.query().clamp((0, 9)).compositor(split_evenly_over=2).release()
+    assert inner.d_mids == [0.25, 0.25]
+    assert inner.query_space == (
+        dp.vector_domain(dp.atom_domain(bounds=(0, 9))),
+        dp.symmetric_distance(),
+    )
+    # the nested queries are built on the clamped space: a sum needs no clamp of its own
+    total = inner.query().sum().laplace()
+    assert total.param() >= 9 / 0.25
+    assert isinstance(total.release(), int)
+    assert context.remaining_privacy_loss() == [0.5]
