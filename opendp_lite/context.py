@@ -118,15 +118,16 @@ def domain_of(T: object, infer: bool = False) -> Domain[Any]:
     """The domain whose carrier type is ``T`` (``list[int]``, ``"Vec<int>"``, ``dp.i32`` ...).
 
     With ``infer=True``, ``T`` is a *public example* of the data and its type is inferred;
-    never pass the sensitive data itself unless its structure is public.
+    never pass the sensitive data itself unless its structure is public.  As in OpenDP, a
+    float domain admits NaN (``nan=True``): impute or pass ``domain=`` to exclude it.
 
     Raises:
         NotImplementedForType: if ``T`` names no supported carrier.
 
-    >>> domain_of(list[int]), domain_of("Option<f64>")
-    (VectorDomain(AtomDomain(T=i32)), OptionDomain(AtomDomain(T=f64)))
+    >>> domain_of(list[int]), domain_of("Option<int>")
+    (VectorDomain(AtomDomain(T=i32)), OptionDomain(AtomDomain(T=i32)))
     >>> domain_of([1.5], infer=True)
-    VectorDomain(AtomDomain(T=f64))
+    VectorDomain(AtomDomain(nan=true, T=f64))
     """
     descriptor = RuntimeType.infer(T) if infer else RuntimeType.parse(T)
     return _domain_from(descriptor)
@@ -142,6 +143,9 @@ def _domain_from(descriptor: str) -> Domain[Any]:
         if descriptor.origin == "HashMap" and len(args) == 2:
             return map_domain(_domain_from(args[0]), _domain_from(args[1]))
         raise NotImplementedForType(f"no domain for carrier type {descriptor}")
+    if descriptor in ("f32", "f64"):
+        # as OpenDP's domain_of: a float domain built from a type admits NaN (impute first)
+        return atom_domain(T=descriptor, nan=True)
     return atom_domain(T=descriptor)
 
 
@@ -189,7 +193,7 @@ def space_of(T: object, M: object = None, infer: bool = False) -> tuple[Domain[A
     >>> space_of(list[int])
     (VectorDomain(AtomDomain(T=i32)), SymmetricDistance())
     >>> space_of(float)
-    (AtomDomain(T=f64), AbsoluteDistance(f64))
+    (AtomDomain(nan=true, T=f64), AbsoluteDistance(f64))
     """
     domain = domain_of(T, infer=infer)
     carrier = RuntimeType.parse(domain.carrier_type)

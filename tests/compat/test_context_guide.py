@@ -189,3 +189,68 @@ def test_shorthands_match_opendp() -> None:
         (1.0, 1e-9),
     )
     assert dp.loss_of(rho=1.0) == (dp.zero_concentrated_divergence(), 1.0)
+
+
+def test_getting_started_shape_impute_clamp_resize_mean() -> None:
+    # float data inferred as OpenDP infers it: a domain that admits NaN, so impute first
+    data = [float((i * 37) % 101) for i in range(100)]
+    context = dp.Context.compositor(
+        data=data,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=3,
+    )
+    assert context.accountant.input_domain == dp.vector_domain(dp.atom_domain(T=float, nan=True))
+    count_query = context.query().count().laplace()
+    assert count_query.param() == 3.0000000000000004  # OpenDP 0.16: the same
+    dp_count = count_query.release()
+    mean_query = (
+        context.query()
+        .impute_constant(50.0)
+        .clamp((0.0, 100.0))
+        .resize(size=dp_count, constant=50.0)
+        .mean()
+        .laplace()
+    )
+    assert mean_query.resolve().map(1) <= 1 / 3
+    assert isinstance(mean_query.release(), float)
+    assert context.remaining_privacy_loss() == [1 / 3]
+
+
+def test_per_query_loss_shape() -> None:
+    context = dp.Context.compositor(
+        data=[float(i % 100) for i in range(100)],
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+    )
+    count_query = context.query(epsilon=1 / 3).count().laplace()
+    assert count_query.param() == 3.0000000000000004  # OpenDP 0.16: the same
+    count_query.release()
+    assert context.current_privacy_loss() == 1 / 3
+
+
+def test_plugin_shape() -> None:
+    dp.enable_features("honest-but-curious")
+
+    def make_anything_constant(input_domain, input_metric, constant):  # type: ignore[no-untyped-def]
+        return dp.m.make_user_measurement(
+            input_domain=input_domain,
+            input_metric=input_metric,
+            output_measure=dp.max_divergence(),
+            function=lambda _: constant,
+            privacy_map=lambda _: 0.0,
+        )
+
+    dp.register(make_anything_constant)
+    try:
+        context = dp.Context.compositor(
+            data=[1, 2, 3],
+            privacy_unit=dp.unit_of(contributions=36),
+            privacy_loss=dp.loss_of(epsilon=1.0),
+            split_evenly_over=2,
+        )
+        assert context.query().anything_constant("denied").release() == "denied"
+    finally:
+        from opendp_lite import context as ctx
+
+        ctx._REGISTERED.pop("anything_constant", None)
