@@ -582,7 +582,7 @@ class PartialChain:
     """A transformation or measurement still missing one numeric parameter.
 
     ``fix(d_in, d_out)`` finds the parameter by binary search and returns the chain built
-    with it (the parameter is kept as ``.param`` on the returned object's wrapper).
+    with it; ``Query.param()`` returns the parameter itself.
     """
 
     def __init__(self, f: Callable[[Any], Any]) -> None:
@@ -598,12 +598,23 @@ class PartialChain:
         output_measure: Measure[Any] | None = None,
         bounds: tuple[Any, Any] | None = None,
         T: object = None,
-    ) -> tuple[Any, Any]:
-        """``(parameter, chain)``: the parameter nearest the boundary at which the chain fits.
+    ) -> Any:
+        """The chain built with the parameter nearest the boundary at which it fits.
 
         Raises:
             ValueError: if no parameter fits (from the search).
         """
+        return self._solve(d_in, d_out, output_measure, bounds, T)[1]
+
+    def _solve(
+        self,
+        d_in: Any,
+        d_out: Any,
+        output_measure: Measure[Any] | None = None,
+        bounds: tuple[Any, Any] | None = None,
+        T: object = None,
+    ) -> tuple[Any, Any]:
+        """``(parameter, chain)``, as :meth:`fix`."""
         approx_only_eps = isinstance(output_measure, Approximate) and isinstance(d_out, tuple)
 
         def fits(param: Any) -> bool:
@@ -869,7 +880,7 @@ class Query(Generic[_Out]):
                 raise InvalidParameter(
                     "solving for a missing parameter needs d_in and d_out (a context's query)"
                 )
-            return self._chain.fix(self._d_in, self._d_out, self._output_measure, bounds, T)
+            return self._chain._solve(self._d_in, self._d_out, self._output_measure, bounds, T)
         return None, self._chain
 
     def resolve(

@@ -242,3 +242,11 @@ def test_nested_compositor_after_a_transformation_sees_the_transformed_data() ->
     assert total.param() >= 9 / 0.25
     assert isinstance(total.release(), int)
     assert context.remaining_privacy_loss() == [0.5]
+
+
+def test_partial_chain_fix_returns_the_fitted_chain() -> None:
+    space = dp.space_of(list[int])
+    partial = dp.PartialChain(lambda scale: space >> dp.t.then_count() >> dp.m.then_laplace(scale))
+    fitted = partial.fix(d_in=1, d_out=0.5)
+    assert fitted.map(1) <= 0.5
+    assert partial(2.0).map(1) == 0.5 and not partial(1.9).check(1, 0.5)
