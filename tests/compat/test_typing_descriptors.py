@@ -104,3 +104,11 @@ def test_measurement_and_transformation_type_properties() -> None:
     noisy = count >> dp.m.then_laplace(1.0)
     assert noisy.input_carrier_type == "Vec<i32>"
     assert noisy.input_distance_type == "u32" and noisy.output_distance_type == "f64"
+
+
+def test_approximate_measure_distance_type_is_a_pair() -> None:
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    approx = dp.c.make_approximate(dp.m.make_laplace(*space, 1.0))
+    assert approx.output_distance_type == "(f64, f64)"  # as OpenDP 0.16
+    assert approx.output_measure.distance_type == "(f64, f64)"
+    assert approx.map(1.0) == (1.0, 0.0)  # the loss check is unchanged
