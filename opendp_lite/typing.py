@@ -199,6 +199,8 @@ class RuntimeType(str):
                 other = RuntimeType.parse(other)
             except NotImplementedForType:
                 return False
+            if not isinstance(other, RuntimeType):  # an atom: compare the names
+                return str.__eq__(self, other)
         if not isinstance(other, RuntimeType):
             return False
         return self.origin == other.origin and list(self.args) == list(other.args)

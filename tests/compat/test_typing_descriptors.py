@@ -112,3 +112,9 @@ def test_approximate_measure_distance_type_is_a_pair() -> None:
     assert approx.output_distance_type == "(f64, f64)"  # as OpenDP 0.16
     assert approx.output_measure.distance_type == "(f64, f64)"
     assert approx.map(1.0) == (1.0, 0.0)  # the loss check is unchanged
+
+
+def test_a_runtime_type_of_an_atom_is_that_atom() -> None:
+    atom = RuntimeType("i32")
+    assert atom == "i32" and "i32" == atom and atom == "int" and atom != "i64"
+    assert dp.atom_domain(T=atom) == dp.atom_domain(T=int)
