@@ -250,3 +250,42 @@ def test_partial_chain_fix_returns_the_fitted_chain() -> None:
     fitted = partial.fix(d_in=1, d_out=0.5)
     assert fitted.map(1) <= 0.5
     assert partial(2.0).map(1) == 0.5 and not partial(1.9).check(1, 0.5)
+
+
+def test_every_then_constructor_is_reachable_from_a_query() -> None:
+    from opendp_lite import context as ctx
+
+    query = _split(1).query()
+    for module in (dp.t, dp.m, dp.c):
+        for attr in dir(module):
+            if attr.startswith("then_"):
+                name = attr[len("then_") :]
+                assert callable(getattr(query, name)), name
+                assert ctx._lookup(name) == (getattr(module, attr), "then")
+    for typed in ("count", "count_distinct", "mean", "variance", "clamp", "laplace"):
+        assert ctx._lookup(typed)[1] == "then", typed
+    for typed in ("gaussian", "geometric"):
+        assert ctx._lookup(typed)[1] == "then", typed
+
+
+def test_make_constructors_without_a_partial_take_the_chain_space() -> None:
+    # make_split_dataframe(separator, col_names) takes no space: it starts a chain from a string
+    csv = "\n".join(f"{i},{20 + i % 50}" for i in range(200))
+    context = dp.Context.compositor(
+        data=csv,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        domain=dp.atom_domain(T=str),
+    )
+    query = (
+        context.query()
+        .split_dataframe(",", col_names=["id", "age"])
+        .select_column(key="age", TOA=str)
+        .cast_default(TOA=int)
+        .clamp((0, 100))
+        .sum()
+        .laplace()
+    )
+    assert query.param() == 100.0  # OpenDP 0.16: 200.0 at half this budget
+    assert isinstance(query.release(), int)
