@@ -384,6 +384,9 @@ def _normalize_compositor(
     first = d_out[0] if isinstance(d_out, tuple) else d_out
     if isinstance(first, (int, float)) and math.isinf(first):
         raise InvalidParameter(f"a split budget must be finite, got privacy_loss={d_out!r}")
+    parts = d_out if isinstance(d_out, tuple) else (d_out,)
+    if all(isinstance(p, (int, float)) and p == 0 for p in parts):
+        raise InvalidParameter(f"a split budget must be positive, got privacy_loss={d_out!r}")
     total = math.fsum(weights)
     unit = [w / total for w in weights]
 

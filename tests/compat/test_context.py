@@ -289,3 +289,23 @@ def test_make_constructors_without_a_partial_take_the_chain_space() -> None:
     )
     assert query.param() == 100.0  # OpenDP 0.16: 200.0 at half this budget
     assert isinstance(query.release(), int)
+
+
+def test_split_of_a_zero_budget_is_refused() -> None:
+    with pytest.raises(InvalidParameter, match="positive"):
+        _split(2, epsilon=0.0)
+    with pytest.raises(InvalidParameter, match="split_by_weights"):
+        dp.Context.compositor(
+            data=DATA,
+            privacy_unit=dp.unit_of(contributions=1),
+            privacy_loss=dp.loss_of(epsilon=1.0),
+            split_by_weights=[0.0, 0.0],
+        )
+    with pytest.raises(InvalidParameter, match="at most one"):
+        dp.Context.compositor(
+            data=DATA,
+            privacy_unit=dp.unit_of(contributions=1),
+            privacy_loss=dp.loss_of(epsilon=1.0),
+            split_evenly_over=2,
+            split_by_weights=[1.0],
+        )
