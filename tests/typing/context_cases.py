@@ -10,11 +10,15 @@ Constructors reached by name at run time (``.sum()``, ``.cast_default(...)``) ar
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from typing_extensions import assert_type
-
 import opendp_lite.prelude as dp
+
+if sys.version_info >= (3, 11):
+    from typing import assert_type
+else:  # Python 3.10: typing_extensions (a dependency of mypy) has it
+    from typing_extensions import assert_type
 
 
 def cases(context: dp.Context) -> None:
