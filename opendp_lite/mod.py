@@ -11,6 +11,9 @@ Measurement`` becomes ``from opendp_lite.mod import Measurement``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from . import __version__
 from .combinators.composition import Odometer, OdometerQueryable
 from .core import (
@@ -32,7 +35,14 @@ from .domains import AtomDomain, OptionDomain, VectorDomain
 from .errors import OpenDPLiteError as OpenDPException
 from .measures import Approximate as ApproximateDivergence
 from .measures import PrivacyProfile
-from .search import binary_search, binary_search_chain, binary_search_param
+from .search import (
+    _infer_bounds,
+    _infer_type,
+    _parse_type,
+    binary_search,
+    binary_search_chain,
+    binary_search_param,
+)
 from .typing import UnknownTypeException
 
 __all__ = [
@@ -62,7 +72,28 @@ __all__ = [
     "binary_search_param",
     "disable_features",
     "enable_features",
+    "exponential_bounds_search",
 ]
 
 #: The set of enabled features (the same object :func:`enable_features` updates).
 GLOBAL_FEATURES: set[str] = _FEATURES
+
+
+def exponential_bounds_search(
+    predicate: Callable[[Any], bool], T: object = None
+) -> tuple[Any, Any] | None:
+    """Bounds ``(lower, upper)`` between which ``predicate`` changes, or None if none is found.
+
+    The search widens exponentially around 0 (as :func:`binary_search` does without bounds).
+    ``T`` (``float`` or ``int``) is inferred from the predicate if not given.
+
+    >>> exponential_bounds_search(lambda x: x >= 100.0)
+    (16.0, 256.0)
+    >>> exponential_bounds_search(lambda x: True, T=int) is None
+    True
+    """
+    kind = _infer_type(predicate) if T is None else _parse_type(T)
+    try:
+        return _infer_bounds(predicate, None, None, kind)
+    except ValueError:
+        return None

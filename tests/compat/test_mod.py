@@ -37,3 +37,13 @@ def test_version() -> None:
 def test_opendp_exception_catches_library_errors() -> None:
     with pytest.raises(dp.OpenDPException):
         dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), -1.0)
+
+
+def test_exponential_bounds_search_brackets_the_boundary() -> None:
+    lower, upper = dp.exponential_bounds_search(lambda x: x >= 100.0)  # type: ignore[misc]
+    assert lower < 100.0 <= upper
+    lower, upper = mod.exponential_bounds_search(lambda x: x > -7, T=int)  # type: ignore[misc]
+    assert lower <= -7 < upper
+    assert mod.exponential_bounds_search(lambda x: True, T=int) is None  # as OpenDP
+    assert dp.ApproximateDivergence is mod.ApproximateDivergence
+    assert dp.GLOBAL_FEATURES is mod.GLOBAL_FEATURES
