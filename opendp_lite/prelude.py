@@ -117,6 +117,7 @@ from .context import (
     space_of,
     unit_of,
 )
+from .mod import GLOBAL_FEATURES, ApproximateDivergence, exponential_bounds_search
 from .typing import (
     BitVector,
     HashMap,
@@ -143,8 +144,10 @@ from .typing import (
 )
 
 __all__ = [
+    "GLOBAL_FEATURES",
     "AbsoluteDistance",
     "Approximate",
+    "ApproximateDivergence",
     "AtomDomain",
     "BitVector",
     "BitVectorDomain",
@@ -210,6 +213,7 @@ __all__ = [
     "discrete_laplacian_scale_to_accuracy",
     "domain_of",
     "enable_features",
+    "exponential_bounds_search",
     "f32",
     "f64",
     "fixed_smoothed_max_divergence",
