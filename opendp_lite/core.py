@@ -101,14 +101,25 @@ class _Then(Protocol[_L_contra, _R_co]):
 
 
 _FEATURES: set[str] = set()
-_KNOWN_FEATURES = frozenset({"contrib", "floating-point", "honest-but-curious", "random-dp"})
+_KNOWN_FEATURES = frozenset(
+    {
+        "contrib",
+        "floating-point",
+        "honest-but-curious",
+        "idealized-numerics",
+        "random-dp",
+        "rust-stack-trace",
+    }
+)
 
 
 def enable_features(*features: str) -> None:
     """Opt in to features that weaken or change what a guarantee rests on.
 
     * ``"contrib"``: accepted for compatibility with OpenDP; no constructor needs it here.
-    * ``"floating-point"``: accepted for compatibility with OpenDP.
+    * ``"floating-point"`` and its OpenDP 0.16 name ``"idealized-numerics"``: accepted for
+      compatibility with OpenDP (maps here already account for float rounding).
+    * ``"rust-stack-trace"``: accepted for compatibility with OpenDP; has no effect.
     * ``"honest-but-curious"``: user-defined functions and maps are trusted as written.
     * ``"random-dp"``: random-DP (sensitivity-sampled) measurements may be composed with
       worst-case DP measurements.
@@ -117,7 +128,13 @@ def enable_features(*features: str) -> None:
     """
     for f in features:
         if f not in _KNOWN_FEATURES:
-            raise FeatureNotEnabled(f"unknown feature {f!r}; known: {sorted(_KNOWN_FEATURES)}")
+            import difflib
+
+            close = difflib.get_close_matches(str(f), sorted(_KNOWN_FEATURES), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise FeatureNotEnabled(
+                f"unknown feature {f!r}; known: {sorted(_KNOWN_FEATURES)}{hint}"
+            )
     _FEATURES.update(features)
 
 
@@ -241,6 +258,16 @@ def new_function(function: Callable[[TI], TO], TO: object = None) -> Function[TI
     return Function(function)
 
 
+def _type_name(name: str) -> str:
+    """A type name as an OpenDP type descriptor (a ``RuntimeType`` for generic types)."""
+    from .typing import RuntimeType
+
+    try:
+        return RuntimeType.parse(name)
+    except Exception:
+        return name
+
+
 # ----------------------------------------------------------------------------------------------
 # Transformations
 
@@ -292,6 +319,21 @@ class Transformation(Generic[TI, TO, DI, DO]):
     @property
     def output_space(self) -> tuple[Domain[TO], Metric[DO]]:
         return self.output_domain, self.output_metric
+
+    @property
+    def input_carrier_type(self) -> str:
+        """The input carrier type as OpenDP names it, e.g. ``"Vec<i32>"``."""
+        return _type_name(self.input_domain.carrier_type)
+
+    @property
+    def input_distance_type(self) -> str:
+        """The type of ``d_in``, e.g. ``"u32"``."""
+        return _type_name(self.input_metric.distance_type)
+
+    @property
+    def output_distance_type(self) -> str:
+        """The type of ``d_out``, e.g. ``"f64"``."""
+        return _type_name(self.output_metric.distance_type)
 
     def invoke(self, arg: TI) -> TO:
         """Apply the function, after checking that ``arg`` is in the input domain."""
@@ -376,6 +418,21 @@ class Measurement(Generic[TI, TO, DI, MO]):
     @property
     def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
         return self.input_domain, self.input_metric
+
+    @property
+    def input_carrier_type(self) -> str:
+        """The input carrier type as OpenDP names it, e.g. ``"Vec<i32>"``."""
+        return _type_name(self.input_domain.carrier_type)
+
+    @property
+    def input_distance_type(self) -> str:
+        """The type of ``d_in``, e.g. ``"u32"``."""
+        return _type_name(self.input_metric.distance_type)
+
+    @property
+    def output_distance_type(self) -> str:
+        """The type of the privacy loss, e.g. ``"f64"``."""
+        return _type_name(self.output_measure.distance_type)
 
     def invoke(self, arg: TI) -> TO:
         """Release ``function(arg)``.

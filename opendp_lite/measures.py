@@ -63,6 +63,11 @@ class Approximate(Measure[tuple[Q, float]], Generic[Q]):
     def __repr__(self) -> str:
         return f"Approximate({self.inner!r})"
 
+    @property
+    def distance_type(self) -> str:  # type: ignore[override]
+        """The loss type as OpenDP names it: ``"(f64, f64)"`` for approximate pure DP."""
+        return f"({self.inner.distance_type}, f64)"
+
     def _check_loss(self, d: object) -> tuple[Q, float]:
         if not (isinstance(d, tuple | list) and len(d) == 2):
             raise FailedMap(f"a loss in {self!r} is a pair (inner, delta), got {d!r}")

@@ -123,6 +123,23 @@ class _SensitivityMetric(Metric[T], Generic[T]):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.T})"
 
+    def __class_getitem__(cls, item: Any) -> Any:
+        """At run time, ``L1Distance[int]`` is OpenDP's type descriptor ``L1Distance<i32>``.
+
+        So OpenDP code that passes ``MO=dp.L1Distance[int]`` works unchanged; type variables
+        and non-carrier arguments keep the ordinary generic alias (for annotations).
+        """
+        if cls is not _SensitivityMetric and not isinstance(item, TypeVar):
+            from .typing import RuntimeType, SensitivityMetric
+
+            try:
+                name = RuntimeType.parse(item)
+            except NotImplementedForType:
+                name = ""
+            if name in NUMERIC_TYPES:
+                return SensitivityMetric(cls.__name__, [name])
+        return super().__class_getitem__(item)  # type: ignore[misc]
+
 
 @dataclass(frozen=True, repr=False)
 class AbsoluteDistance(_SensitivityMetric[T]):

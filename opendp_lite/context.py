@@ -1,0 +1,1013 @@
+"""The Context API of OpenDP 0.16: a privacy budget around one dataset, queried by chaining.
+
+A :class:`Context` holds the data, the privacy unit and a compositor (the *accountant*) whose
+queryable enforces the budget.  ``context.query()`` starts a :class:`Query`; each method call
+``.x(...)`` appends the constructor ``then_x`` (or ``make_x``) of ``dp.t``/``dp.m``/``dp.c``;
+``.release()`` submits the measurement to the accountant.  A constructor called with exactly
+one required argument missing (``.laplace()`` without ``scale``) leaves it to be solved by a
+binary search: the tightest value that fits the query's share of the budget.
+
+>>> import opendp_lite.prelude as dp
+>>> context = dp.Context.compositor(
+...     data=[1, 2, 3, 4, 5],
+...     privacy_unit=dp.unit_of(contributions=1),
+...     privacy_loss=dp.loss_of(epsilon=1.0),
+...     split_evenly_over=2,
+... )
+>>> count = context.query().count().laplace()
+>>> count.param()
+2.0
+>>> isinstance(count.release(), int), context.remaining_privacy_loss()
+(True, [0.5])
+
+The budget is enforced by the accountant's queryable (a security boundary that also holds
+for queries sent to ``context.queryable`` directly); a query the budget cannot afford is
+refused with :class:`~opendp_lite.combinators.composition.BudgetExceeded` before anything is
+computed, the session stays usable for cheaper queries, and the message says what remains.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar, cast
+
+from . import _arith
+from . import combinators as _c
+from . import measurements as _m
+from . import transformations as _t
+from .combinators.composition import (
+    BudgetExceeded,
+    Odometer,
+    OdometerQueryable,
+    _PrivacyLoss,
+    make_adaptive_composition,
+    make_fully_adaptive_composition,
+    make_privacy_filter,
+)
+from .combinators.conversions import (
+    make_approximate,
+    make_fix_delta,
+    make_pureDP_to_zCDP,
+    make_zCDP_to_approxDP,
+)
+from .core import Domain, Measure, Measurement, Metric, Queryable, Transformation
+from .domains import atom_domain, map_domain, option_domain, vector_domain
+from .errors import FailedMap, InvalidParameter, NotImplementedForType
+from .measures import (
+    Approximate,
+    MaxDivergence,
+    ZeroConcentratedDivergence,
+    approximate,
+    max_divergence,
+    zero_concentrated_divergence,
+)
+from .metrics import (
+    absolute_distance,
+    change_one_distance,
+    discrete_distance,
+    hamming_distance,
+    insert_delete_distance,
+    l1_distance,
+    l2_distance,
+    symmetric_distance,
+)
+from .search import binary_search
+from .typing import RuntimeType
+
+__all__ = [
+    "BudgetExhausted",
+    "Chain",
+    "Context",
+    "PartialChain",
+    "Query",
+    "domain_of",
+    "loss_of",
+    "metric_of",
+    "register",
+    "space_of",
+    "unit_of",
+]
+
+logger = logging.getLogger(__name__)
+
+_Out = TypeVar("_Out")
+
+# constructors registered by plugins: name -> (constructor, takes input_domain/input_metric)
+_REGISTERED: dict[str, tuple[Callable[..., Any], bool]] = {}
+
+#: What a query's chain can be: a metric space, a transformation, a measurement, an
+#: odometer, or a :class:`PartialChain` still missing one parameter.
+Chain = Any
+
+
+class BudgetExhausted(BudgetExceeded, ValueError):
+    """Every share of a split budget is spent: no query can be started.
+
+    Also a ``ValueError``, which is what OpenDP raises here.
+    """
+
+
+# ----------------------------------------------------------------------------------------------
+# Spaces, units and losses
+
+
+def domain_of(T: object, infer: bool = False) -> Domain[Any]:
+    """The domain whose carrier type is ``T`` (``list[int]``, ``"Vec<int>"``, ``dp.i32`` ...).
+
+    With ``infer=True``, ``T`` is a *public example* of the data and its type is inferred;
+    never pass the sensitive data itself unless its structure is public.  As in OpenDP, a
+    float domain admits NaN (``nan=True``): impute or pass ``domain=`` to exclude it.
+
+    Raises:
+        NotImplementedForType: if ``T`` names no supported carrier.
+
+    >>> domain_of(list[int]), domain_of("Option<int>")
+    (VectorDomain(AtomDomain(T=i32)), OptionDomain(AtomDomain(T=i32)))
+    >>> domain_of([1.5], infer=True)
+    VectorDomain(AtomDomain(nan=true, T=f64))
+    """
+    descriptor = RuntimeType.infer(T) if infer else RuntimeType.parse(T)
+    return _domain_from(descriptor)
+
+
+def _domain_from(descriptor: str) -> Domain[Any]:
+    if isinstance(descriptor, RuntimeType):
+        args = descriptor.args
+        if descriptor.origin == "Vec" and len(args) == 1:
+            return vector_domain(_domain_from(args[0]))
+        if descriptor.origin == "Option" and len(args) == 1:
+            return option_domain(_domain_from(args[0]))
+        if descriptor.origin == "HashMap" and len(args) == 2:
+            return map_domain(_domain_from(args[0]), _domain_from(args[1]))
+        raise NotImplementedForType(f"no domain for carrier type {descriptor}")
+    if descriptor in ("f32", "f64"):
+        # as OpenDP's domain_of: a float domain built from a type admits NaN (impute first)
+        return atom_domain(T=descriptor, nan=True)
+    return atom_domain(T=descriptor)
+
+
+def metric_of(M: object) -> Metric[Any]:
+    """The metric of type ``M`` (``dp.L1Distance[float]``, ``"SymmetricDistance"`` ...).
+
+    Raises:
+        NotImplementedForType: if ``M`` names no supported metric.
+
+    >>> metric_of("SymmetricDistance"), metric_of("L2Distance<f64>")
+    (SymmetricDistance(), L2Distance(f64))
+    """
+    if isinstance(M, Metric):
+        return M
+    descriptor = RuntimeType.parse(M)
+    if isinstance(descriptor, RuntimeType) and len(descriptor.args) == 1:
+        sensitivity: dict[str, Callable[[object], Metric[Any]]] = {
+            "AbsoluteDistance": absolute_distance,
+            "L1Distance": l1_distance,
+            "L2Distance": l2_distance,
+        }
+        if descriptor.origin in sensitivity:
+            return sensitivity[descriptor.origin](descriptor.args[0])
+    plain: dict[str, Callable[[], Metric[Any]]] = {
+        "SymmetricDistance": symmetric_distance,
+        "InsertDeleteDistance": insert_delete_distance,
+        "ChangeOneDistance": change_one_distance,
+        "HammingDistance": hamming_distance,
+        "DiscreteDistance": discrete_distance,
+    }
+    if descriptor in plain:
+        return plain[descriptor]()
+    raise NotImplementedForType(f"unrecognized metric type M={M!r}")
+
+
+def space_of(T: object, M: object = None, infer: bool = False) -> tuple[Domain[Any], Metric[Any]]:
+    """A metric space: ``(domain_of(T), metric_of(M))``.
+
+    ``M`` defaults to the symmetric distance for vectors and the absolute distance (of the
+    carrier type) for numbers.
+
+    Raises:
+        NotImplementedForType: if ``T``/``M`` are unsupported, or no default metric exists.
+
+    >>> space_of(list[int])
+    (VectorDomain(AtomDomain(T=i32)), SymmetricDistance())
+    >>> space_of(float)
+    (AtomDomain(nan=true, T=f64), AbsoluteDistance(f64))
+    """
+    domain = domain_of(T, infer=infer)
+    carrier = RuntimeType.parse(domain.carrier_type)
+    if M is None:
+        if isinstance(carrier, RuntimeType) and carrier.origin == "Vec":
+            M = "SymmetricDistance"
+        elif not isinstance(carrier, RuntimeType) and carrier not in ("bool", "String"):
+            M = RuntimeType("AbsoluteDistance", [carrier])
+        else:
+            raise NotImplementedForType(f"no default metric for domain {domain!r}; pass M")
+    descriptor = M if isinstance(M, Metric) else RuntimeType.parse(M)
+    if isinstance(descriptor, RuntimeType) and not descriptor.args and not isinstance(M, Metric):
+        descriptor = RuntimeType(descriptor.origin, [str(carrier)])
+    return domain, metric_of(descriptor)
+
+
+def _range_note(name: str, value: float, usual: float, warn: float) -> None:
+    if value > warn:
+        logger.warning("%s = %r is larger than %r; the guarantee is weak", name, value, warn)
+    elif value > usual:
+        logger.info("%s = %r is larger than the usual %r", name, value, usual)
+
+
+def _budget(name: str, value: object) -> float:
+    """A budget: a number >= 0, not NaN; infinity means unbounded (an odometer)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf:
+        return math.inf
+    return _arith.check_finite_nonneg(name, value)
+
+
+def loss_of(
+    epsilon: float | None = None, delta: float | None = None, rho: float | None = None
+) -> tuple[Measure[Any], Any]:
+    """A privacy loss: the measure and the budget in it.
+
+    ``epsilon`` gives ε-DP, ``rho`` ρ-zCDP; adding ``delta`` makes either approximate.
+    An infinite ``epsilon``/``rho`` (without a split) gives a context that only tracks its
+    spending.
+
+    Raises:
+        InvalidParameter: unless exactly one of ``epsilon``/``rho`` is given, or if a value is
+            negative or NaN (an infinite ε or ρ asks for an unbounded odometer; δ must be
+            finite and at most 1).
+
+    >>> loss_of(epsilon=1.0), loss_of(rho=0.5, delta=1e-7)
+    ((MaxDivergence(), 1.0), (Approximate(ZeroConcentratedDivergence()), (0.5, 1e-07)))
+    """
+    if (epsilon is None) == (rho is None):
+        raise InvalidParameter(
+            f"pass exactly one of epsilon or rho, got epsilon={epsilon!r}, rho={rho!r}"
+        )
+    measure: Measure[Any]
+    if epsilon is not None:
+        loss: Any = _budget("epsilon", epsilon)
+        _range_note("epsilon", loss, 1.0, 5.0)
+        measure = max_divergence()
+    else:
+        loss = _budget("rho", rho)
+        _range_note("rho", loss, 0.25, 0.5)
+        measure = zero_concentrated_divergence()
+    if delta is None:
+        return measure, loss
+    d = _arith.check_finite_nonneg("delta", delta)
+    if d > 1:
+        raise InvalidParameter(f"delta must be at most 1, got {delta!r}")
+    _range_note("delta", d, 1e-6, 1e-6)
+    return approximate(measure), (loss, d)
+
+
+def unit_of(
+    *,
+    contributions: int | None = None,
+    changes: int | None = None,
+    absolute: float | None = None,
+    l1: float | None = None,
+    l2: float | None = None,
+    local: bool | None = None,
+    identifier: object = None,
+    ordered: bool = False,
+    U: object = None,
+) -> tuple[Metric[Any], Any]:
+    """A privacy unit: the metric and the distance one individual can move the data.
+
+    Exactly one of ``contributions`` (records added or removed), ``changes`` (records
+    changed), ``absolute``/``l1``/``l2`` (distance of an aggregate, of type ``U``) or
+    ``local=True`` (one individual's data) is given.  ``ordered=True`` selects the
+    insert-delete / Hamming distance for ordered data.
+
+    Raises:
+        InvalidParameter: unless exactly one distance is given, or for ``ordered`` with a
+            distance it does not apply to.
+        NotImplementedForType: for ``identifier`` (identifier-level units need Polars) or a
+            sequence of bounds for ``contributions``.
+
+    >>> unit_of(contributions=3), unit_of(l1=2.0), unit_of(changes=1, ordered=True)
+    ((SymmetricDistance(), 3), (L1Distance(f64), 2.0), (HammingDistance(), 1))
+    """
+    given = {
+        "contributions": contributions,
+        "changes": changes,
+        "absolute": absolute,
+        "l1": l1,
+        "l2": l2,
+        "local": local,
+    }
+    named = [k for k, v in given.items() if v is not None]
+    if len(named) != 1:
+        raise InvalidParameter(f"pass exactly one distance of {sorted(given)}, got {named}")
+    if identifier is not None:
+        raise NotImplementedForType(
+            "identifier-level privacy units need OpenDP's Polars integration, which opendp_lite "
+            f"does not have; got identifier={identifier!r}"
+        )
+    if ordered and contributions is None and changes is None:
+        raise InvalidParameter("ordered=True is only valid with contributions or changes")
+    if local is not None:
+        if ordered or U is not None:
+            raise InvalidParameter("local must be the only parameter")
+        return discrete_distance(), int(local)
+    if contributions is not None:
+        if not isinstance(contributions, (int,)) or isinstance(contributions, bool):
+            raise NotImplementedForType(
+                "contributions must be an int (bounds per group need Polars), "
+                f"got {contributions!r}"
+            )
+        return (insert_delete_distance() if ordered else symmetric_distance()), contributions
+    if changes is not None:
+        return (hamming_distance() if ordered else change_one_distance()), changes
+    value: Any = absolute if absolute is not None else l1 if l1 is not None else l2
+    T = RuntimeType.parse_or_infer(U, value)
+    make = (
+        absolute_distance
+        if absolute is not None
+        else l1_distance
+        if l1 is not None
+        else l2_distance
+    )
+    return cast(Metric[Any], make(T)), value
+
+
+# ----------------------------------------------------------------------------------------------
+# Compositors
+
+
+def _scale(loss: Any, s: float) -> Any:
+    if isinstance(loss, tuple):
+        return tuple(x * s for x in loss)
+    return loss * s
+
+
+def _normalize_compositor(
+    domain: Domain[Any],
+    privacy_unit: tuple[Metric[Any], Any],
+    privacy_loss: tuple[Measure[Any], Any],
+    split_evenly_over: int | None = None,
+    split_by_weights: Sequence[float] | None = None,
+) -> tuple[Any, list[Any] | None, Any]:
+    """The accountant for a budget: ``(accountant, d_mids, d_out)``.
+
+    With a split, an adaptive compositor whose ``d_mids`` are proportional to the weights,
+    scaled (by binary search) to the largest values whose composition fits ``d_out``.
+    Without, a privacy filter on an odometer (or a bare odometer for an infinite budget).
+    """
+    input_metric, d_in = privacy_unit
+    output_measure, d_out = privacy_loss
+    if split_evenly_over is not None and split_by_weights is not None:
+        raise InvalidParameter("pass at most one of split_evenly_over and split_by_weights")
+    if split_evenly_over is not None:
+        if isinstance(split_evenly_over, bool) or not isinstance(split_evenly_over, int):
+            raise InvalidParameter(f"split_evenly_over must be an int, got {split_evenly_over!r}")
+        if split_evenly_over < 1:
+            raise InvalidParameter(f"split_evenly_over must be >= 1, got {split_evenly_over!r}")
+        weights = [1.0] * split_evenly_over
+    elif split_by_weights is not None:
+        weights = [_arith.check_finite_nonneg("split_by_weights[i]", w) for w in split_by_weights]
+        if not weights or sum(weights) <= 0:
+            raise InvalidParameter(
+                "split_by_weights must hold weights >= 0 with a positive sum, "
+                f"got {split_by_weights!r}"
+            )
+    else:
+        odometer = make_fully_adaptive_composition(domain, input_metric, output_measure)
+        budget = list(d_out) if isinstance(d_out, tuple) else [d_out]
+        if any(isinstance(b, float) and math.isinf(b) for b in budget[:1]):
+            return odometer, None, None
+        return make_privacy_filter(odometer, d_in, d_out), None, d_out
+
+    first = d_out[0] if isinstance(d_out, tuple) else d_out
+    if isinstance(first, (int, float)) and math.isinf(first):
+        raise InvalidParameter(f"a split budget must be finite, got privacy_loss={d_out!r}")
+    parts = d_out if isinstance(d_out, tuple) else (d_out,)
+    if all(isinstance(p, (int, float)) and p == 0 for p in parts):
+        raise InvalidParameter(f"a split budget must be positive, got privacy_loss={d_out!r}")
+    total = math.fsum(weights)
+    unit = [w / total for w in weights]
+
+    def make(s: float) -> Measurement[Any, Any, Any, Any]:
+        return make_adaptive_composition(
+            domain, input_metric, output_measure, d_in, [_scale(d_out, s * u) for u in unit]
+        )
+
+    def fits(s: float) -> bool:
+        try:
+            return make(s).check(d_in, d_out)
+        except (InvalidParameter, FailedMap):
+            return False
+
+    s = binary_search(fits, bounds=(0.0, 2.0), T=float)
+    d_mids = [_scale(d_out, s * u) for u in unit]
+    return make(s), d_mids, None
+
+
+def _remaining_text(context: Context) -> str:
+    try:
+        return f"remaining privacy loss: {context.remaining_privacy_loss()!r}"
+    except InvalidParameter:
+        return "the privacy loss is unbounded"
+
+
+class Context:
+    """Coordinates queries against one accountant (a compositor over the data).
+
+    Prefer :meth:`Context.compositor` to this constructor.
+    """
+
+    accountant: Any
+    """The compositor measurement (or odometer) whose release is :attr:`queryable`."""
+    queryable: Queryable[Any, Any]
+    """Answers the queries and enforces the budget."""
+
+    def __init__(
+        self,
+        accountant: Any,
+        queryable: Queryable[Any, Any],
+        d_in: Any,
+        d_mids: list[Any] | None = None,
+        d_out: Any = None,
+        query_space: tuple[Domain[Any], Metric[Any]] | None = None,
+    ) -> None:
+        self.accountant = accountant
+        self.queryable = queryable
+        self.d_in = d_in
+        self.d_mids = d_mids
+        self.d_out = d_out
+        self.d_mids_consumed: list[Any] = []
+        self.query_space = query_space
+
+    def __repr__(self) -> str:
+        return (
+            "Context(\n"
+            f"    accountant = {self.accountant!r},\n"
+            f"    d_in       = {self.d_in!r},\n"
+            f"    d_mids     = {self.d_mids!r},\n"
+            f"    d_out      = {self.d_out!r})"
+        )
+
+    @staticmethod
+    def compositor(
+        data: Any,
+        privacy_unit: tuple[Metric[Any], Any],
+        privacy_loss: tuple[Measure[Any], Any],
+        split_evenly_over: int | None = None,
+        split_by_weights: Sequence[float] | None = None,
+        domain: Domain[Any] | None = None,
+        margins: Any = None,
+    ) -> Context:
+        """A context whose accountant composes queries on ``data`` within ``privacy_loss``.
+
+        The domain is inferred from ``data`` if not given (its structure is then assumed
+        public).  ``split_evenly_over``/``split_by_weights`` fix each query's share up front;
+        with neither, queries are charged as they come, up to the total (a privacy filter).
+
+        Raises:
+            InvalidParameter: for both splits, a bad weight or budget.
+            NotInDomain: if ``data`` is not in ``domain`` (before any query).
+            NotImplementedForType: for ``margins`` (Polars only) or an unsupported measure.
+        """
+        if margins:
+            raise NotImplementedForType(
+                "margins describe Polars LazyFrames, which opendp_lite does not support"
+            )
+        if domain is None:
+            domain = domain_of(data, infer=True)
+        accountant, d_mids, d_out = _normalize_compositor(
+            domain, privacy_unit, privacy_loss, split_evenly_over, split_by_weights
+        )
+        try:
+            queryable = accountant(data)
+        except TypeError as e:
+            try:
+                hint = vector_domain(domain) == domain_of(data, infer=True)
+            except Exception:
+                hint = False
+            if hint:
+                e.args = (
+                    f"{e.args[0] if e.args else e}; the data is a vector: pass "
+                    "domain=dp.vector_domain(domain)",
+                )
+            raise
+        return Context(accountant, queryable, privacy_unit[1], d_mids, d_out)
+
+    def __call__(self, query: Any) -> Any:
+        """Submit a measurement to the accountant and return its answer."""
+        if isinstance(self.queryable, OdometerQueryable) and self.d_out is not None:
+            # check before submitting: a privacy filter that refuses a query is exhausted,
+            # while this refusal leaves the session usable for cheaper queries
+            if isinstance(query, Measurement):
+                pending = self.queryable.eval(_PrivacyLoss(self.d_in, query))
+                if not self.accountant.output_measure._le(pending, self.d_out):
+                    raise BudgetExceeded(
+                        f"query refused: the privacy loss would become {pending!r}, over the "
+                        f"budget {self.d_out!r}; {_remaining_text(self)}"
+                    )
+        try:
+            answer = self.queryable(query)
+        except BudgetExceeded as e:
+            raise BudgetExceeded(f"{e}; {_remaining_text(self)}") from e
+        if self.d_mids is not None:
+            self.d_mids_consumed.append(self.d_mids.pop(0))
+        else:
+            self.d_mids_consumed.append(query.map(self.d_in))
+        return answer
+
+    def query(self, **kwargs: Any) -> Query[Any]:
+        """Start a query in this context.
+
+        With a split budget the query's loss is the next share (pass no arguments);
+        otherwise pass its loss as to :func:`loss_of` (``epsilon=``, ``delta=``, ``rho=``).
+
+        Raises:
+            InvalidParameter: for loss arguments with a split budget, or a loss in another
+                measure than the context's.
+            BudgetExhausted: if every share of a split budget is spent.
+        """
+        d_query: Any = None
+        measure = self.accountant.output_measure
+        if self.d_mids is not None:
+            if kwargs:
+                raise InvalidParameter(
+                    f"this context splits its budget up front; expected no loss, got {kwargs}"
+                )
+            if not self.d_mids:
+                raise BudgetExhausted(
+                    f"privacy budget exhausted: all {len(self.d_mids_consumed)} shares are spent"
+                )
+            d_query = self.d_mids[0]
+        elif kwargs:
+            observed, d_query = loss_of(**kwargs)
+            if observed != measure:
+                hint = ""
+                if isinstance(measure, Approximate) and "delta" not in kwargs:
+                    hint = "; pass delta=0.0 for an approximate-DP context"
+                raise InvalidParameter(
+                    f"the context measures privacy in {measure!r}, got a loss in {observed!r}{hint}"
+                )
+        space = self.query_space or (self.accountant.input_domain, self.accountant.input_metric)
+        return Query(space, measure, self.d_in, d_query, self)
+
+    def current_privacy_loss(self) -> Any:
+        """The losses spent so far (a list, for a split budget) or the total (otherwise)."""
+        if isinstance(self.queryable, OdometerQueryable):
+            return self.queryable.privacy_loss(self.d_in)
+        return list(self.d_mids_consumed)
+
+    def remaining_privacy_loss(self) -> Any:
+        """The shares left (a list, for a split budget) or the total left, rounded down.
+
+        Raises:
+            InvalidParameter: for an unbounded (odometer) context.
+        """
+        if isinstance(self.queryable, OdometerQueryable):
+            if self.d_out is None:
+                raise InvalidParameter("the privacy loss of this context is unbounded")
+            spent = self.queryable.privacy_loss(self.d_in)
+            if isinstance(self.d_out, tuple):
+                return tuple(
+                    max(0.0, _arith.down(_arith.q(a) - _arith.q(b)))
+                    for a, b in zip(self.d_out, spent, strict=True)
+                )
+            return max(0.0, _arith.down(_arith.q(self.d_out) - _arith.q(spent)))
+        return None if self.d_mids is None else list(self.d_mids)
+
+
+# ----------------------------------------------------------------------------------------------
+# Queries
+
+
+class PartialChain:
+    """A transformation or measurement still missing one numeric parameter.
+
+    ``fix(d_in, d_out)`` finds the parameter by binary search and returns the chain built
+    with it; ``Query.param()`` returns the parameter itself.
+    """
+
+    def __init__(self, f: Callable[[Any], Any]) -> None:
+        self.partial = f
+
+    def __call__(self, v: Any) -> Any:
+        return self.partial(v)
+
+    def fix(
+        self,
+        d_in: Any,
+        d_out: Any,
+        output_measure: Measure[Any] | None = None,
+        bounds: tuple[Any, Any] | None = None,
+        T: object = None,
+    ) -> Any:
+        """The chain built with the parameter nearest the boundary at which it fits.
+
+        Raises:
+            ValueError: if no parameter fits (from the search).
+        """
+        return self._solve(d_in, d_out, output_measure, bounds, T)[1]
+
+    def _solve(
+        self,
+        d_in: Any,
+        d_out: Any,
+        output_measure: Measure[Any] | None = None,
+        bounds: tuple[Any, Any] | None = None,
+        T: object = None,
+    ) -> tuple[Any, Any]:
+        """``(parameter, chain)``, as :meth:`fix`."""
+        approx_only_eps = isinstance(output_measure, Approximate) and isinstance(d_out, tuple)
+
+        def fits(param: Any) -> bool:
+            try:
+                chain = _cast_measure(self(param), output_measure, d_out)
+                if approx_only_eps and isinstance(chain, Measurement):
+                    eps, delta = chain.map(d_in)
+                    return bool(eps <= d_out[0] and delta <= d_out[1])
+                return bool(chain.check(d_in, d_out))
+            except (InvalidParameter, FailedMap):
+                return False
+
+        param = binary_search(fits, bounds=(None, None) if bounds is None else bounds, T=T)
+        return param, self(param)
+
+    def __rshift__(self, other: Any) -> PartialChain:
+        return PartialChain(lambda v: self(v) >> other)
+
+    def __rrshift__(self, other: Any) -> PartialChain:
+        return PartialChain(lambda v: other >> self(v))
+
+
+def _cast_measure(chain: Any, to_measure: Measure[Any] | None, d_to: Any) -> Any:
+    """Restate ``chain``'s privacy loss in ``to_measure`` where a conversion applies."""
+    if to_measure is None or not isinstance(chain, Measurement):
+        return chain
+    frm = chain.output_measure
+    if frm == to_measure:
+        return chain
+    if isinstance(to_measure, Approximate) and frm == to_measure.inner:
+        return make_approximate(chain)
+    if isinstance(frm, MaxDivergence) and isinstance(to_measure, ZeroConcentratedDivergence):
+        return make_pureDP_to_zCDP(chain)
+    if (
+        isinstance(to_measure, Approximate)
+        and isinstance(to_measure.inner, MaxDivergence)
+        and isinstance(d_to, tuple)
+    ):
+        inner = chain
+        if isinstance(frm, Approximate) and isinstance(frm.inner, ZeroConcentratedDivergence):
+            raise NotImplementedForType(
+                f"cannot restate {frm!r} as {to_measure!r}; use a zCDP query without delta"
+            )
+        if isinstance(frm, ZeroConcentratedDivergence):
+            return make_fix_delta(make_zCDP_to_approxDP(inner), d_to[1])
+    raise NotImplementedForType(f"cannot restate a query in {frm!r} as {to_measure!r}")
+
+
+def _lookup(name: str) -> tuple[Callable[..., Any], str]:
+    """The constructor for ``query.name(...)`` and how it takes the chain.
+
+    Kinds: ``"then"`` (returns a partial taking domain and metric), ``"space"`` (``make_x``
+    whose first two parameters are the input domain and metric), ``"measurement"`` /
+    ``"transformation"`` (a combinator of the chain itself), ``"plain"`` (anything else).
+    """
+    if name in _REGISTERED:
+        f, partial = _REGISTERED[name]
+        return f, "space" if partial else "plain"
+    for module in (_t, _m, _c):
+        then = getattr(module, f"then_{name}", None)
+        if callable(then):
+            return then, "then"
+    for module in (_t, _m, _c):
+        make = getattr(module, f"make_{name}", None)
+        if callable(make):
+            return make, _kind(make)
+    raise AttributeError(
+        f"unrecognized constructor: {name!r} (no then_{name} or make_{name} in dp.t, dp.m, dp.c"
+        " or the plugins); did you mean to .release() first?"
+    )
+
+
+def _kind(f: Callable[..., Any]) -> str:
+    names = list(inspect.signature(f).parameters)
+    if names[:2] == ["input_domain", "input_metric"]:
+        return "space"
+    if names[:1] in (["measurement"], ["transformation"]):
+        return names[0]
+    return "plain"
+
+
+def _constructor_names() -> list[str]:
+    names = set(_REGISTERED)
+    for module in (_t, _m, _c):
+        for attr in dir(module):
+            for prefix in ("then_", "make_"):
+                if attr.startswith(prefix):
+                    names.add(attr[len(prefix) :])
+    return sorted(names)
+
+
+def _space_of_chain(chain: Any) -> tuple[Domain[Any], Metric[Any]]:
+    if isinstance(chain, tuple):
+        return chain[0], chain[1]
+    if isinstance(chain, Transformation):
+        return chain.output_domain, chain.output_metric
+    raise TypeError(
+        f"a constructor cannot follow a {type(chain).__name__}; only post-processing can"
+    )
+
+
+def _append(chain: Any, f: Callable[..., Any], kind: str, args: Any, kwargs: Any) -> Any:
+    """``chain`` followed by the constructor ``f(*args, **kwargs)`` of the given kind."""
+    if kind == "then":
+        step = f(*args, **kwargs)
+        if isinstance(chain, tuple):
+            return chain >> step
+        domain, metric = _space_of_chain(chain)
+        return chain >> step(domain, metric)
+    if kind == "space":
+        domain, metric = _space_of_chain(chain)
+        built = f(domain, metric, *args, **kwargs)
+        return built if isinstance(chain, tuple) else chain >> built
+    if kind in ("measurement", "transformation"):
+        return f(chain, *args, **kwargs)
+    built = f(*args, **kwargs)
+    return built if isinstance(chain, tuple) else chain >> built
+
+
+def _missing(f: Callable[..., Any], kind: str, name: str, args: Any, kwargs: Any) -> str | None:
+    """The one required parameter not given (None if all are given)."""
+    params = list(inspect.signature(f).parameters.values())
+    if kind == "space":
+        params = params[2:]
+    elif kind in ("measurement", "transformation"):
+        params = params[1:]
+    sig = inspect.Signature(params)
+    try:
+        bound = sig.bind_partial(*args, **kwargs)
+    except TypeError as e:
+        raise InvalidParameter(f"{name}: {e}") from e
+    missing = [
+        p.name
+        for p in params
+        if p.name not in bound.arguments
+        and p.default is inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    if len(missing) > 1:
+        raise InvalidParameter(f"{name} is missing {len(missing)} parameters: {missing}")
+    return missing[0] if missing else None
+
+
+class Query(Generic[_Out]):
+    """A chain being built in a context; typed by what ``release()`` will return.
+
+    ``query.x(...)`` appends ``then_x``/``make_x``.  The common steps are typed methods
+    (``count``, ``laplace``, ...); any other constructor is found by name at run time.
+    """
+
+    def __init__(
+        self,
+        chain: Chain,
+        output_measure: Measure[Any],
+        d_in: Any = None,
+        d_out: Any = None,
+        context: Context | None = None,
+        _wrap_release: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self._chain = chain
+        self._output_measure = output_measure
+        self._d_in = d_in
+        self._d_out = d_out
+        self._context = context
+        self._wrap_release = _wrap_release
+
+    def __repr__(self) -> str:
+        return (
+            "Query(\n"
+            f"    chain          = {self._chain!r},\n"
+            f"    output_measure = {self._output_measure!r},\n"
+            f"    d_in           = {self._d_in!r},\n"
+            f"    d_out          = {self._d_out!r})"
+        )
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(_constructor_names()))
+
+    def __getattr__(self, name: str) -> Callable[..., Query[Any]]:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        f, kind = _lookup(name)
+
+        def step(*args: Any, **kwargs: Any) -> Query[Any]:
+            return self._then(name, f, kind, args, kwargs)
+
+        return step
+
+    def _then(
+        self, name: str, f: Callable[..., Any], kind: str, args: Any, kwargs: Any
+    ) -> Query[Any]:
+        missing = _missing(f, kind, name, args, kwargs)
+        if missing is None:
+            chain = self._chain
+            if isinstance(chain, PartialChain):
+                new: Any = PartialChain(lambda v: _append(chain(v), f, kind, args, kwargs))
+            else:
+                new = _append(chain, f, kind, args, kwargs)
+        else:
+            if isinstance(self._chain, PartialChain):
+                raise InvalidParameter(
+                    f"{name}: at most one parameter may be left to solve for; "
+                    f"{missing!r} is missing too"
+                )
+            chain = self._chain
+            new = PartialChain(lambda v: _append(chain, f, kind, args, {**kwargs, missing: v}))
+        return self.new_with(chain=new)
+
+    def _named(self, name: str, args: Any, kwargs: Any) -> Query[Any]:
+        f, kind = _lookup(name)
+        return self._then(name, f, kind, args, kwargs)
+
+    # the typed steps (any other constructor goes through __getattr__)
+    def count(self, *args: Any, **kwargs: Any) -> Query[int]:
+        """``then_count``: the number of records."""
+        return self._named("count", args, kwargs)
+
+    def count_distinct(self, *args: Any, **kwargs: Any) -> Query[int]:
+        """``then_count_distinct``: the number of distinct records."""
+        return self._named("count_distinct", args, kwargs)
+
+    def mean(self, *args: Any, **kwargs: Any) -> Query[float]:
+        """``then_mean``: the mean of bounded, sized float data."""
+        return self._named("mean", args, kwargs)
+
+    def variance(self, *args: Any, **kwargs: Any) -> Query[float]:
+        """``then_variance``: the variance of bounded, sized float data."""
+        return self._named("variance", args, kwargs)
+
+    def clamp(self, *args: Any, **kwargs: Any) -> Query[_Out]:
+        """``then_clamp``: clamp each record to ``bounds``."""
+        return self._named("clamp", args, kwargs)
+
+    def laplace(self, *args: Any, **kwargs: Any) -> Query[_Out]:
+        """``then_laplace``: Laplace noise (``scale`` is solved for if omitted)."""
+        return self._named("laplace", args, kwargs)
+
+    def gaussian(self, *args: Any, **kwargs: Any) -> Query[_Out]:
+        """``then_gaussian``: Gaussian noise (``scale`` is solved for if omitted)."""
+        return self._named("gaussian", args, kwargs)
+
+    def geometric(self, *args: Any, **kwargs: Any) -> Query[_Out]:
+        """``then_geometric``: geometric noise (``scale`` is solved for if omitted)."""
+        return self._named("geometric", args, kwargs)
+
+    def new_with(
+        self, *, chain: Chain, wrap_release: Callable[[Any], Any] | None = None
+    ) -> Query[Any]:
+        """This query with another chain (same loss and context)."""
+        return Query(
+            chain,
+            self._output_measure,
+            self._d_in,
+            self._d_out,
+            self._context,
+            wrap_release or self._wrap_release,
+        )
+
+    def _fixed(self, bounds: tuple[Any, Any] | None, T: object) -> tuple[Any, Any]:
+        """``(param or None, chain)`` with a missing parameter solved for."""
+        if isinstance(self._chain, PartialChain):
+            if self._d_in is None or self._d_out is None:
+                raise InvalidParameter(
+                    "solving for a missing parameter needs d_in and d_out (a context's query)"
+                )
+            return self._chain._solve(self._d_in, self._d_out, self._output_measure, bounds, T)
+        return None, self._chain
+
+    def resolve(
+        self,
+        allow_transformations: bool = False,
+        bounds: tuple[Any, Any] | None = None,
+        T: object = None,
+    ) -> Any:
+        """The measurement (or odometer) this query builds, its missing parameter solved.
+
+        Raises:
+            InvalidParameter: if the chain is still a transformation (unless allowed).
+            NotImplementedForType: if its measure cannot be restated in the context's.
+        """
+        _, chain = self._fixed(bounds, T)
+        if isinstance(chain, tuple) or (
+            isinstance(chain, Transformation) and not allow_transformations
+        ):
+            raise InvalidParameter("the query is not yet a measurement; add a noise mechanism")
+        return _cast_measure(chain, self._output_measure, self._d_out)
+
+    def param(
+        self,
+        allow_transformations: bool = False,
+        bounds: tuple[Any, Any] | None = None,
+        T: object = None,
+    ) -> Any:
+        """The solved-for parameter (None if no parameter was missing)."""
+        if not allow_transformations:
+            self.resolve(False, bounds, T)
+        param, _ = self._fixed(bounds, T)
+        return param
+
+    def release(
+        self, data: Any = None, bounds: tuple[Any, Any] | None = None, T: object = None
+    ) -> _Out:
+        """Release the query: submit it to its context (or run it on ``data`` if it has none).
+
+        Raises:
+            BudgetExceeded: if the context's budget cannot afford it (nothing is released).
+            InvalidParameter: for data given to a query in a context, or neither.
+        """
+        if self._context is not None and data is not None:
+            raise InvalidParameter("a query in a context is released on the context's data")
+        measurement = self.resolve(bounds=bounds, T=T)
+        if self._context is not None:
+            answer = self._context(measurement)
+        elif data is not None:
+            answer = measurement(data)
+        else:
+            raise InvalidParameter("a query needs a context or data to be released")
+        if self._wrap_release is not None:
+            answer = self._wrap_release(answer)
+        return cast(_Out, answer)
+
+    def compositor(
+        self,
+        split_evenly_over: int | None = None,
+        split_by_weights: Sequence[float] | None = None,
+        d_out: Any = None,
+        output_measure: Measure[Any] | None = None,
+        alpha: float | None = None,
+    ) -> Query[Context]:
+        """A nested compositor over this query's loss; its release is a new :class:`Context`.
+
+        Raises:
+            InvalidParameter: if the loss is unknown.
+            NotImplementedForType: for ``output_measure`` other than this query's (or pure DP
+                restated as approximate DP), or ``alpha``.
+        """
+        d_out = self._d_out if d_out is None else d_out
+        if d_out is None:
+            raise InvalidParameter("the query's privacy loss is unknown; pass d_out")
+        measure = self._output_measure
+        if output_measure is not None and output_measure != measure:
+            if isinstance(output_measure, Approximate) and output_measure.inner == measure:
+                d_out = (d_out, 0.0)
+                measure = output_measure
+            else:
+                raise NotImplementedForType(
+                    f"a nested compositor in {output_measure!r} under a {measure!r} context is "
+                    "not supported here"
+                )
+        if alpha is not None:
+            raise NotImplementedForType("alpha (approximate-zCDP splitting) is not supported")
+        if isinstance(self._chain, PartialChain):
+            raise InvalidParameter("a compositor cannot follow a chain with a missing parameter")
+        chain = self._chain
+        domain, metric = _space_of_chain(chain)
+        d_in = self._d_in
+        if isinstance(chain, Transformation):
+            d_in = chain.map(d_in)
+        accountant, d_mids, filter_d_out = _normalize_compositor(
+            domain, (metric, d_in), (measure, d_out), split_evenly_over, split_by_weights
+        )
+        whole = accountant if isinstance(chain, tuple) else chain >> accountant
+        if isinstance(whole, Odometer):
+            raise NotImplementedForType("a nested context needs a finite budget")
+
+        def wrap(queryable: Any) -> Context:
+            return Context(whole, queryable, d_in, d_mids, filter_d_out, (domain, metric))
+
+        nested = self.new_with(chain=whole, wrap_release=wrap)
+        nested._output_measure = measure
+        nested._d_out = d_out
+        return cast(Query[Context], nested)
+
+
+def register(constructor: Callable[..., Any], name: str | None = None) -> None:
+    """Make ``query.<name>(...)`` call ``constructor`` (a plugin's transformation/measurement).
+
+    If its first two parameters are ``input_domain`` and ``input_metric``, the query supplies
+    them.  ``name`` defaults to the constructor's name without its ``make_`` prefix.
+
+    Raises:
+        InvalidParameter: if the name is taken, or missing and not derivable.
+    """
+    if name is None:
+        fname = getattr(constructor, "__name__", "")
+        if not fname.startswith("make_"):
+            raise InvalidParameter(
+                f"constructor.__name__ must start with 'make_' (or pass name=), got {fname!r}"
+            )
+        name = fname[len("make_") :]
+    if name in _REGISTERED or name in _constructor_names():
+        raise InvalidParameter(f"{name!r} is already a constructor of the Context API")
+    _REGISTERED[name] = (constructor, _kind(constructor) == "space")
