@@ -116,43 +116,46 @@ def _os_more(j: int, level: int) -> int:
 # Gaps d_i = max s − s_i: float64 (relative error <= 2^-52, or +inf) and exact
 
 
-def _best(scores: npt.NDArray[Any]) -> tuple[Any, Callable[[int], Any]]:
-    """(best, exact) with best = max s (an exact numpy scalar) and exact(i) = max s − s_i in ℚ."""
-    best = np.max(scores)
+def _best(scores: npt.NDArray[Any], negate: bool) -> tuple[Any, Callable[[int], Any]]:
+    """(best, exact): best = max s (min s if ``negate``), exact(i) = |best − s_i| in ℚ."""
+    best = np.min(scores) if negate else np.max(scores)
+    sign = -1 if negate else 1
     if scores.dtype.kind in "iu":
         hi = int(best)
 
         def exact_int(i: int) -> Any:
-            return gmpy2.mpq(hi - int(scores[i]))
+            return gmpy2.mpq(sign * (hi - int(scores[i])))
 
         return best, exact_int
     qbest = gmpy2.mpq(float(best))
 
     def exact_float(i: int) -> Any:
-        return qbest - gmpy2.mpq(float(scores[i]))
+        return sign * (qbest - gmpy2.mpq(float(scores[i])))
 
     return best, exact_float
 
 
-def _block_gaps(x: npt.NDArray[Any], best: Any) -> F64:
-    """max s − s_i for a block, in float64 with relative error <= 2^-52 (+inf on overflow).
+def _block_gaps(x: npt.NDArray[Any], best: Any, negate: bool) -> F64:
+    """|best − s_i| for a block, in float64 with relative error <= 2^-52 (+inf on overflow).
 
-    Integers within ±2^53 convert exactly, and the float subtraction is rounded once; larger
-    integers are subtracted exactly in uint64 arithmetic (the difference lies in [0, 2^64))
-    and rounded once.  Floats: one rounded subtraction (inf when it overflows).
+    Integers of at most 32 bits convert exactly and the float subtraction is rounded once;
+    64-bit integers are subtracted exactly in uint64 arithmetic (the difference lies in
+    [0, 2^64)) and rounded once.  Floats: one rounded subtraction (inf when it overflows).
     """
     kind = x.dtype.kind
     if kind in "iu":
         if x.dtype.itemsize <= 4:
-            return float(best) - x.astype(np.float64)
+            xf = x.astype(np.float64)
+            return xf - float(best) if negate else float(best) - xf
         if kind == "i":
             a = x.astype(np.int64, copy=False).view(np.uint64)
             b = np.array(best, dtype=np.int64).view(np.uint64)
         else:
-            a, b = x, np.uint64(best)
-        return (b - a).astype(np.float64)
+            a, b = x, np.array(best, dtype=np.uint64)
+        return (a - b if negate else b - a).astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        out: F64 = float(best) - x.astype(np.float64, copy=False)
+        xf = x.astype(np.float64, copy=False)
+        out: F64 = xf - float(best) if negate else float(best) - xf
     return out
 
 
@@ -199,11 +202,13 @@ def noisy_top_k(
     k: int,
     noise: Noise,
     more: MoreBits | None = None,
+    negate: bool = False,
 ) -> list[int]:
     """The ordered indices of the k largest s_i/scale + noise_i, exactly (see module doc).
 
     ``scores``: a non-empty 1-d int/uint/float numpy array of finite values; ``scale`` a
-    finite float > 0.  ``more(j, level)`` supplies the ``STEP_BITS`` bits appended to U_j at
+    finite float > 0; ``negate`` uses −s (the k smallest noisy scores).
+    ``more(j, level)`` supplies the ``STEP_BITS`` bits appended to U_j at
     its ``level``-th refinement (default: the OS CSPRNG; tests pass a deterministic one).
     """
     n = len(scores)
@@ -215,7 +220,7 @@ def noisy_top_k(
     if n == 1:
         return [0]  # one candidate: the output is certain, no bits needed
     words = np.frombuffer(fill_bytes(4 * n), dtype=np.uint32)
-    best, exact_gap = _best(scores)
+    best, exact_gap = _best(scores, negate)
     # One pass in blocks: ``top`` is the kk-th smallest kh seen so far (it only decreases), and
     # a block keeps its i with kl_i <= top; the final filter against the last ``top`` gives
     # exactly the contenders {i : kl_i <= H} (proof §5).
@@ -225,7 +230,7 @@ def noisy_top_k(
     smallest = np.empty(0)
     top = math.inf
     for start in range(0, n, CHUNK):
-        d = _block_gaps(scores[start : start + CHUNK], best)
+        d = _block_gaps(scores[start : start + CHUNK], best, negate)
         with np.errstate(over="ignore"):
             gam = d / scale
         kl, kh = _key_bounds(gam, words[start : start + CHUNK], noise, np.isfinite(d))
@@ -308,8 +313,10 @@ def race_exact(
     more = more or _os_more
     n = len(gammas)
     lab = list(labels) if labels is not None else list(range(n))
-    gq = [gmpy2.mpq(g) if not isinstance(g, Fraction) else gmpy2.mpq(g.numerator, g.denominator)
-          for g in gammas]
+    gq = [
+        gmpy2.mpq(g) if not isinstance(g, Fraction) else gmpy2.mpq(g.numerator, g.denominator)
+        for g in gammas
+    ]
     m = [int(p) for p in prefixes]
     b = [PREFIX_BITS] * n
     prec = [PREFIX_BITS + 32] * n
@@ -340,7 +347,12 @@ def race_exact(
 
 
 def noisy_top_k_reference(
-    scores: npt.NDArray[Any], scale: float, k: int, noise: Noise, more: MoreBits | None = None
+    scores: npt.NDArray[Any],
+    scale: float,
+    k: int,
+    noise: Noise,
+    more: MoreBits | None = None,
+    negate: bool = False,
 ) -> list[int]:
     """:func:`noisy_top_k` with no float shortcut: the exact race over every candidate.
 
@@ -354,7 +366,7 @@ def noisy_top_k_reference(
     if n == 1:
         return [0]
     words = np.frombuffer(fill_bytes(4 * n), dtype=np.uint32)
-    _, exact_gap = _best(scores)
+    _, exact_gap = _best(scores, negate)
     s = gmpy2.mpq(scale)
     return race_exact([exact_gap(i) / s for i in range(n)], words.tolist(), kk, noise, more)
 
