@@ -34,7 +34,9 @@ rejection, peeling, the rational race) are kept for audits and two-sample tests.
 
 from __future__ import annotations
 
+import itertools
 import math
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
@@ -73,6 +75,7 @@ STEP_BITS = 32  # bits appended per refinement of an undecided candidate
 EPS = 2.0**-40  # relative error budget of every float64 key bound (proof §5)
 TINY = 2.0**-900  # absolute error budget (underflow)
 CHUNK = 1 << 16  # candidates per block of float64 temporaries
+SMALL = 32  # up to this many candidates, the same bounds in Python floats (less overhead)
 _HUGE = 2.0**1020  # a lower bound on K_i when γ_i overflows float64 (proof §5)
 
 _band = 0.0
@@ -219,6 +222,8 @@ def noisy_top_k(
     _counts["candidates"] += n
     if n == 1:
         return [0]  # one candidate: the output is certain, no bits needed
+    if n <= SMALL:
+        return _small_top_k(scores, scale, kk, noise, more, negate)
     words = np.frombuffer(fill_bytes(4 * n), dtype=np.uint32)
     best, exact_gap = _best(scores, negate)
     # One pass in blocks: ``top`` is the kk-th smallest kh seen so far (it only decreases), and
@@ -259,6 +264,74 @@ def noisy_top_k(
         noise,
         more,
         idx,
+    )
+
+
+def _key_bounds_scalar(gam: float, dfin: bool, m: int, noise: Noise) -> tuple[float, float]:
+    """:func:`_key_bounds` for one candidate, the same float64 formulas in Python floats."""
+    if m == 0:
+        return -math.inf, math.inf
+    w = 2.0**-PREFIX_BITS
+    u = m * w
+    wu = (w / u) * (1.0 + EPS)
+    lnu = math.log(u)
+    if noise == "exponential":
+        base = gam + lnu
+        r = (gam - lnu) * EPS + (TINY + _band)
+        kl, kh = base - r, base + (r + wu)
+    else:
+        e_c = -lnu
+        dl = wu / e_c
+        if not dl <= 0.25:
+            return -math.inf, math.inf
+        lc = math.log(e_c)
+        r = (gam + abs(lc) + 1.0) * EPS + (TINY + _band)
+        base = gam + lc
+        kl, kh = base - (dl + dl + r), base + r
+    if math.isinf(gam) and dfin:
+        return _HUGE, math.inf
+    if not (math.isfinite(kl) and math.isfinite(kh)):
+        return -math.inf, math.inf
+    return kl, kh
+
+
+def _small_top_k(
+    scores: npt.NDArray[Any],
+    scale: float,
+    kk: int,
+    noise: Noise,
+    more: MoreBits | None,
+    negate: bool,
+) -> list[int]:
+    """:func:`noisy_top_k` for a few candidates in Python floats (no numpy overhead).
+
+    The same bits (``4·n`` bytes read as native uint32), the same gaps — exact integer or
+    float64 differences rounded once — and the same key bounds, so the same output.
+    """
+    n = len(scores)
+    words = struct.unpack(f"={n}I", fill_bytes(4 * n))
+    vals = scores.tolist()
+    best = min(vals) if negate else max(vals)
+    kl: list[float] = []
+    kh: list[float] = []
+    for v, m in zip(vals, words, strict=True):
+        d = (v - best if negate else best - v) if scores.dtype.kind == "f" else None
+        if d is None:  # integers: exact, then rounded once (correctly rounded in CPython)
+            d = float(v - best if negate else best - v)
+        lo, hi = _key_bounds_scalar(d / scale, math.isfinite(d), m, noise)
+        kl.append(lo)
+        kh.append(hi)
+    top = sorted(kh)[kk - 1]
+    cont = [i for i in range(n) if kl[i] <= top]
+    _counts["contenders"] += len(cont)
+    if len(cont) == kk:
+        order = sorted(cont, key=lambda i: kh[i])
+        if all(kh[a] < kl[b] for a, b in itertools.pairwise(order)):
+            return order
+    _, exact_gap = _best(scores, negate)
+    scale_q = gmpy2.mpq(scale)
+    return race_exact(
+        [exact_gap(i) / scale_q for i in cont], [words[i] for i in cont], kk, noise, more, cont
     )
 
 
