@@ -86,18 +86,14 @@ def main() -> None:
     odp.enable_features("contrib")
     dp.enable_features("honest-but-curious")
     try:
+        import diffprivlib
         from diffprivlib.mechanisms import Exponential as DplExponential
 
-        import diffprivlib
-
         dpl_version: str | None = diffprivlib.__version__
-    except Exception:  # noqa: BLE001 - any import failure means "not available"
+    except Exception:  # any import failure means "not available"
         DplExponential, dpl_version = None, None
 
     sizes = args.sizes or [1, 10, 1000, 10**6] + ([10**7] if args.large else [])
-    space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
-    ospace = odp.vector_domain(odp.atom_domain(T=int)), odp.linf_distance(T=int)
-    scale = 10.0
     lines: list[dict[str, Any]] = []
     env = {
         "bench": "peers_select",
@@ -115,42 +111,7 @@ def main() -> None:
     lines.append(env)
 
     for n in sizes:
-        x = np.random.default_rng(n).integers(0, 1000, n).astype(np.int32)
-        xl = x.tolist()
-        k = min(10, n)
-        cases: list[tuple[str, Callable[[], Any], str, Callable[[], Any]]] = []
-        m_max = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=scale)
-        o_max = odp.m.make_noisy_max(*ospace, odp.max_divergence(), scale=scale)
-        cases.append(("noisy_max", lambda: m_max(x), "opendp make_noisy_max", lambda: o_max(xl)))
-        m_z = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=scale)
-        o_z = odp.m.make_noisy_max(*ospace, odp.zero_concentrated_divergence(), scale=scale)
-        cases.append(
-            ("noisy_max_zcdp", lambda: m_z(x), "opendp make_noisy_max (zCDP)", lambda: o_z(xl))
-        )
-        m_top = dp.m.make_noisy_top_k(*space, dp.max_divergence(), k=k, scale=scale)
-        o_top = odp.m.make_noisy_top_k(*ospace, odp.max_divergence(), k=k, scale=scale)
-        cases.append(("top10", lambda: m_top(x), "opendp make_noisy_top_k", lambda: o_top(xl)))
-        util = [float(v) for v in xl]
-        cand = range(n)
-        em = dp.m.make_exponential(
-            dp.vector_domain(dp.atom_domain(T=int)),
-            dp.symmetric_distance(),
-            cand,
-            lambda _data, r: util[r],
-            sensitivity=1,
-            epsilon=1.0,
-        )
-        data = np.zeros(1, dtype=np.int32)
-        if DplExponential is not None:
-
-            def dpl() -> Any:
-                return DplExponential(epsilon=1.0, sensitivity=1.0, utility=util).randomise()
-
-            cases.append(("exponential", lambda: em(data), "diffprivlib Exponential", dpl))
-        o_em = odp.m.make_noisy_max(*ospace, odp.zero_concentrated_divergence(), scale=2.0)
-        cases.append(
-            ("exponential", lambda: em(data), "opendp make_noisy_max (zCDP)", lambda: o_em(xl))
-        )
+        cases = _cases(n, dp, odp, DplExponential)
         for name, ours, peer, theirs in cases:
             if args.cases and name not in args.cases:
                 continue
@@ -172,12 +133,59 @@ def main() -> None:
             f.write(json.dumps(line) + "\n")
 
 
+Case = tuple[str, Callable[[], Any], str, Callable[[], Any]]
+
+
+def _cases(n: int, dp: Any, odp: Any, DplExponential: Any) -> list[Case]:
+    """The (name, ours, peer name, peer) closures for ``n`` candidates; inputs built here."""
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
+    ospace = odp.vector_domain(odp.atom_domain(T=int)), odp.linf_distance(T=int)
+    scale = 10.0
+    x = np.random.default_rng(n).integers(0, 1000, n).astype(np.int32)
+    xl = x.tolist()
+    k = min(10, n)
+    cases: list[Case] = []
+    m_max = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=scale)
+    o_max = odp.m.make_noisy_max(*ospace, odp.max_divergence(), scale=scale)
+    cases.append(("noisy_max", lambda: m_max(x), "opendp make_noisy_max", lambda: o_max(xl)))
+    m_z = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=scale)
+    o_z = odp.m.make_noisy_max(*ospace, odp.zero_concentrated_divergence(), scale=scale)
+    cases.append(
+        ("noisy_max_zcdp", lambda: m_z(x), "opendp make_noisy_max (zCDP)", lambda: o_z(xl))
+    )
+    m_top = dp.m.make_noisy_top_k(*space, dp.max_divergence(), k=k, scale=scale)
+    o_top = odp.m.make_noisy_top_k(*ospace, odp.max_divergence(), k=k, scale=scale)
+    cases.append(("top10", lambda: m_top(x), "opendp make_noisy_top_k", lambda: o_top(xl)))
+    util = [float(v) for v in xl]
+    cand = range(n)
+    em = dp.m.make_exponential(
+        dp.vector_domain(dp.atom_domain(T=int)),
+        dp.symmetric_distance(),
+        cand,
+        lambda _data, r: util[r],
+        sensitivity=1,
+        epsilon=1.0,
+    )
+    data = np.zeros(1, dtype=np.int32)
+    if DplExponential is not None:
+
+        def dpl() -> Any:
+            return DplExponential(epsilon=1.0, sensitivity=1.0, utility=util).randomise()
+
+        cases.append(("exponential", lambda: em(data), "diffprivlib Exponential", dpl))
+    o_em = odp.m.make_noisy_max(*ospace, odp.zero_concentrated_divergence(), scale=2.0)
+    cases.append(
+        ("exponential", lambda: em(data), "opendp make_noisy_max (zCDP)", lambda: o_em(xl))
+    )
+    return cases
+
+
 def _version(dist: str) -> str | None:
     from importlib.metadata import version
 
     try:
         return version(dist)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
 
 
