@@ -221,9 +221,10 @@ def make_noisy_max(
 ) -> Measurement[Any, int, Any, float]:
     r"""Release the index of the largest noisy score (smallest if ``negate``).
 
-    Under ``max_divergence()`` the noise is Exp(scale), sampled exactly as permute-and-flip;
-    under ``zero_concentrated_divergence()`` it is Gumbel(scale), i.e. the exponential
-    mechanism Pr[i] ∝ exp(s_i/scale), sampled exactly by rejection.  With ε₁ = d_in/scale on a
+    Under ``max_divergence()`` the noise is Exp(scale) (the law of permute-and-flip); under
+    ``zero_concentrated_divergence()`` it is Gumbel(scale), i.e. the exponential mechanism
+    Pr[i] ∝ exp(s_i/scale).  Both are sampled exactly, by the certified race of
+    :mod:`opendp_lite.samplers.selection` (module docstring).  With ε₁ = d_in/scale on a
     monotonic L∞ metric and 2·d_in/scale otherwise:
 
     Privacy map, in ℚ, rounded up:
