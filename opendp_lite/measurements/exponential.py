@@ -1,8 +1,10 @@
 """The exponential mechanism on a finite candidate set with a user scoring function.
 
 An opendp_lite extension (OpenDP 0.16 has no general exponential mechanism): the release is
-r ∈ ``candidates`` with Pr[r] ∝ exp(u(x, r)/scale), sampled exactly by the same rejection
-sampler as report-noisy-max with Gumbel noise (:mod:`opendp_lite.measurements.noisy_max`).
+r ∈ ``candidates`` with Pr[r] ∝ exp(u(x, r)/scale), sampled exactly as report-noisy-max with
+Gumbel noise: the certified vectorised race of :mod:`opendp_lite.samplers.selection` when the
+scores are ints/floats exactly representable in a numpy int64/float64 array, else the exact
+rejection sampler on rationals (the same law).
 
 >>> import opendp_lite.prelude as dp
 >>> dp.enable_features("honest-but-curious")
@@ -20,11 +22,14 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from .._arith import check_finite_nonneg, q, up
 from ..core import Domain, Measurement, Metric, PartialMeasurement, assert_features
 from ..errors import FailedFunction, InvalidParameter
 from ..measures import max_divergence
-from .noisy_max import sample_exponential_mechanism
+from ..samplers.selection import noisy_top_k, sample_exponential_mechanism
 
 __all__ = ["make_exponential", "then_exponential"]
 
@@ -41,6 +46,37 @@ def _score(value: object) -> Fraction:
         return Fraction(value)
     except (ValueError, OverflowError):
         raise FailedFunction(f"every score must be finite, got {value!r}") from None
+
+
+def _score_array(values: list[Any]) -> npt.NDArray[Any] | None:
+    """The scores as an int64/float64 array when that holds every value exactly, else None.
+
+    numpy converts a list of Python/numpy ints, floats and bools to int64 or float64; in a
+    float64 array an int is exact iff it was below 2^53 in magnitude, which the check on the
+    largest magnitude guarantees.  Non-finite, object and string arrays go to the exact path.
+    """
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if arr.ndim != 1 or arr.dtype.kind not in "biuf":
+        return None
+    if arr.dtype.kind == "b":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        if arr.dtype.itemsize > 8:  # long double: not exact in float64
+            return None
+        arr = arr.astype(np.float64, copy=False)
+        big = float(np.max(np.abs(arr)))  # nan/inf fail the test below
+        if not big < 2.0**53 and not _all_floats(values):
+            return None
+        if not np.isfinite(big):
+            return None
+    return arr
+
+
+def _all_floats(values: list[Any]) -> bool:
+    return all(isinstance(v, (float, np.floating)) for v in values)
 
 
 def make_exponential(
@@ -100,7 +136,11 @@ def make_exponential(
     s, s_q = Fraction(scale), q(scale)
 
     def function(arg: Any) -> C:
-        scores = [_score(scoring_function(arg, r)) for r in cands]
+        raw = [scoring_function(arg, r) for r in cands]
+        arr = _score_array(raw) if s > 0 else None
+        if arr is not None:
+            return cands[noisy_top_k(arr, scale, 1, "gumbel")[0]]
+        scores = [_score(v) for v in raw]
         if s == 0:
             best = max(scores)
             tied = [i for i, v in enumerate(scores) if v == best]

@@ -1,24 +1,24 @@
 """Private selection: report noisy max and top-k, sampled exactly.
 
-No float comparison of continuous noise ever decides a winner.  Each mechanism is sampled
-through a known equivalence, on exact rationals γ_i = (s_max − s_i)/scale ≥ 0:
+No float comparison of continuous noise ever decides a winner unless it is certified.  With
+γ_i = (s_max − s_i)/scale ≥ 0 (exact rationals) and independent uniforms U_i, the released
+indices are the k smallest **keys** (:mod:`opendp_lite.samplers.selection`):
 
+* **Exponential noise** (``max_divergence``): argmax_i (s_i + Exp(scale)) is the smallest
+  K_i = γ_i + ln U_i (E_i = −ln U_i ~ Exp(1)); for k = 1 this is the law of permute-and-flip
+  (McKenna & Sheldon 2020; Ding, Kifer et al. 2021), and top-k is the ordered k smallest keys
+  (one shot, *not* peeled permute-and-flip).
 * **Gumbel noise** (``zero_concentrated_divergence``, and ``make_report_noisy_max_gumbel``):
-  argmax_i (s_i + Gumbel(scale)) has law Pr[i] ∝ exp(s_i / scale), the exponential mechanism
-  (the Gumbel-max trick; McSherry & Talwar 2007, Durfee & Rogers 2019).  It is sampled by
-  rejection: propose i uniformly, accept with an exact Bernoulli(exp(−γ_i)) (CKS20 Alg. 1).
-  Top-k with Gumbel noise is k such draws without replacement ("peeling"; Durfee & Rogers
-  2019, Lemma 4.2).
-* **Exponential noise** (``max_divergence``): argmax_i (s_i + Exp(scale)) has the law of
-  permute-and-flip (McKenna & Sheldon 2020; Ding, Kifer et al. 2021): visit the candidates
-  in a uniformly random order and stop at the first i whose Bernoulli(exp(−γ_i)) succeeds.
-* **Top-k with exponential noise** is *not* peeling of permute-and-flip (the runner-up law
-  depends on the winner's noisy value).  It is sampled exactly by a lazy race: with
-  U_i = exp(−E_i) ~ Uniform(0, 1), the top-k noisy scores are the k smallest
-  Y_i = exp(γ_i)·U_i.  Each U_i is revealed bit by bit and exp(γ_i) bounded by exact
-  rational intervals (directed-rounding MPFR, or a Taylor series in ℚ beyond float range);
-  a candidate is declared next only when its whole interval lies below every rival's, so the
-  output is exactly the order of the (infinitely precise) noisy scores.
+  K_i = γ_i + ln(−ln U_i) (G_i = −ln(−ln U_i) ~ Gumbel(1)); argmin has Pr[i] ∝ exp(s_i/scale)
+  (the Gumbel-max trick, McSherry & Talwar 2007), top-k the Plackett–Luce law of peeling
+  (Durfee & Rogers 2019, Lemma 4.2).
+
+Numeric score vectors use the certified vectorised race: float64 intervals on the keys from
+32 revealed bits of each U_i; candidates that cannot be in the top k are discarded, and the few
+contenders are ordered by the intervals when they are disjoint, else by an exact MPFR race that
+reveals more bits of the *same* U_i (proof: ``docs/proofs/vectorized_sampling.md`` §5).  The
+reference samplers on rationals (permute-and-flip, rejection, peeling, the rational race) serve
+scale 0 and non-array inputs.
 
 >>> import opendp_lite.prelude as dp
 >>> space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
@@ -35,15 +35,20 @@ from typing import Any
 
 import numpy as np
 
-from .._arith import check_finite_nonneg, exp_down, exp_up, q, up
+from .._arith import check_finite_nonneg, q, up
 from .._types import is_float, is_int
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedFunction, InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measures import MaxDivergence, ZeroConcentratedDivergence, max_divergence
 from ..metrics import LInfDistance, linf_distance
-from ..samplers.bernoulli import sample_bernoulli_exp
-from ..samplers.uniform import sample_uniform_below, sample_uniform_bits
+from ..samplers.selection import _exp_bounds as _exp_bounds  # re-exported (tests)
+from ..samplers.selection import exp_bounds_exact as exp_bounds_exact  # re-exported
+from ..samplers.selection import noisy_top_k, sample_peeled_exponential_mechanism
+from ..samplers.selection import sample_exponential_mechanism as sample_exponential_mechanism
+from ..samplers.selection import sample_exponential_top_k as sample_exponential_top_k
+from ..samplers.selection import sample_permute_and_flip as sample_permute_and_flip
+from ..samplers.uniform import sample_uniform_below
 
 __all__ = [
     "make_noisy_max",
@@ -53,178 +58,6 @@ __all__ = [
     "then_noisy_top_k",
     "then_report_noisy_max_gumbel",
 ]
-
-
-# ----------------------------------------------------------------------------------------------
-# Exact selection samplers on rationals γ_i >= 0 (min γ = 0)
-
-
-def _gammas(scores: Sequence[Fraction], scale: Fraction) -> list[Fraction]:
-    """γ_i = (max s − s_i) / scale, exactly (scale > 0)."""
-    best = max(scores)
-    return [(best - s) / scale for s in scores]
-
-
-def sample_exponential_mechanism(gammas: Sequence[Fraction]) -> int:
-    """An index i with Pr[i] = exp(−γ_i) / Σ_j exp(−γ_j), exactly.
-
-    Rejection from the uniform proposal: accept i with Bernoulli(exp(−γ_i)).  Precondition:
-    some γ_i = 0, so each round accepts with probability >= 1/n.
-    """
-    n = len(gammas)
-    while True:
-        i = sample_uniform_below(n)
-        if sample_bernoulli_exp(gammas[i]):
-            return i
-
-
-def sample_permute_and_flip(gammas: Sequence[Fraction]) -> int:
-    """Permute-and-flip (McKenna & Sheldon 2020): the law of argmax_i (−γ_i + Exp(1)).
-
-    Visits a uniformly random permutation (drawn lazily by Fisher–Yates) and returns the first
-    i whose Bernoulli(exp(−γ_i)) succeeds.  Precondition: some γ_i = 0 (always accepted), so
-    one pass suffices.
-    """
-    order = list(range(len(gammas)))
-    n = len(order)
-    for t in range(n):
-        j = t + sample_uniform_below(n - t)
-        order[t], order[j] = order[j], order[t]
-        if sample_bernoulli_exp(gammas[order[t]]):
-            return order[t]
-    raise AssertionError("permute-and-flip needs a candidate with gamma = 0")  # pragma: no cover
-
-
-def _peel(gammas: Sequence[Fraction], k: int) -> list[int]:
-    """k exponential-mechanism draws without replacement (top-k with Gumbel noise)."""
-    remaining = list(range(len(gammas)))
-    out: list[int] = []
-    for _ in range(min(k, len(remaining))):
-        best = min(gammas[i] for i in remaining)
-        pick = sample_exponential_mechanism([gammas[i] - best for i in remaining])
-        out.append(remaining.pop(pick))
-    return out
-
-
-# -- exact interval bounds on exp(δ) for rational δ >= 0 -------------------------------------
-
-
-def _round_dyadic(x: Fraction, bits: int, upward: bool) -> Fraction:
-    """``x > 0`` rounded to ``bits`` significant bits, down or up (a dyadic rational)."""
-    e = x.numerator.bit_length() - x.denominator.bit_length() - bits
-    scaled = x / Fraction(2) ** e
-    m = math.ceil(scaled) if upward else math.floor(scaled)
-    return m * Fraction(2) ** e
-
-
-def _exp_series(r: Fraction, bits: int) -> tuple[Fraction, Fraction]:
-    """Bounds on exp(r) for 0 <= r <= 1 with error <= 2^(2 − bits), in fixed point.
-
-    Lower: the Taylor terms from r rounded down, each term rounded down.  Upper: from r rounded
-    up, each term rounded up, plus the remainder bound r^(N+1)/(N+1)!·e^r <= 3/(N+1)!.
-    """
-    p = bits + 8
-    one = 1 << p
-    r_lo = (r.numerator << p) // r.denominator
-    r_hi = -((-r.numerator << p) // r.denominator)
-    lo = term_lo = hi = term_hi = one
-    k = 0
-    tail = 3 * one  # 3/(k+1)! in fixed point, rounded up
-    while tail > 1:
-        k += 1
-        term_lo = term_lo * r_lo // (one * k)
-        term_hi = -(-term_hi * r_hi // (one * k))
-        lo += term_lo
-        hi += term_hi
-        tail = -(-tail // (k + 1))
-    return Fraction(lo, one), Fraction(hi + tail, one)
-
-
-def exp_bounds_exact(delta: Fraction, bits: int) -> tuple[Fraction, Fraction]:
-    """Rationals lo <= exp(δ) <= hi, for rational δ >= 0, with (hi − lo)/lo ≲ 2^(8 − bits).
-
-    exp(δ) = e^⌊δ⌋ · exp(δ − ⌊δ⌋); both factors come from Taylor sums with a proved remainder,
-    and every rounding of an intermediate is outward (lower bounds down, upper bounds up).
-    """
-    n = math.floor(delta)
-    guard = bits + 2 * max(1, n.bit_length()) + 8
-    r_lo, r_hi = _exp_series(delta - n, guard)
-    e_lo, e_hi = _exp_series(Fraction(1), guard)
-    p_lo, p_hi = Fraction(1), Fraction(1)
-    b_lo, b_hi = _round_dyadic(e_lo, guard, False), _round_dyadic(e_hi, guard, True)
-    while n:
-        if n & 1:
-            p_lo = _round_dyadic(p_lo * b_lo, guard, False)
-            p_hi = _round_dyadic(p_hi * b_hi, guard, True)
-        n >>= 1
-        if n:
-            b_lo = _round_dyadic(b_lo * b_lo, guard, False)
-            b_hi = _round_dyadic(b_hi * b_hi, guard, True)
-    return (
-        _round_dyadic(p_lo * r_lo, guard, False),
-        _round_dyadic(p_hi * r_hi, guard, True),
-    )
-
-
-def _exp_bounds(delta: Fraction, bits: int) -> tuple[Fraction, Fraction]:
-    """Certified bounds on exp(δ): MPFR with directed rounding while 50 bits suffice (and
-    exp(δ) is within float range), powers of two bracketing e^δ = 2^(δ/ln 2) for a first
-    look at δ >= 700 (1.4426 < 1/ln 2 < 1.4428), else :func:`exp_bounds_exact`."""
-    if bits <= 50:
-        if delta < 700:
-            qd = q(delta)
-            return Fraction(exp_down(qd)), Fraction(exp_up(qd))
-        return Fraction(2) ** math.floor(delta * Fraction(14426, 10000)), Fraction(2) ** math.ceil(
-            delta * Fraction(14428, 10000)
-        )
-    return exp_bounds_exact(delta, bits)
-
-
-def sample_exponential_top_k(
-    gammas: Sequence[Fraction],
-    k: int,
-    start_bits: int = 64,
-    step_bits: int = 32,
-    start_prec: int = 50,
-) -> list[int]:
-    """The k largest of −γ_i + Exp_i(1) (i.i.d. standard exponentials), in order, exactly.
-
-    With U_i = exp(−Exp_i) ~ Uniform(0, 1), this is the order of the k smallest
-    Y_i = exp(γ_i)·U_i.  Each U_i is known as a dyadic interval [m/2^b, (m+1)/2^b) and
-    exp(γ_i) as a rational interval [c⁻, c⁺]; Y_i lies in [c⁻·m/2^b, c⁺·(m+1)/2^b).  The
-    candidate with the least upper end is selected once that end is <= every rival's lower
-    end; otherwise it and the overlapping rivals are refined (more bits of U, tighter bounds
-    on exp).  Ties among the Y_i have probability 0, so the race ends almost surely.
-    ``start_bits``/``step_bits``/``start_prec`` only change the cost, never the law.
-    """
-    n = len(gammas)
-    m = [sample_uniform_bits(start_bits) for _ in range(n)]
-    b = [start_bits] * n
-    prec = [start_prec] * n
-    bounds = [_exp_bounds(g, p) for g, p in zip(gammas, prec, strict=True)]
-
-    def interval(j: int) -> tuple[Fraction, Fraction]:
-        lo_c, hi_c = bounds[j]
-        return lo_c * Fraction(m[j], 1 << b[j]), hi_c * Fraction(m[j] + 1, 1 << b[j])
-
-    ivals = [interval(j) for j in range(n)]
-    remaining = set(range(n))
-    out: list[int] = []
-    while len(out) < min(k, n):
-        i = min(remaining, key=lambda j: ivals[j][1])
-        top = ivals[i][1]
-        rivals = [j for j in remaining if j != i and ivals[j][0] < top]
-        if not rivals:
-            out.append(i)
-            remaining.remove(i)
-            continue
-        for j in (i, *rivals):
-            m[j] = (m[j] << step_bits) | sample_uniform_bits(step_bits)
-            b[j] += step_bits
-            prec[j] += step_bits
-            bounds[j] = _exp_bounds(gammas[j], prec[j])
-            ivals[j] = interval(j)
-    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -283,7 +116,14 @@ def _selection_map(scale: float, k: int, monotonic: bool, zcdp: bool) -> Any:
     return privacy_map
 
 
+def _gammas(scores: Sequence[Fraction], scale: Fraction) -> list[Fraction]:
+    """γ_i = (max s − s_i) / scale, exactly (scale > 0)."""
+    best = max(scores)
+    return [(best - s) / scale for s in scores]
+
+
 def _select(scores: list[Fraction], scale: Fraction, k: int, gumbel: bool) -> list[int]:
+    """The reference path on exact rational scores (scale 0, non-numpy inputs, quantiles)."""
     if scale == 0:  # the noiseless limit: sort descending, ties in uniformly random order
         n = len(scores)
         order = list(range(n))
@@ -294,10 +134,26 @@ def _select(scores: list[Fraction], scale: Fraction, k: int, gumbel: bool) -> li
         return order[:k]
     gammas = _gammas(scores, scale)
     if gumbel:
-        return _peel(gammas, k)
+        return sample_peeled_exponential_mechanism(gammas, k)
     if k == 1:
         return [sample_permute_and_flip(gammas)]
     return sample_exponential_top_k(gammas, k)
+
+
+def _select_vector(arg: Any, scale: float, k: int, gumbel: bool, negate: bool) -> list[int]:
+    """The certified vectorised race (:mod:`opendp_lite.samplers.selection`) on numeric arrays;
+    the exact rational path otherwise (same law either way)."""
+    if (
+        scale > 0
+        and isinstance(arg, np.ndarray)
+        and arg.ndim == 1
+        and arg.dtype.kind in "iuf"
+        and len(arg) > 0
+    ):
+        if arg.dtype.kind == "f" and not bool(np.isfinite(arg).all()):
+            raise FailedFunction("every score must be finite")
+        return noisy_top_k(arg, scale, k, "gumbel" if gumbel else "exponential", negate=negate)
+    return _select(_exact_scores(arg, negate), Fraction(scale), k, gumbel)
 
 
 def make_noisy_top_k(
@@ -342,11 +198,10 @@ def make_noisy_top_k(
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise InvalidParameter(f"k must be an int >= 0, got {k!r}")
     k = int(k)
-    s = Fraction(scale)
     monotonic = bool(getattr(input_metric, "monotonic", False))
 
     def function(arg: Any) -> list[int]:
-        return _select(_exact_scores(arg, negate), s, k, zcdp)
+        return _select_vector(arg, scale, k, zcdp, negate)
 
     return Measurement(
         input_domain,
@@ -366,9 +221,10 @@ def make_noisy_max(
 ) -> Measurement[Any, int, Any, float]:
     r"""Release the index of the largest noisy score (smallest if ``negate``).
 
-    Under ``max_divergence()`` the noise is Exp(scale), sampled exactly as permute-and-flip;
-    under ``zero_concentrated_divergence()`` it is Gumbel(scale), i.e. the exponential
-    mechanism Pr[i] ∝ exp(s_i/scale), sampled exactly by rejection.  With ε₁ = d_in/scale on a
+    Under ``max_divergence()`` the noise is Exp(scale) (the law of permute-and-flip); under
+    ``zero_concentrated_divergence()`` it is Gumbel(scale), i.e. the exponential mechanism
+    Pr[i] ∝ exp(s_i/scale).  Both are sampled exactly, by the certified race of
+    :mod:`opendp_lite.samplers.selection` (module docstring).  With ε₁ = d_in/scale on a
     monotonic L∞ metric and 2·d_in/scale otherwise:
 
     Privacy map, in ℚ, rounded up:
@@ -423,12 +279,11 @@ def make_report_noisy_max_gumbel(
     who = "make_report_noisy_max_gumbel"
     _check_space(input_domain, input_metric, who)
     scale = check_finite_nonneg("scale", scale)
-    s = Fraction(scale)
     negate = optimize == "min"
     monotonic = bool(getattr(input_metric, "monotonic", False))
 
     def function(arg: Any) -> int:
-        return _select(_exact_scores(arg, negate), s, 1, True)[0]
+        return _select_vector(arg, scale, 1, True, negate)[0]
 
     return Measurement(
         input_domain,

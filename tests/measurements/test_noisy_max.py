@@ -3,10 +3,13 @@ upper bounds), exact bounds on exp, domains and typed errors."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import gmpy2
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,6 +28,15 @@ from opendp_lite.measurements.noisy_max import (
     sample_exponential_mechanism,
     sample_exponential_top_k,
     sample_permute_and_flip,
+)
+from opendp_lite.samplers.rng import scripted_randomness
+from opendp_lite.samplers.selection import (
+    Noise,
+    certification_margin,
+    fallback_counts,
+    noisy_top_k,
+    noisy_top_k_reference,
+    reset_fallback_counts,
 )
 
 INT_SPACE = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
@@ -270,3 +282,141 @@ def test_top_k_map_is_monotone_and_conservative(
     exact = k * eps * eps / 8 if zcdp else k * eps
     assert Fraction(m.map(hi)) >= exact
     assert m.check(hi, m.map(hi))
+
+
+# -- the certified vectorised race (samplers/selection.py) ---------------------------------------
+
+
+def _oracle(seed: int) -> Callable[[int, int], int]:
+    """Deterministic bits appended to U_j at refinement ``level``: the same for both paths."""
+
+    def more(j: int, level: int) -> int:
+        digest = hashlib.sha256(f"{seed}/{j}/{level}".encode()).digest()
+        return int.from_bytes(digest[:4], "little")
+
+    return more
+
+
+def _score_sets(rng: np.random.Generator) -> list[tuple[np.ndarray, float]]:
+    """Candidate sets that exercise ties, float scores, wide ranges and the vector path."""
+    return [
+        (rng.integers(0, 4, int(rng.integers(2, 12))).astype(np.int32), 0.5),
+        (rng.normal(size=int(rng.integers(2, 33))), 0.3),
+        (rng.integers(-(2**62), 2**62, 20, dtype=np.int64), 2.0**61),
+        (rng.integers(0, 3, 300).astype(np.int64), 1.0),  # vector path, many near-ties
+        (rng.normal(size=2000).astype(np.float32), 0.05),
+        (rng.integers(0, 2**64 - 1, 50, dtype=np.uint64), 2.0**62),
+    ]
+
+
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+@pytest.mark.parametrize("band", [0.0, 2.0])
+def test_fast_race_decides_as_the_exact_race_on_the_same_bits(noise: Noise, band: float) -> None:
+    # The fast path (float64 intervals, contenders, exact race on the few left) and the exact
+    # race over every candidate read the same 32 bits per candidate and the same appended
+    # bits, so they must return the same ordered indices; band = 2 widens every float
+    # interval so that the exact race decides almost every call.
+    rng = np.random.default_rng(7)
+    calls = exact = 0
+    for trial in range(25):
+        for case, (scores, scale) in enumerate(_score_sets(rng)):
+            k = 1 + trial % 4
+            negate = trial % 3 == 0
+            seed = f"{trial}/{case}".encode()
+            reset_fallback_counts()
+            with certification_margin(band), scripted_randomness(seed=seed):
+                fast = noisy_top_k(scores, scale, k, noise, _oracle(trial), negate=negate)
+            exact += fallback_counts()["exact_races"]
+            with scripted_randomness(seed=seed):
+                ref = noisy_top_k_reference(scores, scale, k, noise, _oracle(trial), negate)
+            assert fast == ref, (trial, case, scores, k, negate)
+            assert len(set(fast)) == len(fast) == min(k, len(scores))
+            calls += 1
+    if band > 0:
+        assert exact >= 0.9 * calls  # the exact path decided (almost) all
+    else:
+        assert exact < 0.5 * calls  # the float intervals decided most
+
+
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+def test_equal_prefixes_are_refined_on_the_same_uniforms(noise: Noise) -> None:
+    # Every candidate gets the same first 32 bits and the same score: no float interval can
+    # separate them, and the winner is decided by the appended bits alone.  Exponential
+    # keys γ + ln U favour the smallest U, Gumbel keys γ + ln(−ln U) the largest.
+    scores = np.zeros(40, dtype=np.int64)
+    more = _oracle(3)
+    first = [more(j, 0) for j in range(40)]
+    reset_fallback_counts()
+    with scripted_randomness(lambda n: b"\x9d" * n):
+        out = noisy_top_k(scores, 1.0, 3, noise, more)
+    with scripted_randomness(lambda n: b"\x9d" * n):
+        ref = noisy_top_k_reference(scores, 1.0, 3, noise, more)
+    assert out == ref
+    by_u = sorted(range(40), key=lambda j: first[j], reverse=noise == "gumbel")
+    assert out == by_u[:3]
+    assert fallback_counts()["refinements"] > 0
+
+
+def test_small_and_vector_paths_agree_on_the_same_bits() -> None:
+    # The scalar (<= SMALL candidates) and numpy paths use the same bits and formulas.
+    from opendp_lite.samplers import selection
+
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        scores = rng.normal(size=int(rng.integers(2, selection.SMALL + 1)))
+        noise: Noise = "gumbel" if trial % 2 else "exponential"
+        with scripted_randomness(seed=bytes([trial])):
+            small = noisy_top_k(scores, 0.2, 3, noise, _oracle(trial))
+        saved = selection.SMALL
+        selection.SMALL = 1
+        try:
+            with scripted_randomness(seed=bytes([trial])):
+                vec = noisy_top_k(scores, 0.2, 3, noise, _oracle(trial))
+        finally:
+            selection.SMALL = saved
+        assert small == vec
+
+
+def test_race_reads_32_bits_per_candidate() -> None:
+    # The vectorised race reads 4 bytes per candidate in one call (plus rare refinements);
+    # the old per-candidate samplers read bytes candidate by candidate.
+    reads: list[int] = []
+
+    def source(n: int) -> bytes:
+        reads.append(n)
+        return hashlib.shake_256(str(len(reads)).encode()).digest(n)
+
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
+    m = dp.m.make_noisy_top_k(*space, dp.max_divergence(), k=10, scale=10.0)
+    scores = np.arange(50_000, dtype=np.int32) % 1000
+    with scripted_randomness(source):
+        out = m(scores)
+    assert reads[0] == 4 * len(scores) and sum(reads) <= 4 * len(scores) + 4 * 200
+    assert len(set(out)) == 10 and all(scores[i] >= 900 for i in out)
+
+
+@pytest.mark.parametrize("noise", ["exponential", "gumbel"])
+def test_overflowing_gaps_and_integer_extremes(noise: Noise) -> None:
+    # γ beyond float64 (scale 1e-300): hopeless candidates are certified out, and when they
+    # must be released (k = n) the exact race orders them
+    far = np.array([0.0, 1e10, -1e308, 1e308])
+    assert noisy_top_k(far, 1e-300, 1, noise) == [3]
+    assert noisy_top_k(far, 1e-300, 4, noise) == [3, 1, 0, 2]
+    assert noisy_top_k(far, 1e-300, 4, noise, negate=True) == [2, 0, 1, 3]
+    ints = np.array([-(2**63), 2**63 - 1, 0], dtype=np.int64)
+    assert noisy_top_k(ints, 1.0, 3, noise) == [1, 2, 0]
+    assert noisy_top_k(ints, 1.0, 3, noise, negate=True) == [0, 2, 1]
+    big = np.array([2**64 - 1, 0, 2**63], dtype=np.uint64)
+    assert noisy_top_k(big, 1.0, 2, noise) == [0, 2]
+    big_many = np.concatenate([big, np.zeros(100, dtype=np.uint64)])
+    assert noisy_top_k(big_many, 1.0, 2, noise) == [0, 2]
+
+
+def test_infinite_scores_fail_before_sampling() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
+    m = dp.m.make_noisy_top_k(*space, dp.max_divergence(), k=2, scale=1.0)
+    reads: list[int] = []
+    with scripted_randomness(lambda n: reads.append(n) or b"\0" * n):
+        with pytest.raises(FailedFunction):
+            m(np.array([1.0, np.inf] + [0.0] * 100))
+    assert reads == []

@@ -21,6 +21,12 @@ from scipy import integrate, stats
 
 import opendp_lite.prelude as dp
 from opendp_lite.measurements.noisy_max import sample_exponential_top_k
+from opendp_lite.samplers.selection import (
+    certification_margin,
+    fallback_counts,
+    noisy_top_k,
+    reset_fallback_counts,
+)
 from tests.conftest import scaled
 
 ALPHA = 1e-4
@@ -310,3 +316,65 @@ def test_top_3_of_6_large(measure: str) -> None:
         law = exp_noise_law(scores, 2.0, 1)
     counts = Counter(tuple(m(scores)) for _ in range(scaled(30000)))
     assert chi2_pvalue(counts, law) > ALPHA
+
+
+# -- the certified vectorised race against the exact laws -----------------------------------------
+
+
+FLOAT_SCORES = [0.25, 1.0, 2.5, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("band", [0.0, 2.0])
+@pytest.mark.parametrize("k", [1, 2])
+def test_fast_race_exponential_noise_law(band: float, k: int) -> None:
+    # band = 2 widens every float interval: the exact MPFR race decides (asserted)
+    scores = np.array(FLOAT_SCORES)
+    reset_fallback_counts()
+    with certification_margin(band):
+        counts = Counter(tuple(noisy_top_k(scores, SCALE, k, "exponential")) for _ in range(2 * N))
+    if band:
+        assert fallback_counts()["exact_races"] >= 0.9 * 2 * N
+    law = [exp_noise_law(FLOAT_SCORES, SCALE * f, k) for f in (1.0, 0.7, 1.3)]
+    assert chi2_pvalue(counts, law[0]) > ALPHA
+    for wrong in law[1:]:
+        assert chi2_pvalue(counts, wrong) < ALPHA
+    if k == 2:
+        assert chi2_pvalue(counts, peeled_pf_law(FLOAT_SCORES, SCALE)) < ALPHA
+
+
+@pytest.mark.parametrize("band", [0.0, 2.0])
+@pytest.mark.parametrize("k", [1, 2])
+def test_fast_race_gumbel_noise_law(band: float, k: int) -> None:
+    scores = np.array([3, 1, 0, 2, 3], dtype=np.int64)
+    reset_fallback_counts()
+    with certification_margin(band):
+        counts = Counter(tuple(noisy_top_k(scores, SCALE, k, "gumbel")) for _ in range(N))
+    if band:
+        assert fallback_counts()["exact_races"] >= 0.9 * N
+    law = [plackett_luce_law(scores.tolist(), SCALE * f, k) for f in (1.0, 0.7, 1.3)]
+    assert chi2_pvalue(counts, law[0]) > ALPHA
+    for wrong in law[1:]:
+        assert chi2_pvalue(counts, wrong) < ALPHA
+
+
+def test_fast_race_vector_path_law() -> None:
+    # 40 candidates (the numpy path), 36 of them far below: only the top 4 carry mass
+    scores = np.array([0, 1, 2, 3] + [-40] * 36, dtype=np.int32)
+    counts = Counter((noisy_top_k(scores, SCALE, 1, "gumbel", negate=False)[0],) for _ in range(N))
+    w = [math.exp(s / SCALE) for s in scores.tolist()]
+    for f, ok in ((1.0, True), (0.7, False), (1.3, False)):
+        wf = [math.exp(s / (SCALE * f)) for s in scores.tolist()]
+        law = {(i,): wf[i] / sum(wf) for i in range(len(w))}
+        assert (chi2_pvalue(counts, law) > ALPHA) == ok
+
+
+def test_exponential_mechanism_exact_fallback_law() -> None:
+    # Fraction scores are not a float64 array: the rational rejection sampler decides
+    dp.enable_features("honest-but-curious")
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    true = [Fraction(12), Fraction(10), Fraction(7)]
+    m = dp.m.make_exponential(*space, [0, 1, 2], lambda x, r: true[r], sensitivity=1, scale=2.0)
+    counts = Counter((m([0]),) for _ in range(N))
+    assert chi2_pvalue(counts, softmax_law([12, 10, 7], 2.0)) > ALPHA
+    for factor in (0.7, 1.3):
+        assert chi2_pvalue(counts, softmax_law([12, 10, 7], 2.0 * factor)) < ALPHA
