@@ -297,17 +297,27 @@ def _cert_below(w: float, width: float, p_c: float, err: float) -> bool | None:
     return None
 
 
-def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
-    """One attempt, exactly: the signed magnitude ±(L·N + R), or None if rejected.
+def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, int, int] | None:
+    """One attempt, exactly: (negative, M_top, lazy) with M = M_top·2^lazy + tail, or None.
 
     Bits: w0 = [U: 32 bits][W: 31 bits][sign: 1 bit] (the first revealed bits of U and W);
-    R is the full a-bit integer; w2 = first 64 bits of V (gaussian).  Each decision tries a
-    certified float bound first and otherwise reveals more bits (:class:`_LazyU`).
+    R holds the first a − ``lazy`` bits of the a-bit integer R (all of it when lazy = 0);
+    w2 = first 64 bits of V (gaussian).  Each decision tries a certified float bound first
+    and otherwise reveals more bits (:class:`_LazyU`, and R's unrevealed ``lazy`` low bits).
+    A returned ``lazy`` > 0 means every decision was certified for *every* completion of R,
+    so R's ``lazy`` low bits (the ``tail``) are still uniform and independent of the rest
+    (proof §4, "lazy R"): the caller reveals them only if it needs them.
     """
     neg = w0 & 1
+
+    def reveal() -> tuple[int, int]:
+        return (R << lazy) | sample_uniform_bits(lazy), 0
+
+    if lazy and R == 0:  # R = 0 possible (Pr 2^-64 of the top bits): reveal, decide exactly
+        R, lazy = reveal()
     # R accepted iff W < exp(−R/T)
     if R:
-        top = R >> (p.a - p.s64)
+        top = R >> (p.a - lazy - p.s64)
         v_c = top * p.rcoef
         tail = p.rcoef if p.a > 64 else 0.0
         e_c = math.exp(-v_c)
@@ -315,6 +325,8 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
         dec = _cert_below(wf, 2.0**-31, e_c - tail / 2, e_c * EPS + v_c * EPS + tail + TINY)
         if dec is None:
             _counts["exact_lanes"] += 1
+            if lazy:
+                R, lazy = reveal()
             dec = _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T)
         if not dec:
             return None
@@ -334,13 +346,12 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
     if n is None:
         _counts["exact_lanes"] += 1
         n = _geometric(_LazyU(ut, 32), p.lam, hint)
-    M = (n << p.a) + R
-    if neg and M == 0:
+    if neg and n == 0 and R == 0:  # M = 0 (R is fully known when R's top bits are 0)
         return None
     if p.gauss:
         dec = None
         if p.floats_ok:
-            top = R >> (p.a - p.s64)
+            top = R >> (p.a - lazy - p.s64)
             d_c = n + top * 2.0**-p.s64 - p.c_L
             err_d = (abs(n + top * 2.0**-p.s64) + p.c_L) * EPS + TINY
             tw = 2.0**-p.s64 if p.a > 64 else 0.0
@@ -354,11 +365,13 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
             dec = _cert_below(vf, 2.0**-vn, (q_lo + q_hi) / 2, (q_hi - q_lo) / 2)
         if dec is None:
             _counts["exact_lanes"] += 1
-            d = M - p.center
+            if lazy:
+                R, lazy = reveal()
+            d = (n << p.a) + R - p.center
             dec = _LazyU(*_v_prefix(p, w0, w2)).below_exp(d * d / p.two_sigma2)
         if not dec:
             return None
-    return -M if neg else M
+    return neg, (n << (p.a - lazy)) + R, lazy
 
 
 def _v_prefix(p: _Plan, w0: int, w2: int) -> tuple[int, int]:
@@ -375,23 +388,60 @@ def _full_R(p: _Plan, w1: int) -> int:
     return (w1 << (p.a - 64)) | sample_uniform_bits(p.a - 64)
 
 
-def _scalar_z(p: _Plan) -> int:
-    """One exact draw of Z ~ 𝓛_ℤ(T) or 𝓝_ℤ(σ) (the plan's law), scalar path."""
-    nr = (p.a + 7) // 8
+def _scalar_draw(p: _Plan) -> tuple[int, int, int]:
+    """One exact draw (negative, M_top, lazy) of the plan's law: Z = ±(M_top·2^lazy + tail).
+
+    The ``lazy`` low bits of R (a > 64 on the float path) are not drawn: every decision
+    was certified for all of their values, so they are uniform and independent (proof §4).
+    """
+    lazy = p.a - 64 if p.floats_ok and p.a > 64 else 0
+    nr = (p.a - lazy + 7) // 8
     nbytes = 8 + nr + (8 if p.gauss and not p.v_in_w0 else 0)
     while True:
         _counts["attempts"] += 1
         b = fill_bytes(nbytes)
         w0 = int.from_bytes(b[:8], "little")
-        R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a) if p.a else 0
+        R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a + lazy) if p.a else 0
         w2 = int.from_bytes(b[8 + nr :], "little")
         if p.floats_ok:
-            z = _attempt(p, w0, R, w2)
+            z = _attempt(p, w0, R, w2, lazy)
+            if z is not None:
+                return z
         else:
             neg, u, w, v = _wide_prefixes(p, w0, w2)
-            z = _attempt_exact(p, neg, u, w, R, v)
-        if z is not None:
-            return z
+            zz = _attempt_exact(p, neg, u, w, R, v)
+            if zz is not None:
+                return int(zz < 0), abs(zz), 0
+
+
+def _scalar_z(p: _Plan) -> int:
+    """One exact draw of Z ~ 𝓛_ℤ(T) or 𝓝_ℤ(σ) (the plan's law), scalar path."""
+    neg, m, lazy = _scalar_draw(p)
+    if lazy:
+        m = (m << lazy) | sample_uniform_bits(lazy)
+    return -m if neg else m
+
+
+def _scalar_float(p: _Plan, J: int, k: int, T: str) -> float:
+    """sat_T(round_T(2^k·(J + Z))), revealing Z's lazy low bits only if the rounding needs them.
+
+    With Z = ±(M_top·2^lazy + tail), J + Z ranges over the 2^lazy consecutive integers
+    between J ± M_top·2^lazy and J ± (M_top·2^lazy + 2^lazy − 1); round_T and sat_T are
+    monotone, so if both ends give the same float every value between does (proof §4).
+    """
+    neg, m, lazy = _scalar_draw(p)
+    if lazy:
+        base = m << lazy
+        ends = (
+            (J - base, J - base - (1 << lazy) + 1)
+            if neg
+            else (J + base, J + base + (1 << lazy) - 1)
+        )
+        first = _round_out(ends[0], k, T)
+        if first == _round_out(ends[1], k, T) and (first != 0.0 or ends[0] == ends[1]):
+            return first
+        m = base | sample_uniform_bits(lazy)
+    return _round_out(J - m if neg else J + m, k, T)
 
 
 def _attempt_exact(
@@ -501,7 +551,7 @@ def float_noise_scalar(x: float, scale: Any, k: int, dist: Dist, T: Literal["f32
     p = _plan_for(scale, k, dist)
     if p is None:
         return float_noise_ref(x, 0, k, dist, T)
-    return _round_out(_grid_index(x, k, T) + _scalar_z(p), k, T)
+    return _scalar_float(p, _grid_index(x, k, T), k, T)
 
 
 # ---------------------------------------------------------------------------------------
