@@ -83,6 +83,9 @@ BoolA = npt.NDArray[np.bool_]
 
 #: Lanes per chunk: bounds the temporaries (about 40 arrays of CHUNK × 8 bytes).
 CHUNK = 1 << 13
+#: Up to this many elements, a vector call runs the scalar attempt per lane with one bulk
+#: byte read (numpy's fixed cost per call exceeds the per-lane Python cost below this).
+SMALL = 24
 
 # Relative error budget of every float64 bound: numpy's and libm's exp/log are within
 # 4 ulp (2^-50 relative); with the handful of roundings around them, 2^-44 leaves a
@@ -149,8 +152,7 @@ class _Plan:
     v_in_w0: bool  # gaussian with a = 0: W is unused, so V's first bits share its slot
     rate: float  # estimated acceptance rate of one attempt (sizes draws; never the law)
     layout: int  # vector bit layout: 0 wide, 1 one packed word, 2 R and V share w1
-    g_k1: float  # gaussian bound: |e^{−γ} − e^{−γ_c}| ≤ |d_c|·g_k1 + γ_c·2^-49 + g_k0
-    g_k0: float
+    scalar_bytes: tuple[int, int, int]  # scalar attempt: (R's lazy low bits, R's bytes, all)
 
 
 def _floor_log2(x: Any) -> int:
@@ -194,14 +196,8 @@ def _plan(s: Any, dist: str) -> _Plan:
         gauss, T, a, s64, L / T, 1 / T, beta, rcoef, center, two_sigma2, c_L, i2s_L,
         floats_ok, floats_ok and T < 2**40, gauss and a == 0, _rate(T, a, s, gauss),
         1 if not gauss and a <= 15 else 2 if gauss and 0 < a <= 32 else 0,
-        *_gauss_consts(c_L, i2s_L, a),
+        _attempt_bytes(a, floats_ok, gauss and a != 0),
     )  # fmt: skip
-
-
-def _gauss_consts(c_L: float, i2s_L: float, a: int) -> tuple[float, float]:
-    """(g_k1, g_k0) of the vector Gaussian test (proof §3): E_d bounds |d − d_c| in units of L."""
-    e_d = (_N_MAX + 1 + c_L) * EPS + TINY + (2.0 ** -min(a, 64) if a > 64 else 0.0)
-    return 2 * e_d * i2s_L * (1 + 2.0**-40), e_d * e_d * i2s_L * (1 + 2.0**-40) + EPS + 2.0**-50
 
 
 def _rate(T: Any, a: int, sigma: Any, gauss: bool) -> float:
@@ -388,18 +384,42 @@ def _full_R(p: _Plan, w1: int) -> int:
     return (w1 << (p.a - 64)) | sample_uniform_bits(p.a - 64)
 
 
-def _scalar_draw(p: _Plan) -> tuple[int, int, int]:
+class _Pool:
+    """Attempt-sized slices of one bulk :func:`fill_bytes` read (refilled when used up).
+
+    Attempts are iid whichever read their bytes come from, so pooling changes no law.
+    """
+
+    __slots__ = ("buf", "pos")
+
+    def __init__(self, nbytes: int) -> None:
+        self.buf, self.pos = fill_bytes(nbytes), 0
+
+    def take(self, n: int) -> bytes:
+        pos = self.pos
+        if pos + n > len(self.buf):
+            self.buf, pos = fill_bytes(max(n, len(self.buf))), 0
+        self.pos = pos + n
+        return self.buf[pos : pos + n]
+
+
+def _attempt_bytes(a: int, floats_ok: bool, v_word: bool) -> tuple[int, int, int]:
+    """(lazy, nr, nbytes) of a scalar attempt: R's unrevealed low bits, R's bytes, all bytes."""
+    lazy = a - 64 if floats_ok and a > 64 else 0
+    nr = (a - lazy + 7) // 8
+    return lazy, nr, 8 + nr + (8 if v_word else 0)
+
+
+def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
     """One exact draw (negative, M_top, lazy) of the plan's law: Z = ±(M_top·2^lazy + tail).
 
     The ``lazy`` low bits of R (a > 64 on the float path) are not drawn: every decision
     was certified for all of their values, so they are uniform and independent (proof §4).
     """
-    lazy = p.a - 64 if p.floats_ok and p.a > 64 else 0
-    nr = (p.a - lazy + 7) // 8
-    nbytes = 8 + nr + (8 if p.gauss and not p.v_in_w0 else 0)
+    lazy, nr, nbytes = p.scalar_bytes
     while True:
         _counts["attempts"] += 1
-        b = fill_bytes(nbytes)
+        b = fill_bytes(nbytes) if pool is None else pool.take(nbytes)
         w0 = int.from_bytes(b[:8], "little")
         R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a + lazy) if p.a else 0
         w2 = int.from_bytes(b[8 + nr :], "little")
@@ -414,22 +434,22 @@ def _scalar_draw(p: _Plan) -> tuple[int, int, int]:
                 return int(zz < 0), abs(zz), 0
 
 
-def _scalar_z(p: _Plan) -> int:
+def _scalar_z(p: _Plan, pool: _Pool | None = None) -> int:
     """One exact draw of Z ~ 𝓛_ℤ(T) or 𝓝_ℤ(σ) (the plan's law), scalar path."""
-    neg, m, lazy = _scalar_draw(p)
+    neg, m, lazy = _scalar_draw(p, pool)
     if lazy:
         m = (m << lazy) | sample_uniform_bits(lazy)
     return -m if neg else m
 
 
-def _scalar_float(p: _Plan, J: int, k: int, T: str) -> float:
+def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -> float:
     """sat_T(round_T(2^k·(J + Z))), revealing Z's lazy low bits only if the rounding needs them.
 
     With Z = ±(M_top·2^lazy + tail), J + Z ranges over the 2^lazy consecutive integers
     between J ± M_top·2^lazy and J ± (M_top·2^lazy + 2^lazy − 1); round_T and sat_T are
     monotone, so if both ends give the same float every value between does (proof §4).
     """
-    neg, m, lazy = _scalar_draw(p)
+    neg, m, lazy = _scalar_draw(p, pool)
     if lazy:
         base = m << lazy
         ends = (
@@ -632,20 +652,26 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
 
     if p.gauss:
         # V < exp(−γ), γ = d²·L²/(2σ²), d = M/L − c/L, M/L = N + Rtop·2^-s64 (+ tail < 2^-s64):
-        # |d − d_c| ≤ E_d, so |e^{−γ} − q_c| ≤ |d_c|·g_k1 + γ_c·2^-49 + g_k0 (1-Lipschitz exp)
+        # |d − d_c| ≤ E_d(N) = (N + 1 + c_L)·EPS + TINY [+ 2^-s64], with this lane's own N
+        # (proof §3.4); d ∈ [d_lo, d_hi] gives γ ∈ [sq_lo, sq_hi]·i2s_L and, exp being
+        # monotone, exp(−γ) ∈ [q_lo, q_hi] (each product and exp widened by (1 ± EPS))
         m_c = N + Rf * 2.0**-p.s64 if p.a > 0 else N
         d_c = m_c - p.c_L
-        neg_gam = d_c * d_c * -p.i2s_L
-        q_c = np.exp(neg_gam)
-        err = np.abs(d_c) * p.g_k1 + neg_gam * -(2.0**-49) + (p.g_k0 + TINY + band)
+        e_d = (N + (1.0 + p.c_L)) * EPS + (TINY + (2.0 ** -min(p.a, 64) if p.a > 64 else 0.0))
+        d_lo = d_c - e_d
+        d_hi = d_c + e_d
+        sq_hi = np.maximum(d_lo * d_lo, d_hi * d_hi)
+        sq_lo = np.where(d_lo > 0, d_lo * d_lo, np.where(d_hi < 0, d_hi * d_hi, 0.0))
+        q_lo = np.exp(sq_hi * -(p.i2s_L * (1 + EPS))) * (1 - EPS) - (TINY + band)
+        q_hi = np.exp(sq_lo * -(p.i2s_L * (1 - EPS))) * (1 + EPS) + (TINY + band)
         if p.v_in_w0:
             vv, vw = wv, 2.0**-31
         elif p.layout == 2:
             vv, vw = (w1 & 0xFFFFFFFF).astype(np.float64) * 2.0**-32, 2.0**-32
         else:
             vv, vw = (w2 >> 11).astype(np.float64) * 2.0**-53, 2.0**-53
-        accept = accept & (vv <= q_c - (err + vw))
-        reject |= okN & (vv >= q_c + err)
+        accept = accept & (vv + vw <= q_lo)
+        reject |= okN & (vv >= q_hi)
     accept &= ~reject
     undecided = ~(accept | reject)
     return _Lanes(w0, w1, w2, accept, undecided, sign, N, Rtop)
@@ -794,6 +820,12 @@ def int_noise(x: npt.NDArray[Any], scale: Any, dist: Dist, T: str) -> npt.NDArra
     p = _plan(s, dist)
     lo, hi = int_bounds(T)
     out = np.empty(len(x), dtype=dtype)
+    if len(x) <= SMALL:
+        pool = _small_pool(p, len(x))
+        for i, v in enumerate(x.tolist()):
+            y = int(v) + _scalar_z(p, pool)
+            out[i] = lo if y < lo else hi if y > hi else y
+        return out
     for start in range(0, len(x), CHUNK):
         xs = x[start : start + CHUNK]
         z = _z_vector(p, len(xs))
@@ -834,6 +866,11 @@ def float_noise(
     if not (p.floats_ok and -1074 <= e_r <= 900 and _gradual_underflow()):
         out[:] = [_round_out(_grid_index(v, k, T) + _scalar_z(p), k, T) for v in xa.tolist()]
         return out
+    if len(xa) <= SMALL:
+        pool = _small_pool(p, len(xa))
+        for i, v in enumerate(xa.tolist()):
+            out[i] = _scalar_float(p, _grid_index(v, k, T), k, T, pool)
+        return out
     # every input is already on the 2^k grid when k is at or below its dtype's k_min
     on_grid = k <= -1074 or (k <= -149 and xa.dtype == np.float32)
     for start in range(0, len(xa), CHUNK):
@@ -841,6 +878,11 @@ def float_noise(
         chunk = xa[start : start + CHUNK].astype(np.float64, copy=False)  # per chunk: no 2nd copy
         _float_chunk(p, chunk, k, T, e_r, on_grid, view)
     return out
+
+
+def _small_pool(p: _Plan, n: int) -> _Pool:
+    """One byte read sized for the attempts that n lanes expect (sizes only, never the law)."""
+    return _Pool(p.scalar_bytes[2] * int(n / p.rate * 1.25 + 2))
 
 
 def _gradual_underflow() -> bool:

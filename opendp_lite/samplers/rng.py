@@ -75,7 +75,7 @@ def _os_source(n: int) -> bytes:
 
 #: Output bytes after which the DRBG takes a fresh 32-byte key from the OS.
 RESEED_BYTES = 1 << 20
-_BLOCK = 1 << 14  # keystream bytes generated per key (fast key erasure) for small requests
+_BLOCK = 1 << 12  # keystream bytes generated per key (fast key erasure) for small requests
 
 
 def _chacha20_keystream(key: bytes, n: int, nonce: bytes = bytes(16)) -> bytes:
@@ -94,9 +94,10 @@ class _ChaChaDRBG:
 
     Each generation step runs ChaCha20 under the current key K and splits the keystream
     into (K', out): K' (32 bytes) replaces K at once and ``out`` is served.  Small requests
-    are served from a buffer ``out`` of :data:`_BLOCK` bytes whose served bytes are zeroed.
-    ``seed`` fixes the first key (known-answer tests only); otherwise keys come from
-    :func:`_os_source`, which raises :class:`RandomnessError` on failure.
+    are served in order from a buffer ``out`` of :data:`_BLOCK` bytes (dropped at the next
+    refill); larger ones get their own step.  ``seed`` fixes the first key (known-answer
+    tests only); otherwise keys come from :func:`_os_source`, which raises
+    :class:`RandomnessError` on failure.
     """
 
     def __init__(self, seed: bytes | None = None) -> None:
@@ -105,18 +106,14 @@ class _ChaChaDRBG:
         self._lock = threading.Lock()
         self._seed = seed
         self._key: bytes | None = None
-        self._buf = bytearray()
+        self._buf = b""
         self._pos = 0
         self._since_key = 0
         self._pid = os.getpid()
 
     def forget(self) -> None:
-        """Drop the key and the buffer (next request re-keys from the OS)."""
-        self._key = None
-        self._buf[:] = bytes(len(self._buf))
-        self._buf = bytearray()
-        self._pos = 0
-        self._since_key = 0
+        """Drop the key and the buffer (the next request re-keys from the OS)."""
+        self._key, self._buf, self._pos, self._since_key = None, b"", 0, 0
 
     def _rekey(self) -> bytes:
         key = self._seed if self._seed is not None else _os_source(32)
@@ -140,30 +137,23 @@ class _ChaChaDRBG:
 
     def __call__(self, n: int) -> bytes:
         with self._lock:
-            if self._pid != os.getpid():  # forked without the at-fork hook (e.g. from C)
+            if self._pid != _getpid():  # forked without the at-fork hook (e.g. from C)
                 self.forget()
                 self._rekey()
             pos = self._pos
-            if n <= len(self._buf) - pos:
-                end = pos + n
-                out = bytes(self._buf[pos:end])
-                self._buf[pos:end] = bytes(n)  # served bytes do not stay in memory
+            end = pos + n
+            if end <= len(self._buf):
                 self._pos = end
-                return out
+                return self._buf[pos:end]
             if n >= _BLOCK // 4:
                 return self._generate(n)
-            self._buf[pos:] = bytes(len(self._buf) - pos)
-            self._buf = bytearray(self._generate(_BLOCK))
-            self._buf[:n], out = bytes(n), bytes(self._buf[:n])
-            self._pos = n
-            return out
+            self._buf, self._pos = self._generate(_BLOCK), n
+            return self._buf[:n]
 
 
+_getpid = os.getpid
 _drbg = _ChaChaDRBG()
-
-
-def _drbg_source(n: int) -> bytes:
-    return _drbg(n)
+_drbg_source: Callable[[int], bytes] = _drbg
 
 
 def _after_fork_in_child() -> None:
