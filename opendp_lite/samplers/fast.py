@@ -925,24 +925,29 @@ def _float_chunk(
         yh = s1 + t
         bb = yh - s1
         rho = (s1 - (yh - bb)) + (t - bb)
-        # g = the gap from c to its neighbour towards zero (the smaller of its two gaps)
+        # g_in / g_out = the gaps from c to its neighbours towards / away from zero (they differ
+        # at a binade boundary |c| = 2^e: rounding to c is asymmetric there)
         if T == "f32":
             c32 = yh.astype(np.float32)
             a32 = np.abs(c32)
-            g = np.maximum((a32 - np.nextafter(a32, np.float32(0))).astype(np.float64), 2.0**-149)
+            g_in = np.maximum(
+                (a32 - np.nextafter(a32, np.float32(0))).astype(np.float64), 2.0**-149
+            )
+            g_out = (np.nextafter(a32, np.float32(np.inf)) - a32).astype(np.float64)
             c = c32.astype(np.float64)
             ac = a32
             d2 = ((yh - c) + rho) * 2.0
         else:
             c = yh
             ac = np.abs(c)
-            g = np.maximum(ac - np.nextafter(ac, 0.0), 2.0**-1074)
+            g_in = np.maximum(ac - np.nextafter(ac, 0.0), 2.0**-1074)
+            g_out = np.nextafter(ac, np.inf) - ac
             d2 = rho * 2.0
-        # y − c = d2/2 + δ_t + sg·tail', tail' ∈ [0, tw): y rounds to c if |y − c| < g/2
-        slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070
-        d2s = d2 * sg
-        G = g * shrink
-        ok = (d2s + slack + 2.0 * tw < G) & (d2s - slack > -G) & (ac < _MAXF[T])
+        # y − c = d2/2 + δ_t + sg·tail', tail' ∈ [0, tw); with sc = sign(c) (+1 at c = 0, where
+        # the gaps are equal), y rounds to c if −g_in/2 < sc·(y − c) < g_out/2 (strict: no ties)
+        slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070 + 2.0 * tw
+        d2c = np.where(c < 0, -d2, d2)
+        ok = (d2c + slack < g_out * shrink) & (d2c - slack > g_in * -shrink) & (ac < _MAXF[T])
     ok[acc.exact_pos] = False
     np.copyto(out, c, where=ok)
     exact = dict(zip(acc.exact_pos, acc.exact_z, strict=True))
