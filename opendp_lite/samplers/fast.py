@@ -823,8 +823,8 @@ def int_noise(x: npt.NDArray[Any], scale: Any, dist: Dist, T: str) -> npt.NDArra
     if len(x) <= SMALL:
         pool = _small_pool(p, len(x))
         for i, v in enumerate(x.tolist()):
-            y = int(v) + _scalar_z(p, pool)
-            out[i] = lo if y < lo else hi if y > hi else y
+            yi = int(v) + _scalar_z(p, pool)
+            out[i] = lo if yi < lo else hi if yi > hi else yi
         return out
     for start in range(0, len(x), CHUNK):
         xs = x[start : start + CHUNK]
