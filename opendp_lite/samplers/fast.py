@@ -813,11 +813,10 @@ def int_noise(x: npt.NDArray[Any], scale: Any, dist: Dist, T: str) -> npt.NDArra
         ValueError: if ``scale`` is negative or not finite.
     """
     x = np.asarray(x)
-    s = _grid_scale(scale, 0)
+    p = _plan_for(scale, 0, dist)  # cached per (scale, k, dist): no per-call rational work
     dtype = carrier_dtype(T)
-    if s == 0:
-        return np.array([int_noise_ref(int(v), s, dist, T) for v in x.tolist()], dtype=dtype)
-    p = _plan(s, dist)
+    if p is None:
+        return np.array([int_noise_ref(int(v), 0, dist, T) for v in x.tolist()], dtype=dtype)
     lo, hi = int_bounds(T)
     out = np.empty(len(x), dtype=dtype)
     if len(x) <= SMALL:
@@ -856,20 +855,19 @@ def float_noise(
         xa = xa.astype(np.float64)
     if not np.isfinite(xa).all():
         raise ValueError("x must be finite (found NaN or infinity)")
-    s = _grid_scale(scale, k)
+    p = _plan_for(scale, k, dist)  # cached per (scale, k, dist): no per-call rational work
     out = np.empty(len(xa), dtype=carrier_dtype(T))
-    if s == 0:
+    if p is None:
         out[:] = [float_noise_ref(v, 0, k, dist, T) for v in xa.tolist()]
         return out
-    p = _plan(s, dist)
-    e_r = k + p.a - p.s64
-    if not (p.floats_ok and -1074 <= e_r <= 900 and _gradual_underflow()):
-        out[:] = [_round_out(_grid_index(v, k, T) + _scalar_z(p), k, T) for v in xa.tolist()]
-        return out
-    if len(xa) <= SMALL:
+    if len(xa) <= SMALL:  # the scalar attempt per lane: exact integer rounding, no TwoSum
         pool = _small_pool(p, len(xa))
         for i, v in enumerate(xa.tolist()):
             out[i] = _scalar_float(p, _grid_index(v, k, T), k, T, pool)
+        return out
+    e_r = k + p.a - p.s64
+    if not (p.floats_ok and -1074 <= e_r <= 900 and _gradual_underflow()):
+        out[:] = [_round_out(_grid_index(v, k, T) + _scalar_z(p), k, T) for v in xa.tolist()]
         return out
     # every input is already on the 2^k grid when k is at or below its dtype's k_min
     on_grid = k <= -1074 or (k <= -149 and xa.dtype == np.float32)
