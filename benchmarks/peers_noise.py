@@ -15,7 +15,8 @@ takes for the same requests (the plain-OS-source limit), ``ours_over_urandom`` t
 Peers: ``opendp`` (0.16, the same mechanism, vector or atom domain; timed on at most
 ``OPENDP_MAX_N`` elements and scaled linearly: ``peer_n`` says how many), ``numpy`` (an
 insecure ``Generator``: a speed reference only, not private), ``diffprivlib`` and ``python-dp``
-(scalar APIs, so a Python loop; only n ≤ 10^3), each when importable.
+(scalar APIs, so a Python loop; only n ≤ 10^3), each when importable; at n ≥ 10^6 also
+``ours_os_source``: ours with ``rng.use_os_source()`` (the plain ``os.urandom`` source).
 
 A ``binade`` block measures the vector float Laplace time against the data's magnitude
 (threat model, timing channel): x = 0 and values at binade boundaries.
@@ -221,6 +222,17 @@ def run_case(case: str, mode: str, n: int, emit: Callable[[dict[str, Any]], None
     for name, f in loop_peers(case, n).items():
         fns[name] = f
         scale_up[name] = 1.0
+    if vector and n >= 10**6:  # ours again, on the plain OS source (the DRBG's gain)
+
+        def on_os() -> Any:
+            rng.use_os_source()
+            try:
+                return ours()
+            finally:
+                rng.use_drbg()
+
+        fns["ours_os_source"] = on_os
+        scale_up["ours_os_source"] = 1.0
     times = interleaved(fns)
     sizes = requests_of(ours)
     u = urandom_time(sizes)

@@ -293,6 +293,11 @@ def _cert_below(w: float, width: float, p_c: float, err: float) -> bool | None:
     return None
 
 
+def _reveal(R: int, lazy: int) -> tuple[int, int]:
+    """R's top bits completed by its ``lazy`` unrevealed low bits (fresh uniform bits)."""
+    return (R << lazy) | sample_uniform_bits(lazy), 0
+
+
 def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, int, int] | None:
     """One attempt, exactly: (negative, M_top, lazy) with M = M_top·2^lazy + tail, or None.
 
@@ -302,15 +307,11 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
     and otherwise reveals more bits (:class:`_LazyU`, and R's unrevealed ``lazy`` low bits).
     A returned ``lazy`` > 0 means every decision was certified for *every* completion of R,
     so R's ``lazy`` low bits (the ``tail``) are still uniform and independent of the rest
-    (proof §4, "lazy R"): the caller reveals them only if it needs them.
+    (proof §2, "Lazy R on the scalar path"): the caller reveals them only if it needs them.
     """
     neg = w0 & 1
-
-    def reveal() -> tuple[int, int]:
-        return (R << lazy) | sample_uniform_bits(lazy), 0
-
     if lazy and R == 0:  # R = 0 possible (Pr 2^-64 of the top bits): reveal, decide exactly
-        R, lazy = reveal()
+        R, lazy = _reveal(R, lazy)
     # R accepted iff W < exp(−R/T)
     if R:
         top = R >> (p.a - lazy - p.s64)
@@ -322,7 +323,7 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
         if dec is None:
             _counts["exact_lanes"] += 1
             if lazy:
-                R, lazy = reveal()
+                R, lazy = _reveal(R, lazy)
             dec = _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T)
         if not dec:
             return None
@@ -362,7 +363,7 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
         if dec is None:
             _counts["exact_lanes"] += 1
             if lazy:
-                R, lazy = reveal()
+                R, lazy = _reveal(R, lazy)
             d = (n << p.a) + R - p.center
             dec = _LazyU(*_v_prefix(p, w0, w2)).below_exp(d * d / p.two_sigma2)
         if not dec:
@@ -414,7 +415,7 @@ def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
     """One exact draw (negative, M_top, lazy) of the plan's law: Z = ±(M_top·2^lazy + tail).
 
     The ``lazy`` low bits of R (a > 64 on the float path) are not drawn: every decision
-    was certified for all of their values, so they are uniform and independent (proof §4).
+    was certified for all of their values, so they are uniform and independent (proof §2, "Lazy R").
     """
     lazy, nr, nbytes = p.scalar_bytes
     while True:
@@ -447,7 +448,7 @@ def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -
 
     With Z = ±(M_top·2^lazy + tail), J + Z ranges over the 2^lazy consecutive integers
     between J ± M_top·2^lazy and J ± (M_top·2^lazy + 2^lazy − 1); round_T and sat_T are
-    monotone, so if both ends give the same float every value between does (proof §4).
+    monotone, so if both ends give the same float every value between does (proof §2, "Lazy R").
     """
     neg, m, lazy = _scalar_draw(p, pool)
     if lazy:
