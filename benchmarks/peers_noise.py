@@ -45,10 +45,10 @@ import opendp_lite.prelude as dp  # noqa: E402
 from opendp_lite.samplers import fast, rng  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-ROUNDS = 5
+ROUNDS = 7
 OPENDP_MAX_N = 10_000
 LOOP_MAX_N = 1_000  # scalar-API peers (and our scalar mode) only up to here
-TARGET_S = 0.02  # each timing loops until about this long
+TARGET_S = 0.01  # each timing loops until about this long
 SKIPPED: dict[str, str] = {}  # peers that could not be imported, and why
 
 
