@@ -65,15 +65,18 @@ def test_failing_os_source_at_keying_raises(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_default_is_the_drbg_and_os_source_can_be_selected() -> None:
-    assert rng.source_name() == "chacha20"
+    default = rng._default_from_env()  # the DRBG unless OPENDP_LITE_RNG=os
+    assert (default is rng._drbg_source) == (os.environ.get("OPENDP_LITE_RNG", "") != "os")
     rng.use_os_source()
     try:
         assert rng._current_source() is rng._os_source and rng.source_name() == "os"
         a, b = rng.fill_bytes(16), rng.fill_bytes(16)
         assert a != b
-    finally:
         rng.use_drbg()
-    assert rng._current_source() is rng._drbg_source
+        assert rng._current_source() is rng._drbg_source and rng.source_name() == "chacha20"
+        assert rng.fill_bytes(16) != rng.fill_bytes(16)
+    finally:
+        rng._set_default(default)
 
 
 def test_source_cannot_change_inside_a_scripted_stream() -> None:
@@ -82,7 +85,7 @@ def test_source_cannot_change_inside_a_scripted_stream() -> None:
         with rng.scripted_randomness(seed=b"x"):
             with pytest.raises(RuntimeError):
                 rng.use_os_source()
-    assert rng.source_name() == "chacha20"
+    assert rng._current_source() is rng._default
 
 
 def test_env_var_selects_the_os_source(monkeypatch: pytest.MonkeyPatch) -> None:
