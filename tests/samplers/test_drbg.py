@@ -116,10 +116,15 @@ def _fork_and_read(n: int) -> bytes:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX-only")
 def test_forked_child_gets_a_different_stream_than_the_parent() -> None:
-    rng.fill_bytes(8)  # the parent's buffer holds keystream the child must not serve
-    buf_before = bytes(rng._drbg._buf[rng._drbg._pos : rng._drbg._pos + 64])
-    child = _fork_and_read(64)
-    parent = rng.fill_bytes(64)
+    default = rng._current_source()
+    rng.use_drbg()
+    try:
+        rng.fill_bytes(8)  # the parent's buffer holds keystream the child must not serve
+        buf_before = bytes(rng._drbg._buf[rng._drbg._pos : rng._drbg._pos + 64])
+        child = _fork_and_read(64)
+        parent = rng.fill_bytes(64)
+    finally:
+        rng._set_default(default)
     assert parent == buf_before  # the parent continues its own buffer...
     assert child != parent  # ...and the child re-keyed instead of repeating it
 
