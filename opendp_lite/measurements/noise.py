@@ -473,8 +473,9 @@ def make_geometric(
         return min(max(y, lo), hi)
 
     def function(x: Any) -> Any:
-        if sp.vector:
-            return np.array([censored(v) for v in x.tolist()], dtype=x.dtype)
+        if sp.vector:  # vectorised: clamp_T(clip(x) + Z) then clip is clip(clip(x) + Z)
+            y = batch.int_noise(np.clip(x, lo, hi), s, "laplace", sp.T)
+            return np.clip(y, lo, hi).astype(x.dtype, copy=False)
         return censored(x)
 
     return Measurement(input_domain, input_metric, meas.output_measure, function, meas.privacy_map)

@@ -83,6 +83,9 @@ BoolA = npt.NDArray[np.bool_]
 
 #: Lanes per chunk: bounds the temporaries (about 40 arrays of CHUNK × 8 bytes).
 CHUNK = 1 << 13
+#: Up to this many elements, a vector call runs the scalar attempt per lane with one bulk
+#: byte read (numpy's fixed cost per call exceeds the per-lane Python cost below this).
+SMALL = 24
 
 # Relative error budget of every float64 bound: numpy's and libm's exp/log are within
 # 4 ulp (2^-50 relative); with the handful of roundings around them, 2^-44 leaves a
@@ -149,8 +152,7 @@ class _Plan:
     v_in_w0: bool  # gaussian with a = 0: W is unused, so V's first bits share its slot
     rate: float  # estimated acceptance rate of one attempt (sizes draws; never the law)
     layout: int  # vector bit layout: 0 wide, 1 one packed word, 2 R and V share w1
-    g_k1: float  # gaussian bound: |e^{−γ} − e^{−γ_c}| ≤ |d_c|·g_k1 + γ_c·2^-49 + g_k0
-    g_k0: float
+    scalar_bytes: tuple[int, int, int]  # scalar attempt: (R's lazy low bits, R's bytes, all)
 
 
 def _floor_log2(x: Any) -> int:
@@ -194,14 +196,8 @@ def _plan(s: Any, dist: str) -> _Plan:
         gauss, T, a, s64, L / T, 1 / T, beta, rcoef, center, two_sigma2, c_L, i2s_L,
         floats_ok, floats_ok and T < 2**40, gauss and a == 0, _rate(T, a, s, gauss),
         1 if not gauss and a <= 15 else 2 if gauss and 0 < a <= 32 else 0,
-        *_gauss_consts(c_L, i2s_L, a),
+        _attempt_bytes(a, floats_ok, gauss and a != 0),
     )  # fmt: skip
-
-
-def _gauss_consts(c_L: float, i2s_L: float, a: int) -> tuple[float, float]:
-    """(g_k1, g_k0) of the vector Gaussian test (proof §3): E_d bounds |d − d_c| in units of L."""
-    e_d = (_N_MAX + 1 + c_L) * EPS + TINY + (2.0 ** -min(a, 64) if a > 64 else 0.0)
-    return 2 * e_d * i2s_L * (1 + 2.0**-40), e_d * e_d * i2s_L * (1 + 2.0**-40) + EPS + 2.0**-50
 
 
 def _rate(T: Any, a: int, sigma: Any, gauss: bool) -> float:
@@ -297,17 +293,28 @@ def _cert_below(w: float, width: float, p_c: float, err: float) -> bool | None:
     return None
 
 
-def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
-    """One attempt, exactly: the signed magnitude ±(L·N + R), or None if rejected.
+def _reveal(R: int, lazy: int) -> tuple[int, int]:
+    """R's top bits completed by its ``lazy`` unrevealed low bits (fresh uniform bits)."""
+    return (R << lazy) | sample_uniform_bits(lazy), 0
+
+
+def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, int, int] | None:
+    """One attempt, exactly: (negative, M_top, lazy) with M = M_top·2^lazy + tail, or None.
 
     Bits: w0 = [U: 32 bits][W: 31 bits][sign: 1 bit] (the first revealed bits of U and W);
-    R is the full a-bit integer; w2 = first 64 bits of V (gaussian).  Each decision tries a
-    certified float bound first and otherwise reveals more bits (:class:`_LazyU`).
+    R holds the first a − ``lazy`` bits of the a-bit integer R (all of it when lazy = 0);
+    w2 = first 64 bits of V (gaussian).  Each decision tries a certified float bound first
+    and otherwise reveals more bits (:class:`_LazyU`, and R's unrevealed ``lazy`` low bits).
+    A returned ``lazy`` > 0 means every decision was certified for *every* completion of R,
+    so R's ``lazy`` low bits (the ``tail``) are still uniform and independent of the rest
+    (proof §2, "Lazy R on the scalar path"): the caller reveals them only if it needs them.
     """
     neg = w0 & 1
+    if lazy and R == 0:  # R = 0 possible (Pr 2^-64 of the top bits): reveal, decide exactly
+        R, lazy = _reveal(R, lazy)
     # R accepted iff W < exp(−R/T)
     if R:
-        top = R >> (p.a - p.s64)
+        top = R >> (p.a - lazy - p.s64)
         v_c = top * p.rcoef
         tail = p.rcoef if p.a > 64 else 0.0
         e_c = math.exp(-v_c)
@@ -315,6 +322,8 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
         dec = _cert_below(wf, 2.0**-31, e_c - tail / 2, e_c * EPS + v_c * EPS + tail + TINY)
         if dec is None:
             _counts["exact_lanes"] += 1
+            if lazy:
+                R, lazy = _reveal(R, lazy)
             dec = _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T)
         if not dec:
             return None
@@ -334,13 +343,12 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
     if n is None:
         _counts["exact_lanes"] += 1
         n = _geometric(_LazyU(ut, 32), p.lam, hint)
-    M = (n << p.a) + R
-    if neg and M == 0:
+    if neg and n == 0 and R == 0:  # M = 0 (R is fully known when R's top bits are 0)
         return None
     if p.gauss:
         dec = None
         if p.floats_ok:
-            top = R >> (p.a - p.s64)
+            top = R >> (p.a - lazy - p.s64)
             d_c = n + top * 2.0**-p.s64 - p.c_L
             err_d = (abs(n + top * 2.0**-p.s64) + p.c_L) * EPS + TINY
             tw = 2.0**-p.s64 if p.a > 64 else 0.0
@@ -354,11 +362,13 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int) -> int | None:
             dec = _cert_below(vf, 2.0**-vn, (q_lo + q_hi) / 2, (q_hi - q_lo) / 2)
         if dec is None:
             _counts["exact_lanes"] += 1
-            d = M - p.center
+            if lazy:
+                R, lazy = _reveal(R, lazy)
+            d = (n << p.a) + R - p.center
             dec = _LazyU(*_v_prefix(p, w0, w2)).below_exp(d * d / p.two_sigma2)
         if not dec:
             return None
-    return -M if neg else M
+    return neg, (n << (p.a - lazy)) + R, lazy
 
 
 def _v_prefix(p: _Plan, w0: int, w2: int) -> tuple[int, int]:
@@ -375,23 +385,84 @@ def _full_R(p: _Plan, w1: int) -> int:
     return (w1 << (p.a - 64)) | sample_uniform_bits(p.a - 64)
 
 
-def _scalar_z(p: _Plan) -> int:
-    """One exact draw of Z ~ 𝓛_ℤ(T) or 𝓝_ℤ(σ) (the plan's law), scalar path."""
-    nr = (p.a + 7) // 8
-    nbytes = 8 + nr + (8 if p.gauss and not p.v_in_w0 else 0)
+class _Pool:
+    """Attempt-sized slices of one bulk :func:`fill_bytes` read (refilled when used up).
+
+    Attempts are iid whichever read their bytes come from, so pooling changes no law.
+    """
+
+    __slots__ = ("buf", "pos")
+
+    def __init__(self, nbytes: int) -> None:
+        self.buf, self.pos = fill_bytes(nbytes), 0
+
+    def take(self, n: int) -> bytes:
+        pos = self.pos
+        if pos + n > len(self.buf):
+            self.buf, pos = fill_bytes(max(n, len(self.buf))), 0
+        self.pos = pos + n
+        return self.buf[pos : pos + n]
+
+
+def _attempt_bytes(a: int, floats_ok: bool, v_word: bool) -> tuple[int, int, int]:
+    """(lazy, nr, nbytes) of a scalar attempt: R's unrevealed low bits, R's bytes, all bytes."""
+    lazy = a - 64 if floats_ok and a > 64 else 0
+    nr = (a - lazy + 7) // 8
+    return lazy, nr, 8 + nr + (8 if v_word else 0)
+
+
+def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
+    """One exact draw (negative, M_top, lazy) of the plan's law: Z = ±(M_top·2^lazy + tail).
+
+    The ``lazy`` low bits of R (a > 64 on the float path) are not drawn: every decision
+    was certified for all of their values, so they are uniform and independent (proof §2, "Lazy R").
+    """
+    lazy, nr, nbytes = p.scalar_bytes
     while True:
         _counts["attempts"] += 1
-        b = fill_bytes(nbytes)
+        b = fill_bytes(nbytes) if pool is None else pool.take(nbytes)
         w0 = int.from_bytes(b[:8], "little")
-        R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a) if p.a else 0
+        R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a + lazy) if p.a else 0
         w2 = int.from_bytes(b[8 + nr :], "little")
         if p.floats_ok:
-            z = _attempt(p, w0, R, w2)
+            z = _attempt(p, w0, R, w2, lazy)
+            if z is not None:
+                return z
         else:
             neg, u, w, v = _wide_prefixes(p, w0, w2)
-            z = _attempt_exact(p, neg, u, w, R, v)
-        if z is not None:
-            return z
+            zz = _attempt_exact(p, neg, u, w, R, v)
+            if zz is not None:
+                return int(zz < 0), abs(zz), 0
+
+
+def _scalar_z(p: _Plan, pool: _Pool | None = None) -> int:
+    """One exact draw of Z ~ 𝓛_ℤ(T) or 𝓝_ℤ(σ) (the plan's law), scalar path."""
+    neg, m, lazy = _scalar_draw(p, pool)
+    if lazy:
+        m = (m << lazy) | sample_uniform_bits(lazy)
+    return -m if neg else m
+
+
+def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -> float:
+    """sat_T(round_T(2^k·(J + Z))), revealing Z's lazy low bits only if the rounding needs them.
+
+    With Z = ±(M_top·2^lazy + tail), J + Z ranges over the 2^lazy consecutive integers
+    between J ± M_top·2^lazy and J ± (M_top·2^lazy + 2^lazy − 1); round_T and sat_T are
+    monotone, so if both ends give the same float every value between does (proof §2, "Lazy R").
+    """
+    neg, m, lazy = _scalar_draw(p, pool)
+    if lazy:
+        base = m << lazy
+        ends = (
+            (J - base, J - base - (1 << lazy) + 1)
+            if neg
+            else (J + base, J + base + (1 << lazy) - 1)
+        )
+        first = _round_out(ends[0], k, T)
+        if first == _round_out(ends[1], k, T) and (first != 0.0 or ends[0] == ends[1]):
+            return first
+        m = base | sample_uniform_bits(lazy)
+    return _round_out(J - m if neg else J + m, k, T)
 
 
 def _attempt_exact(
@@ -501,7 +572,7 @@ def float_noise_scalar(x: float, scale: Any, k: int, dist: Dist, T: Literal["f32
     p = _plan_for(scale, k, dist)
     if p is None:
         return float_noise_ref(x, 0, k, dist, T)
-    return _round_out(_grid_index(x, k, T) + _scalar_z(p), k, T)
+    return _scalar_float(p, _grid_index(x, k, T), k, T)
 
 
 # ---------------------------------------------------------------------------------------
@@ -582,20 +653,26 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
 
     if p.gauss:
         # V < exp(−γ), γ = d²·L²/(2σ²), d = M/L − c/L, M/L = N + Rtop·2^-s64 (+ tail < 2^-s64):
-        # |d − d_c| ≤ E_d, so |e^{−γ} − q_c| ≤ |d_c|·g_k1 + γ_c·2^-49 + g_k0 (1-Lipschitz exp)
+        # |d − d_c| ≤ E_d(N) = (N + 1 + c_L)·EPS + TINY [+ 2^-s64], with this lane's own N
+        # (proof §3.4); d ∈ [d_lo, d_hi] gives γ ∈ [sq_lo, sq_hi]·i2s_L and, exp being
+        # monotone, exp(−γ) ∈ [q_lo, q_hi] (each product and exp widened by (1 ± EPS))
         m_c = N + Rf * 2.0**-p.s64 if p.a > 0 else N
         d_c = m_c - p.c_L
-        neg_gam = d_c * d_c * -p.i2s_L
-        q_c = np.exp(neg_gam)
-        err = np.abs(d_c) * p.g_k1 + neg_gam * -(2.0**-49) + (p.g_k0 + TINY + band)
+        e_d = (N + (1.0 + p.c_L)) * EPS + (TINY + (2.0 ** -min(p.a, 64) if p.a > 64 else 0.0))
+        d_lo = d_c - e_d
+        d_hi = d_c + e_d
+        sq_hi = np.maximum(d_lo * d_lo, d_hi * d_hi)
+        sq_lo = np.where(d_lo > 0, d_lo * d_lo, np.where(d_hi < 0, d_hi * d_hi, 0.0))
+        q_lo = np.exp(sq_hi * -(p.i2s_L * (1 + EPS))) * (1 - EPS) - (TINY + band)
+        q_hi = np.exp(sq_lo * -(p.i2s_L * (1 - EPS))) * (1 + EPS) + (TINY + band)
         if p.v_in_w0:
             vv, vw = wv, 2.0**-31
         elif p.layout == 2:
             vv, vw = (w1 & 0xFFFFFFFF).astype(np.float64) * 2.0**-32, 2.0**-32
         else:
             vv, vw = (w2 >> 11).astype(np.float64) * 2.0**-53, 2.0**-53
-        accept = accept & (vv <= q_c - (err + vw))
-        reject |= okN & (vv >= q_c + err)
+        accept = accept & (vv + vw <= q_lo)
+        reject |= okN & (vv >= q_hi)
     accept &= ~reject
     undecided = ~(accept | reject)
     return _Lanes(w0, w1, w2, accept, undecided, sign, N, Rtop)
@@ -737,13 +814,18 @@ def int_noise(x: npt.NDArray[Any], scale: Any, dist: Dist, T: str) -> npt.NDArra
         ValueError: if ``scale`` is negative or not finite.
     """
     x = np.asarray(x)
-    s = _grid_scale(scale, 0)
+    p = _plan_for(scale, 0, dist)  # cached per (scale, k, dist): no per-call rational work
     dtype = carrier_dtype(T)
-    if s == 0:
-        return np.array([int_noise_ref(int(v), s, dist, T) for v in x.tolist()], dtype=dtype)
-    p = _plan(s, dist)
+    if p is None:
+        return np.array([int_noise_ref(int(v), 0, dist, T) for v in x.tolist()], dtype=dtype)
     lo, hi = int_bounds(T)
     out = np.empty(len(x), dtype=dtype)
+    if len(x) <= SMALL:
+        pool = _small_pool(p, len(x))
+        for i, v in enumerate(x.tolist()):
+            yi = int(v) + _scalar_z(p, pool)
+            out[i] = lo if yi < lo else hi if yi > hi else yi
+        return out
     for start in range(0, len(x), CHUNK):
         xs = x[start : start + CHUNK]
         z = _z_vector(p, len(xs))
@@ -774,12 +856,16 @@ def float_noise(
         xa = xa.astype(np.float64)
     if not np.isfinite(xa).all():
         raise ValueError("x must be finite (found NaN or infinity)")
-    s = _grid_scale(scale, k)
+    p = _plan_for(scale, k, dist)  # cached per (scale, k, dist): no per-call rational work
     out = np.empty(len(xa), dtype=carrier_dtype(T))
-    if s == 0:
+    if p is None:
         out[:] = [float_noise_ref(v, 0, k, dist, T) for v in xa.tolist()]
         return out
-    p = _plan(s, dist)
+    if len(xa) <= SMALL:  # the scalar attempt per lane: exact integer rounding, no TwoSum
+        pool = _small_pool(p, len(xa))
+        for i, v in enumerate(xa.tolist()):
+            out[i] = _scalar_float(p, _grid_index(v, k, T), k, T, pool)
+        return out
     e_r = k + p.a - p.s64
     if not (p.floats_ok and -1074 <= e_r <= 900 and _gradual_underflow()):
         out[:] = [_round_out(_grid_index(v, k, T) + _scalar_z(p), k, T) for v in xa.tolist()]
@@ -791,6 +877,11 @@ def float_noise(
         chunk = xa[start : start + CHUNK].astype(np.float64, copy=False)  # per chunk: no 2nd copy
         _float_chunk(p, chunk, k, T, e_r, on_grid, view)
     return out
+
+
+def _small_pool(p: _Plan, n: int) -> _Pool:
+    """One byte read sized for the attempts that n lanes expect (sizes only, never the law)."""
+    return _Pool(p.scalar_bytes[2] * int(n / p.rate * 1.25 + 2))
 
 
 def _gradual_underflow() -> bool:
@@ -833,24 +924,29 @@ def _float_chunk(
         yh = s1 + t
         bb = yh - s1
         rho = (s1 - (yh - bb)) + (t - bb)
-        # g = the gap from c to its neighbour towards zero (the smaller of its two gaps)
+        # g_in / g_out = the gaps from c to its neighbours towards / away from zero (they differ
+        # at a binade boundary |c| = 2^e: rounding to c is asymmetric there)
         if T == "f32":
             c32 = yh.astype(np.float32)
             a32 = np.abs(c32)
-            g = np.maximum((a32 - np.nextafter(a32, np.float32(0))).astype(np.float64), 2.0**-149)
+            g_in = np.maximum(
+                (a32 - np.nextafter(a32, np.float32(0))).astype(np.float64), 2.0**-149
+            )
+            g_out = (np.nextafter(a32, np.float32(np.inf)) - a32).astype(np.float64)
             c = c32.astype(np.float64)
             ac = a32
             d2 = ((yh - c) + rho) * 2.0
         else:
             c = yh
             ac = np.abs(c)
-            g = np.maximum(ac - np.nextafter(ac, 0.0), 2.0**-1074)
+            g_in = np.maximum(ac - np.nextafter(ac, 0.0), 2.0**-1074)
+            g_out = np.nextafter(ac, np.inf) - ac
             d2 = rho * 2.0
-        # y − c = d2/2 + δ_t + sg·tail', tail' ∈ [0, tw): y rounds to c if |y − c| < g/2
-        slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070
-        d2s = d2 * sg
-        G = g * shrink
-        ok = (d2s + slack + 2.0 * tw < G) & (d2s - slack > -G) & (ac < _MAXF[T])
+        # y − c = d2/2 + δ_t + sg·tail', tail' ∈ [0, tw); with sc = sign(c) (+1 at c = 0, where
+        # the gaps are equal), y rounds to c if −g_in/2 < sc·(y − c) < g_out/2 (strict: no ties)
+        slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070 + 2.0 * tw
+        d2c = np.where(c < 0, -d2, d2)
+        ok = (d2c + slack < g_out * shrink) & (d2c - slack > g_in * -shrink) & (ac < _MAXF[T])
     ok[acc.exact_pos] = False
     np.copyto(out, c, where=ok)
     exact = dict(zip(acc.exact_pos, acc.exact_z, strict=True))

@@ -1,8 +1,18 @@
-"""The single source of randomness in opendp_lite: the operating system's CSPRNG.
+"""The single source of randomness in opendp_lite: a ChaCha20 DRBG keyed from the OS CSPRNG.
 
 Every sampler, scalar or vectorised, draws its bits through :func:`fill_bytes`.  Python's
-``random``, numpy's generators and gmpy2's random state are never used.  If the OS source
-fails, :func:`fill_bytes` raises; there is no fallback.
+``random``, numpy's generators and gmpy2's random state are never used.
+
+By default the bytes come from a user-space ChaCha20 generator (OpenSSL's, through the
+``cryptography`` package) keyed with 32 bytes of ``os.urandom``, with *fast key erasure*
+(every block of output first replaces the key with 32 fresh keystream bytes, so a later
+memory compromise does not reveal earlier output), re-keyed from the OS after every
+:data:`RESEED_BYTES` bytes and in every forked child (``os.register_at_fork`` and a pid
+check), and serialised by a lock.  ``OPENDP_LITE_RNG=os`` in the environment, or
+:func:`use_os_source`, selects the plain OS source instead (:func:`use_drbg` switches back).
+The security argument is in ``docs/threat-model.md`` ("User-space DRBG").  If the OS source
+fails (when keying, or always with the plain source), :func:`fill_bytes` raises; there is
+no fallback.
 
 For reproducible *tests only*, :func:`scripted_randomness` swaps the source for a given
 byte stream (or a deterministic SHAKE-256 stream from a seed).  It warns when entered, since
@@ -33,10 +43,20 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 from ..errors import OpenDPLiteError, OpenDPLiteWarning
 
-__all__ = ["RandomnessError", "fill_bytes", "fill_uint64", "scripted_randomness"]
+__all__ = [
+    "RESEED_BYTES",
+    "RandomnessError",
+    "fill_bytes",
+    "fill_uint64",
+    "scripted_randomness",
+    "source_name",
+    "use_drbg",
+    "use_os_source",
+]
 
 
 class RandomnessError(OpenDPLiteError, OSError):
@@ -53,12 +73,138 @@ def _os_source(n: int) -> bytes:
     return out
 
 
-_source: Callable[[int], bytes] = _os_source
+#: Output bytes after which the DRBG takes a fresh 32-byte key from the OS.
+RESEED_BYTES = 1 << 20
+_BLOCK = 1 << 12  # keystream bytes generated per key (fast key erasure) for small requests
+
+
+def _chacha20_keystream(key: bytes, n: int, nonce: bytes = bytes(16)) -> bytes:
+    """``n`` bytes of the ChaCha20 keystream (RFC 8439) of ``key``.
+
+    ``nonce`` is OpenSSL's 16-byte IV: the 32-bit initial block counter (little-endian)
+    followed by the 96-bit RFC 8439 nonce.  The DRBG uses counter 0 and nonce 0 with a key
+    that is never used twice.
+    """
+    enc = Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor()
+    return enc.update(bytes(n))
+
+
+class _ChaChaDRBG:
+    """ChaCha20 with fast key erasure, re-keyed from the OS; thread- and fork-safe.
+
+    Each generation step runs ChaCha20 under the current key K and splits the keystream
+    into (K', out): K' (32 bytes) replaces K at once and ``out`` is served.  Small requests
+    are served in order from a buffer ``out`` of :data:`_BLOCK` bytes (dropped at the next
+    refill); larger ones get their own step.  ``seed`` fixes the first key (known-answer
+    tests only); otherwise keys come from :func:`_os_source`, which raises
+    :class:`RandomnessError` on failure.
+    """
+
+    def __init__(self, seed: bytes | None = None) -> None:
+        if seed is not None and len(seed) != 32:
+            raise ValueError(f"seed must be 32 bytes, got {len(seed)}")
+        self._lock = threading.Lock()
+        self._seed = seed
+        self._key: bytes | None = None
+        self._buf = b""
+        self._pos = 0
+        self._since_key = 0
+        self._pid = os.getpid()
+
+    def forget(self) -> None:
+        """Drop the key and the buffer (the next request re-keys from the OS)."""
+        self._key, self._buf, self._pos, self._since_key = None, b"", 0, 0
+
+    def _rekey(self) -> bytes:
+        key = self._seed if self._seed is not None else _os_source(32)
+        self._key, self._seed, self._since_key, self._pid = key, None, 0, os.getpid()
+        return key
+
+    def _generate(self, n: int) -> bytes:
+        """``n`` fresh output bytes (one key-erasure step per at most RESEED_BYTES)."""
+        parts: list[bytes] = []
+        while n > 0:
+            key = self._key
+            if key is None or self._since_key >= RESEED_BYTES:
+                key = self._rekey()
+            take = min(n, RESEED_BYTES)  # so one key yields < 2·RESEED_BYTES bytes
+            stream = _chacha20_keystream(key, 32 + take)
+            self._key = stream[:32]
+            self._since_key += take
+            parts.append(stream[32:])
+            n -= take
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def __call__(self, n: int) -> bytes:
+        with self._lock:
+            if self._pid != _getpid():  # forked without the at-fork hook (e.g. from C)
+                self.forget()
+                self._rekey()
+            pos = self._pos
+            end = pos + n
+            if end <= len(self._buf):
+                self._pos = end
+                return self._buf[pos:end]
+            if n >= _BLOCK // 4:
+                return self._generate(n)
+            self._buf, self._pos = self._generate(_BLOCK), n
+            return self._buf[:n]
+
+
+_getpid = os.getpid
+_drbg = _ChaChaDRBG()
+_drbg_source: Callable[[int], bytes] = _drbg
+
+
+def _after_fork_in_child() -> None:
+    # the child must never continue the parent's stream: drop key and buffer, re-key lazily
+    _drbg.forget()
+    _drbg._lock = threading.Lock()  # a lock held by another thread at fork time is dead
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _default_from_env() -> Callable[[int], bytes]:
+    choice = os.environ.get("OPENDP_LITE_RNG", "chacha20").strip().lower()
+    if choice == "os":
+        return _os_source
+    if choice in ("", "chacha20", "drbg"):
+        return _drbg_source
+    raise RandomnessError(f"OPENDP_LITE_RNG must be 'os' or 'chacha20', got {choice!r}")
+
+
+_default: Callable[[int], bytes] = _default_from_env()
+_source: Callable[[int], bytes] = _default
 _swap_lock = threading.Lock()
 
 
+def _set_default(src: Callable[[int], bytes]) -> None:
+    global _default, _source
+    with _swap_lock:
+        if _source is not _default:
+            raise RuntimeError("cannot change the randomness source inside scripted_randomness")
+        _default = _source = src
+
+
+def use_os_source() -> None:
+    """Draw every byte from ``os.urandom`` directly (slower; no user-space generator)."""
+    _set_default(_os_source)
+
+
+def use_drbg() -> None:
+    """Draw bytes from the ChaCha20 DRBG keyed from the OS (the default)."""
+    _set_default(_drbg_source)
+
+
+def source_name() -> str:
+    """``"chacha20"``, ``"os"`` or ``"scripted"``: which source :func:`fill_bytes` reads."""
+    return "chacha20" if _source is _drbg_source else "os" if _source is _os_source else "scripted"
+
+
 def fill_bytes(n: int) -> bytes:
-    """``n`` bytes from the OS CSPRNG (or the scripted test stream, if one is active).
+    """``n`` bytes from the DRBG or the OS CSPRNG (or the scripted test stream, if active).
 
     Raises:
         RandomnessError: if the source fails or returns short.

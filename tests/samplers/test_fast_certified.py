@@ -65,6 +65,10 @@ def test_fast_decisions_agree_with_exact_path(dist, scale, k):
         (0.0, 2.0, -149, "f32"),
         (1.25, 0.5, -149, "f32"),
         (0.3, 1.0, -2, "f64"),
+        (2.0**53, 1.0, -1074, "f64"),  # binade boundaries: asymmetric rounding windows
+        (-(2.0**52), 1.0, -1074, "f64"),
+        (2.0**24, 1.0, -149, "f32"),
+        (-(2.0**-1022), 2.0**-1060, -1074, "f64"),  # normal/subnormal boundary
     ],
 )
 def test_certified_rounding_matches_exact_rounding(monkeypatch, x, scale, k, T):
@@ -207,3 +211,15 @@ def test_lazy_uniform_extremes():
     assert not fast._LazyU(0, 32).below_exp(gmpy2.mpq(10**9))  # reveals bits, no huge MPFR
     assert not fast._LazyU(1, 32).below_exp(gmpy2.mpq(10**12))
     assert fast._LazyU(0, 32).below_exp(gmpy2.mpq(1, 10**6))  # U < 2^-32 < e^{-1e-6}
+
+
+@pytest.mark.parametrize(("x", "T"), [(2.0**53, "f64"), (-(2.0**52), "f64"), (2.0**24, "f32")])
+def test_binade_boundary_lanes_stay_certified(x, T):
+    """At c = ±2^e the gap away from zero is twice the gap towards it; certifying against the
+    smaller gap on both sides sent ~9-12% of lanes to the exact path (data-dependent time)."""
+    dtype = np.float64 if T == "f64" else np.float32
+    fast.reset_fallback_counts()
+    fast.float_noise(
+        np.full(20_000, x, dtype=dtype), 1.0, -1074 if T == "f64" else -149, "laplace", T
+    )
+    assert fast.fallback_counts()["exact_lanes"] <= 0.01 * 20_000

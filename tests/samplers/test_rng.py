@@ -14,7 +14,7 @@ from opendp_lite.samplers import rng
 def test_fill_bytes_reads_fresh_os_bytes() -> None:
     a, b = rng.fill_bytes(32), rng.fill_bytes(32)
     assert len(a) == 32 and a != b
-    assert rng._current_source() is rng._os_source
+    assert rng._current_source() is rng._default
 
 
 def test_fill_uint64_shape_and_dtype() -> None:
@@ -32,7 +32,7 @@ def test_scripted_stream_is_reproducible_and_warns() -> None:
         with rng.scripted_randomness(seed=b"s"):
             b = rng.fill_bytes(100)
     assert a == b
-    assert rng._current_source() is rng._os_source  # restored
+    assert rng._current_source() is rng._default  # restored
 
 
 def test_a_failing_source_raises_and_a_short_one_too() -> None:
@@ -54,6 +54,7 @@ def test_os_failure_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
         raise NotImplementedError("no urandom here")
 
     monkeypatch.setattr(rng.os, "urandom", fail)
+    rng._drbg.forget()  # the DRBG must take a fresh key from the OS now
     with pytest.raises(rng.RandomnessError, match="OS CSPRNG failed"):
         rng.fill_bytes(4)
 

@@ -444,5 +444,6 @@ def test_failing_os_source_raises(case: Any, source: Any, monkeypatch: pytest.Mo
     _name, build, x, runner = case
     meas = build()
     monkeypatch.setattr(os, "urandom", source)
+    rng._drbg.forget()  # the DRBG's next draw re-keys from the (failing) OS source
     with pytest.raises(RandomnessError):
         runner(meas, x)

@@ -190,6 +190,40 @@ def test_widened_band_default_k_ks():
         assert stats.kstest(y, stats.laplace(scale=f).cdf).pvalue < ALPHA
 
 
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+@pytest.mark.parametrize("band", [0.0, 0.9])
+def test_small_vectors_and_lazy_scalar_default_k_ks(dist, band):
+    # vectors of n <= SMALL run the scalar attempt per lane (lazy R, pooled bytes); the
+    # widened band sends them to the exact path (revealing R's tail) with the same law
+    law = stats.laplace if dist == "laplace" else stats.norm
+    fast.reset_fallback_counts()
+    with fast.certification_margin(band):
+        y = np.concatenate(
+            [fast.float_noise(np.full(8, 0.5), 1.5, -1074, dist, "f64") for _ in range(500)]
+            + [
+                np.array([fast.float_noise_scalar(0.5, 1.5, -1074, dist, "f64")])
+                for _ in range(1000)
+            ]
+        )
+    if band:
+        c = fast.fallback_counts()
+        assert c["exact_lanes"] >= 0.9 * c["attempts"]
+    assert stats.kstest(y, law(loc=0.5, scale=1.5).cdf).pvalue > ALPHA
+    for f in WRONG:
+        assert stats.kstest(y, law(loc=0.5, scale=1.5 * f).cdf).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("sigma", [1e-3, 1e-6])
+def test_small_sigma_gaussian_stays_on_the_fast_path(sigma):
+    # the per-lane error bound of the Gaussian test (proof §3): before, ~11% of lanes fell
+    # to the exact path at sigma = 1e-3 (the bound used N's maximum, 2^20, for every lane)
+    fast.reset_fallback_counts()
+    z = fast.discrete_gaussian_batch(20_000, sigma)
+    c = fast.fallback_counts()
+    assert c["exact_lanes"] <= 1e-3 * c["attempts"]
+    assert (z == 0).all()  # Pr[|Z| >= 1] <= 2·e^{-1/(2 sigma^2)}: zero at these sigma
+
+
 # --- the scalar path ---------------------------------------------------------------------
 
 

@@ -125,6 +125,30 @@ def test_geometric_censored_law() -> None:
         assert chi2_pvalue(y, censored(scale * f), cells_from=censored(scale)) < ALPHA
 
 
+def test_geometric_censored_vector_law() -> None:
+    # the bounded vector path is vectorised (clip, int_noise, clip): same censored law per element
+    scale, lo, hi, x = 3.0, 0, 10, 2
+    domain = dp.vector_domain(dp.atom_domain(T="i32"))
+    meas = dp.m.make_geometric(domain, dp.l1_distance(T="i32"), scale, (lo, hi))
+    y = meas(np.full(N, x, dtype=np.int32))
+    assert y.dtype == np.int32 and y.min() >= lo and y.max() <= hi
+
+    def censored(s: float) -> Callable[[int], float]:
+        base = dl_pmf(s)
+        low_tail = math.fsum(base(z - x) for z in range(lo - 2000, lo + 1))
+        high_tail = math.fsum(base(z - x) for z in range(hi, hi + 2000))
+        return lambda v: (
+            0.0 if v < lo or v > hi
+            else low_tail if v == lo
+            else high_tail if v == hi
+            else base(v - x)
+        )  # fmt: skip
+
+    assert chi2_pvalue(y.tolist(), censored(scale)) > ALPHA
+    for f in WRONG:
+        assert chi2_pvalue(y.tolist(), censored(scale * f), cells_from=censored(scale)) < ALPHA
+
+
 @pytest.mark.parametrize(("dist", "k", "T"), [("laplace", -1, "f64"), ("gaussian", -2, "f32")])
 def test_float_coarse_grid_has_the_exact_discrete_law(dist: str, k: int, T: str) -> None:
     scale, x = 1.5, 0.3
