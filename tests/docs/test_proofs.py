@@ -46,3 +46,28 @@ def test_docstring_states_map_and_names_proof(name: str, fn: object) -> None:
     doc = inspect.getdoc(fn) or ""
     assert f"docs/proofs/{name}.md" in doc, f"{name}'s docstring must name docs/proofs/{name}.md"
     assert ">>>" in doc, f"{name}'s docstring must carry a runnable example"
+
+
+LEMMAS = PROOFS / "lemmas"
+# A phrase from each lemma's argument: a constructor's proof cites the lemma instead of
+# restating it, so none of these may appear outside the lemma itself.
+LEMMA_FINGERPRINTS = {
+    "row-by-row.md": "turns every added (removed) record",
+    "post-processing.md": "data-processing inequality for Rényi divergences",
+}
+
+
+def test_every_lemma_link_resolves() -> None:
+    import re
+
+    for path in sorted(PROOFS.glob("*.md")):
+        for target in re.findall(r"\]\((lemmas/[^)#]+)", path.read_text(encoding="utf-8")):
+            assert (PROOFS / target).is_file(), f"{path.name} cites a missing lemma {target}"
+
+
+@pytest.mark.parametrize("lemma", sorted(LEMMA_FINGERPRINTS))
+def test_proofs_cite_lemmas_rather_than_restate_them(lemma: str) -> None:
+    assert (LEMMAS / lemma).is_file()
+    phrase = LEMMA_FINGERPRINTS[lemma]
+    restating = [p.name for p in sorted(PROOFS.glob("*.md")) if phrase in p.read_text("utf-8")]
+    assert not restating, f"{restating} restate {lemma}; cite it as [..](lemmas/{lemma})"
