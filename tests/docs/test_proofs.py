@@ -9,12 +9,14 @@ import inspect
 
 import pytest
 
-from opendp_lite._proofs import (
+from tools.proofs import (
     PROOFS,
     REQUIRED_KEYS,
+    SOURCE_KEY,
     parse_header,
     public_constructors,
     signature_of,
+    source_hash,
 )
 
 CONSTRUCTORS = list(public_constructors())
@@ -36,6 +38,10 @@ def test_proof_exists_and_matches_signature(name: str, fn: object) -> None:
     assert header["signature"] == signature_of(fn), (
         f"{path}: the signature changed; review the proof and update its header to\n"
         f"signature: {signature_of(fn)}"
+    )
+    assert header[SOURCE_KEY] == source_hash(fn), (
+        f"{path}: {name}'s body changed since its proof was last reviewed; review the proof, "
+        f"then run `python -m tools.proofs --stamp {name}` (new hash {source_hash(fn)})"
     )
     body = text.split("---", 2)[2]
     assert len(body.split()) >= 40, f"{path}: the proof body is too short to be a proof"
@@ -71,3 +77,16 @@ def test_proofs_cite_lemmas_rather_than_restate_them(lemma: str) -> None:
     phrase = LEMMA_FINGERPRINTS[lemma]
     restating = [p.name for p in sorted(PROOFS.glob("*.md")) if phrase in p.read_text("utf-8")]
     assert not restating, f"{restating} restate {lemma}; cite it as [..](lemmas/{lemma})"
+
+
+def test_source_hash_sees_a_changed_body() -> None:
+    """The hash that flags a proof for review changes with any line of the body."""
+
+    def before(x: int) -> int:
+        return x + 1
+
+    def after(x: int) -> int:
+        return x + 2
+
+    assert source_hash(before) != source_hash(after)
+    assert len(source_hash(before)) == 12
