@@ -9,12 +9,14 @@ import inspect
 
 import pytest
 
-from opendp_lite._proofs import (
+from tools.proofs import (
     PROOFS,
     REQUIRED_KEYS,
+    SOURCE_KEY,
     parse_header,
     public_constructors,
     signature_of,
+    source_hash,
 )
 
 CONSTRUCTORS = list(public_constructors())
@@ -37,6 +39,10 @@ def test_proof_exists_and_matches_signature(name: str, fn: object) -> None:
         f"{path}: the signature changed; review the proof and update its header to\n"
         f"signature: {signature_of(fn)}"
     )
+    assert header[SOURCE_KEY] == source_hash(fn), (
+        f"{path}: {name}'s body changed since its proof was last reviewed; review the proof, "
+        f"then run `python -m tools.proofs --stamp {name}` (new hash {source_hash(fn)})"
+    )
     body = text.split("---", 2)[2]
     assert len(body.split()) >= 40, f"{path}: the proof body is too short to be a proof"
 
@@ -46,3 +52,41 @@ def test_docstring_states_map_and_names_proof(name: str, fn: object) -> None:
     doc = inspect.getdoc(fn) or ""
     assert f"docs/proofs/{name}.md" in doc, f"{name}'s docstring must name docs/proofs/{name}.md"
     assert ">>>" in doc, f"{name}'s docstring must carry a runnable example"
+
+
+LEMMAS = PROOFS / "lemmas"
+# A phrase from each lemma's argument: a constructor's proof cites the lemma instead of
+# restating it, so none of these may appear outside the lemma itself.
+LEMMA_FINGERPRINTS = {
+    "row-by-row.md": "turns every added (removed) record",
+    "post-processing.md": "data-processing inequality for Rényi divergences",
+}
+
+
+def test_every_lemma_link_resolves() -> None:
+    import re
+
+    for path in sorted(PROOFS.glob("*.md")):
+        for target in re.findall(r"\]\((lemmas/[^)#]+)", path.read_text(encoding="utf-8")):
+            assert (PROOFS / target).is_file(), f"{path.name} cites a missing lemma {target}"
+
+
+@pytest.mark.parametrize("lemma", sorted(LEMMA_FINGERPRINTS))
+def test_proofs_cite_lemmas_rather_than_restate_them(lemma: str) -> None:
+    assert (LEMMAS / lemma).is_file()
+    phrase = LEMMA_FINGERPRINTS[lemma]
+    restating = [p.name for p in sorted(PROOFS.glob("*.md")) if phrase in p.read_text("utf-8")]
+    assert not restating, f"{restating} restate {lemma}; cite it as [..](lemmas/{lemma})"
+
+
+def test_source_hash_sees_a_changed_body() -> None:
+    """The hash that flags a proof for review changes with any line of the body."""
+
+    def before(x: int) -> int:
+        return x + 1
+
+    def after(x: int) -> int:
+        return x + 2
+
+    assert source_hash(before) != source_hash(after)
+    assert len(source_hash(before)) == 12

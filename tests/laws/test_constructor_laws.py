@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
-from opendp_lite._proofs import public_constructors
+from tools.proofs import public_constructors
 from opendp_lite.errors import FailedFunction, FailedMap
 from opendp_lite.measures import PrivacyProfile
 from opendp_lite.metrics import (

@@ -11,15 +11,21 @@ Header format (YAML-like front matter; one ``key: value`` per line)::
     input_metric: absolute_distance(T) | l1_distance(T)
     output: max_divergence()
     map: ε(d_in) = (d_in + penalty_k) / scale, rounded up
+    source: 3f1c0a9b27de
     ---
+
+``source`` is :func:`source_hash` of the constructor: the first 12 hex digits of the SHA-256 of
+its source text.  A changed body therefore flags its proof for review, as a changed signature
+does; after reviewing the proof, ``python -m tools.proofs --stamp make_x`` records the new hash.
 
 ``signature`` is ``str(inspect.signature(fn))`` exactly (annotations are strings, since every
 module uses ``from __future__ import annotations``).  ``output`` names the output metric or
-measure.  ``python -m opendp_lite._proofs make_laplace`` prints a fresh header to start from.
+measure.  ``python -m tools.proofs make_laplace`` prints a fresh header to start from.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import sys
 from collections.abc import Callable, Iterator
@@ -27,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 PROOFS = Path(__file__).resolve().parent.parent / "docs" / "proofs"
+SOURCE_KEY = "source"
 REQUIRED_KEYS = (
     "constructor",
     "module",
@@ -35,12 +42,13 @@ REQUIRED_KEYS = (
     "input_metric",
     "output",
     "map",
+    SOURCE_KEY,
 )
 
 
 def public_constructors() -> Iterator[tuple[str, Callable[..., Any]]]:
     """Every public ``make_*`` constructor reachable from ``dp.t``, ``dp.m`` and ``dp.c``."""
-    from . import prelude as dp
+    import opendp_lite.prelude as dp
 
     seen: set[str] = set()
     for mod in (dp.t, dp.m, dp.c):
@@ -54,6 +62,12 @@ def public_constructors() -> Iterator[tuple[str, Callable[..., Any]]]:
 def signature_of(fn: Callable[..., Any]) -> str:
     """The signature string a proof header must quote."""
     return str(inspect.signature(fn))
+
+
+def source_hash(fn: Callable[..., Any]) -> str:
+    """The first 12 hex digits of the SHA-256 of ``fn``'s source, trailing spaces ignored."""
+    text = "\n".join(line.rstrip() for line in inspect.getsource(fn).splitlines())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def parse_header(text: str) -> dict[str, str]:
@@ -83,16 +97,42 @@ def header_for(name: str, fn: Callable[..., Any]) -> str:
             "input_metric: TODO",
             "output: TODO",
             "map: TODO",
+            f"{SOURCE_KEY}: {source_hash(fn)}",
             "---",
         ]
     )
 
 
+def stamp(name: str, fn: Callable[..., Any]) -> bool:
+    """Record ``fn``'s current source hash in its proof header; True if the header changed.
+
+    Run it only after reviewing the proof against the changed body.
+    """
+    path = PROOFS / f"{name}.md"
+    text = path.read_text(encoding="utf-8")
+    head, sep, body = text.partition("\n---\n")
+    lines = [line for line in head.splitlines() if not line.startswith(f"{SOURCE_KEY}:")]
+    lines.append(f"{SOURCE_KEY}: {source_hash(fn)}")
+    new = "\n".join(lines) + sep + body
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
 def main(argv: list[str]) -> int:
-    """Print header skeletons for the named constructors (or all of them)."""
-    wanted = set(argv)
+    """Print header skeletons for the named constructors (or all of them).
+
+    With ``--stamp``, record the current source hashes in the named proofs instead.
+    """
+    do_stamp = "--stamp" in argv
+    wanted = {a for a in argv if a != "--stamp"}
     for name, fn in public_constructors():
-        if not wanted or name in wanted:
+        if wanted and name not in wanted:
+            continue
+        if do_stamp:
+            if stamp(name, fn):
+                print(f"stamped {name}: {source_hash(fn)}")
+        else:
             print(header_for(name, fn), end="\n\n")
     return 0
 
