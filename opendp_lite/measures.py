@@ -16,19 +16,23 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .core import Measure, _check_distance
-from .errors import FailedMap
+from .errors import FailedMap, InvalidParameter
 
 __all__ = [
     "Approximate",
     "MaxDivergence",
     "PrivacyProfile",
+    "RandomDivergence",
     "RenyiDivergence",
     "SmoothedMaxDivergence",
     "UserDivergence",
     "ZeroConcentratedDivergence",
     "approximate",
+    "check_gamma",
     "fixed_smoothed_max_divergence",
     "max_divergence",
+    "random_max_divergence",
+    "random_zero_concentrated_divergence",
     "renyi_divergence",
     "smoothed_max_divergence",
     "user_divergence",
@@ -240,3 +244,60 @@ def renyi_divergence() -> RenyiDivergence:
 def user_divergence(identifier: str, descriptor: Any = None) -> UserDivergence:
     """A user-defined privacy measure, identified by name."""
     return UserDivergence(identifier, descriptor)
+
+
+# ----------------------------------------------------------------------------------------------
+# Random DP (Hall, Rinaldo & Wasserman 2012): a guarantee over random pairs of neighbours
+
+
+def check_gamma(gamma: object) -> float:
+    """γ of random DP, a real number in (0, 1)."""
+    if isinstance(gamma, bool) or not isinstance(gamma, int | float):
+        raise InvalidParameter(f"gamma must be a real number in (0, 1), got {gamma!r}")
+    g = float(gamma)
+    if not (0 < g < 1):
+        raise InvalidParameter(f"gamma must be in (0, 1), got {gamma!r}")
+    return g
+
+
+@dataclass(frozen=True)
+class RandomDivergence(Measure[Q], Generic[Q]):
+    """Random DP: the ``inner`` guarantee holds with probability ≥ 1 − ``gamma`` over a random
+    pair of neighbouring datasets drawn from the data-generating distribution (and the sampling
+    of the sensitivity).  It is *not* worst-case DP; it is never equal to the inner measure.
+
+    >>> random_max_divergence(0.05)
+    RandomMaxDivergence(gamma=0.05)
+    >>> random_max_divergence(0.05) == MaxDivergence()
+    False
+    """
+
+    inner: Measure[Q]
+    gamma: float
+
+    def __repr__(self) -> str:
+        return f"Random{type(self.inner).__name__}(gamma={self.gamma!r})"
+
+    def _check_loss(self, d: object) -> Q:
+        return self.inner._check_loss(d)
+
+    def _le(self, a: Q, b: Q) -> bool:
+        return self.inner._le(a, b)
+
+
+def random_max_divergence(gamma: float) -> RandomDivergence[float]:
+    """(ε, γ)-random DP: ε-DP with confidence 1 − γ.
+
+    Raises:
+        InvalidParameter: if γ is outside (0, 1).
+    """
+    return RandomDivergence(MaxDivergence(), check_gamma(gamma))
+
+
+def random_zero_concentrated_divergence(gamma: float) -> RandomDivergence[float]:
+    """(ρ, γ)-random zCDP: ρ-zCDP with confidence 1 − γ.
+
+    Raises:
+        InvalidParameter: if γ is outside (0, 1).
+    """
+    return RandomDivergence(ZeroConcentratedDivergence(), check_gamma(gamma))

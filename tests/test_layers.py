@@ -19,14 +19,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "opendp_lite"
 #: Layers from the bottom up.  A module is placed by the longest prefix listed here.
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("_types", "_arith"),
+    ("_types", "_arith", "typing"),
     ("core",),
     ("samplers",),
     ("domains", "metrics", "measures"),
     ("backends", "_dask"),
     ("transformations", "measurements"),
     ("combinators",),
-    ("accuracy", "search", "audit", "sensitivity", "typing", "mod"),
+    ("accuracy", "search", "audit", "sensitivity", "mod"),
     ("context", "prelude", "extras"),
     ("data", "tour", "__main__", "__init__"),
 ]

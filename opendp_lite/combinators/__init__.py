@@ -32,6 +32,6 @@ from .select_private_candidate import (
 
 # isort: split
 # -- local / federated (issue 7) --
-from ..sensitivity import make_random_dp_as_worst_case as make_random_dp_as_worst_case
 from .local import make_local_release as make_local_release
 from .local import then_local_release as then_local_release
+from .random_dp import make_random_dp_as_worst_case as make_random_dp_as_worst_case

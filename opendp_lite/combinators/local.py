@@ -96,7 +96,7 @@ def _record_distance(measurement: Measurement[Any, Any, Any, Any], given: object
 
 
 def _is_random_dp(measure: object) -> bool:
-    from ..sensitivity import RandomDivergence
+    from ..measures import RandomDivergence
 
     return isinstance(measure, RandomDivergence)
 

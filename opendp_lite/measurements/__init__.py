@@ -62,7 +62,7 @@ from .threshold import then_laplace_threshold as then_laplace_threshold
 # isort: split
 
 # -- seed systems (issue 7) --
-from ..sensitivity import make_random_dp as make_random_dp
+from .sensitivity_sampling import make_random_dp as make_random_dp
 from .two_coin import make_randomized_response_coins as make_randomized_response_coins
 
 # isort: split
