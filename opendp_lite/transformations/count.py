@@ -7,7 +7,7 @@ carrier's maximum; a saturating count is still 1-stable, since ``min(·, max)`` 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, Never, TypeVar, overload
 
 import numpy as np
@@ -75,6 +75,14 @@ def _saturate(n: int, T: str) -> int | float:
     if is_float(T):
         return float(n)
     return min(n, int_bounds(T)[1])
+
+
+def _saturating(T: str) -> Callable[[int], int | float]:
+    """:func:`_saturate` for carrier ``T``, with its maximum looked up once."""
+    if is_float(T):
+        return float
+    top = int_bounds(T)[1]
+    return lambda n: min(n, top)
 
 
 def _identity_map(T: str) -> Any:
@@ -323,7 +331,8 @@ def make_count_by(
 
     def function(x: npt.NDArray[Any]) -> dict[Any, Any]:
         keys, counts = _value_counts(x)
-        return {k: _saturate(c, T) for k, c in zip(keys, counts, strict=True)}
+        sat = _saturating(T)
+        return {k: sat(c) for k, c in zip(keys, counts, strict=True)}
 
     return Transformation(
         input_domain,
@@ -401,18 +410,24 @@ def make_count_by_categories(
     k = len(cats)
     size = k + 1 if null_category else k
     dtype = carrier_dtype(T)
+    top = int_bounds(T)[1] if is_int(T) else 0
 
     def function(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        out: npt.NDArray[np.int64]
         if _dask.is_dask_array(x):
             # counted per block on the workers against the public categories: no value of
             # the data other than these counts ever reaches the driver
-            out = _dask.reduce_blocks(x, _category_counts, cats)
+            out = np.asarray(_dask.reduce_blocks(x, _category_counts, cats), dtype=np.int64)
         else:
             out = np.zeros(k + 1, dtype=np.int64)
             for b in blocks(x):  # a lazy vector block by block, never materialised whole
                 out += _category_counts(b, cats)
-        vals = [_saturate(c, T) for c in out[:size].tolist()]
-        return np.asarray(vals, dtype=dtype)
+        if is_int(T) and top < 2**63 - 1:  # counts are int64 (< 2^63): saturate at T's max
+            out = np.minimum(out, top)
+        if is_float(T):  # as float(count) then T, like a scalar count
+            out = out.astype(np.float64)
+        counts: npt.NDArray[Any] = out[:size].astype(dtype)  # exact: each count now fits T
+        return counts
 
     return Transformation(
         input_domain,

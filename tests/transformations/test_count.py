@@ -281,3 +281,11 @@ def test_counting_never_sorts_integer_data(monkeypatch: pytest.MonkeyPatch) -> N
     ]
     assert (space >> dp.t.then_count_by())(x) == _reference_by(x.tolist())
     assert (space >> dp.t.then_count_distinct())(x) == len(set(x.tolist()))
+
+
+def test_count_by_categories_saturates_in_the_output_type() -> None:
+    x = np.array([1] * 300 + [2] * 3 + [9], dtype=np.int64)
+    space = dp.vector_domain(dp.atom_domain(T="i64")), SYM
+    for TOA, expect in (("u8", [255, 3, 1]), ("i8", [127, 3, 1]), ("f32", [300.0, 3.0, 1.0])):
+        out = (space >> dp.t.then_count_by_categories([1, 2], TOA=TOA))(x)
+        assert out.tolist() == expect and out.dtype == np.dtype(carrier_dtype(TOA)), TOA
