@@ -261,8 +261,11 @@ def main() -> None:
     ap.add_argument("--large", action="store_true", help="also n = 10^7")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median)")
     ap.add_argument("--no-save", action="store_true", help="do not write benchmarks/results")
+    ap.add_argument("--sizes", help="comma-separated sizes instead of 1,10,1000,10^6[,10^7]")
     args = ap.parse_args()
     sizes = [1, 10, 10**3, 10**6] + ([10**7] if args.large else [])
+    if args.sizes:
+        sizes = [int(float(v)) for v in args.sizes.split(",")]
     warnings.simplefilter("ignore")  # diffprivlib's privacy-leak warnings, OpenDP's notices
     rows = []
     load = os.getloadavg()
