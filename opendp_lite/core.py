@@ -42,6 +42,8 @@ from .errors import (
 )
 
 __all__ = [
+    "Absorbing",
+    "Deferred",
     "Domain",
     "Function",
     "Measure",
@@ -52,6 +54,7 @@ __all__ = [
     "Queryable",
     "Transformation",
     "assert_features",
+    "compose",
     "disable_features",
     "enable_features",
     "make_chain_mt",
@@ -266,6 +269,69 @@ def _type_name(name: str) -> str:
         return RuntimeType.parse(name)
     except Exception:
         return name
+
+
+class Deferred(Generic[TI, TO]):
+    """A function ``x ↦ finish(inner(x))`` whose last, row-by-row step the next may take over.
+
+    ``step`` names ``finish`` (e.g. ``("clip", lo, hi)`` for a clamp).  Called, it computes
+    ``finish(inner(x))``; chained before an :class:`Absorbing` function that absorbs ``step``
+    (see :func:`compose`), ``finish`` is never run on its own: the aggregate applies it to each
+    cache-sized piece, and the intermediate vector is never written.
+    """
+
+    __slots__ = ("finish", "inner", "step")
+
+    def __init__(
+        self,
+        step: tuple[Any, ...],
+        finish: Callable[[Any], TO],
+        inner: Callable[[TI], Any] | None = None,
+    ) -> None:
+        self.step = step
+        self.finish = finish
+        self.inner = inner
+
+    def __call__(self, arg: TI) -> TO:
+        return self.finish(arg if self.inner is None else self.inner(arg))
+
+
+class Absorbing(Generic[TI, TO]):
+    """A function that can take over the deferred last step of the function chained before it.
+
+    ``absorb(step)`` returns ``g`` with ``g(y) == function(finish(y))`` for every ``y`` (the
+    ``finish`` that ``step`` names), or ``None`` if it cannot.
+    """
+
+    __slots__ = ("absorb", "function")
+
+    def __init__(
+        self,
+        function: Callable[[TI], TO],
+        absorb: Callable[[tuple[Any, ...]], Callable[[Any], TO] | None],
+    ) -> None:
+        self.function = function
+        self.absorb = absorb
+
+    def __call__(self, arg: TI) -> TO:
+        return self.function(arg)
+
+
+def compose(f1: Callable[[U], TO], f0: Callable[[TI], U]) -> Callable[[TI], TO]:
+    """``f1 ∘ f0``; fused when ``f1`` absorbs the deferred last step of ``f0``.
+
+    The result equals ``f1(f0(x))`` for every ``x`` in each case (see :class:`Deferred` and
+    :class:`Absorbing`); only the work done differs.
+    """
+    if isinstance(f0, Deferred) and isinstance(f1, Absorbing):
+        fused = f1.absorb(f0.step)
+        if fused is not None:
+            inner0 = f0.inner
+            return fused if inner0 is None else lambda x: fused(inner0(x))
+    if isinstance(f1, Deferred):  # keep f1's last step deferred for what follows
+        inner1 = f1.inner
+        return Deferred(f1.step, f1.finish, f0 if inner1 is None else lambda x: inner1(f0(x)))
+    return lambda x: f1(f0(x))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -604,7 +670,7 @@ def make_chain_tt(
         transformation0.input_metric,
         transformation1.output_domain,
         transformation1.output_metric,
-        lambda x: f1(f0(x)),
+        compose(f1, f0),
         lambda d: m1(m0(d)),
     )
 
@@ -642,7 +708,7 @@ def make_chain_mt(
         transformation0.input_domain,
         transformation0.input_metric,
         measurement1.output_measure,
-        lambda x: f1(f0(x)),
+        compose(f1, f0),
         lambda d: m1(m0(d)),
     )
 

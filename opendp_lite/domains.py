@@ -331,7 +331,9 @@ def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
         if kind not in "iu":
             raise NotInDomain(f"inferred element type is {raw.dtype}, expected {T}")
         lo, hi = int_bounds(T)
-        if int(raw.min()) < lo or int(raw.max()) > hi:
+        # a dtype whose every value fits T (e.g. int64 data for i64) needs no scan of the data
+        fits = np.can_cast(raw.dtype, carrier_dtype(T))
+        if not fits and (int(raw.min()) < lo or int(raw.max()) > hi):
             raise NotInDomain(f"a value is outside the range of {T} [{lo}, {hi}]")
         arr = raw.astype(carrier_dtype(T), copy=False)
     else:  # float carriers

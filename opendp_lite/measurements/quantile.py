@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -35,15 +35,22 @@ from .noisy_max import _select
 __all__ = ["make_private_quantile", "then_private_quantile"]
 
 
-def _scores(data: Any, cands: Sequence[Any], alpha: Fraction, dtype: Any) -> list[Fraction]:
-    ordered = np.sort(np.asarray(data, dtype=dtype))
+def _scores(data: Any, keys: Any, num: int, den: int) -> list[int]:
+    """``den · s(c) = |(den − num)·#{x < c} − num·#{x > c}|`` per candidate, in exact integers.
+
+    With ``α = num/den`` this is the score s(c) of the module docstring scaled by ``den > 0``;
+    the selection is run on it with the scale multiplied by ``den``, which leaves every ratio
+    score/scale, and so the law, unchanged (no rational is built per candidate).
+    """
+    ordered = np.sort(np.asarray(data, dtype=keys.dtype))
     n = len(ordered)
-    keys = np.asarray(cands, dtype=dtype)
     below = np.searchsorted(ordered, keys, side="left")
     above = n - np.searchsorted(ordered, keys, side="right")
-    return [
-        abs((1 - alpha) * int(lo) - alpha * int(hi)) for lo, hi in zip(below, above, strict=True)
-    ]
+    a, b = den - num, num
+    if max(a, b) * n < 2**62:  # |a·lo − b·hi| <= max(a, b)·n: exact in int64
+        scores: list[int] = np.abs(a * below - b * above).tolist()
+        return scores
+    return [abs(a * lo - b * hi) for lo, hi in zip(below.tolist(), above.tolist(), strict=True)]
 
 
 def make_private_quantile(
@@ -115,11 +122,14 @@ def make_private_quantile(
     assert isinstance(input_domain, VectorDomain)  # noqa: S101 (narrowing; checked above)
     sized = input_domain.size is not None
     per_unit = Fraction(1) if sized else max(a, 1 - a)
-    dtype = carrier_dtype(elem.T)
+    keys = np.asarray(cands, dtype=carrier_dtype(elem.T))
+    num, den = a.numerator, a.denominator
+    scaled = s * den  # the scale of the den-scaled scores
 
     def function(arg: Any) -> Any:
-        scores = _scores(arg, cands, a, dtype)
-        return cands[_select([-v for v in scores], s, 1, gumbel)[0]]
+        # integers are exact rationals: _select only subtracts, divides and compares scores
+        neg = cast(list[Fraction], [-v for v in _scores(arg, keys, num, den)])
+        return cands[_select(neg, scaled, 1, gumbel)[0]]
 
     def privacy_map(d_in: int) -> float:
         delta = per_unit * (d_in // 2 if sized else d_in)

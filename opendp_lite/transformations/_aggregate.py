@@ -15,7 +15,7 @@ individual values.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -25,6 +25,7 @@ from .. import _arith as ar
 from .._dask import clip_source, is_dask_array, reduce_blocks
 from .._types import Never, int_bounds, is_float, is_int
 from ..core import (
+    Absorbing,
     Domain,
     Measurement,
     Metric,
@@ -38,6 +39,7 @@ from ..errors import InvalidParameter, NotImplementedForType
 __all__ = [
     "BLOCK",
     "CHUNK",
+    "absorbing_clip",
     "blocks",
     "bounded_vector",
     "centered_k",
@@ -225,17 +227,18 @@ def _scales(p: int) -> tuple[float, float]:
     return math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000)
 
 
-def grid_sums(x: Any, p: int) -> int:
-    """The exact ``Σ k_i`` with ``k_i = trunc(x_i · 2^p)``.
+def grid_sums(x: Any, p: int, clip: tuple[Any, Any] | None = None) -> int:
+    """The exact ``Σ k_i`` with ``k_i = trunc(x_i · 2^p)``; of ``clip(x, *clip)`` if given.
 
-    Requires ``|x_i| · 2^p <= 2^46``, which the constructors guarantee through
-    :func:`grid_shift`.
+    Requires ``|x_i| · 2^p <= 2^46`` (of the clamped values), which the constructors guarantee
+    through :func:`grid_shift`.  ``clip`` (a clamp fused into the sum by the chain, see
+    ``core.compose``) is applied to each cache-sized piece: no clamped copy is written.
     """
     if is_dask_array(x):
         # exact partials, any reduction tree; a clamp just before is applied per sub-chunk
-        base, bounds = clip_source(x)
+        base, bounds = (x, clip) if clip is not None else clip_source(x)
         return int(reduce_blocks(base, _grid_sums_np, p, bounds))
-    return sum((_grid_sums_np(b, p) for b in blocks(x)), 0)
+    return sum((_grid_sums_np(b, p, clip) for b in blocks(x)), 0)
 
 
 def _grid_sums_np(x: npt.NDArray[Any], p: int, clip: tuple[Any, Any] | None = None) -> int:
@@ -262,24 +265,44 @@ def _grid_sums_np(x: npt.NDArray[Any], p: int, clip: tuple[Any, Any] | None = No
     return total
 
 
+def absorbing_clip(function: Callable[..., float]) -> Absorbing[Any, float]:
+    """An aggregate's ``function(x)`` that can also take over a clamp chained just before it.
+
+    ``function(y, clip)`` must equal ``function(np.clip(y, *clip))`` (the grid sums below clamp
+    each cache-sized piece); ``core.compose`` then calls it on the unclamped vector, and the
+    clamped copy is never written.
+    """
+
+    def absorb(step: tuple[Any, ...]) -> Callable[[Any], float] | None:
+        if step[0] != "clip":
+            return None
+        bounds = (step[1], step[2])
+        return lambda y: function(y, bounds)
+
+    return Absorbing(function, absorb)
+
+
 def centered_k(v: float, p: int, k_c: int, shift: int) -> int:
     """``(trunc(v · 2^p) − k_c) >> shift`` (floor), the centred grid index of a bound."""
     return (grid_k(v, p) - k_c) >> shift
 
 
-def centered_sums(x: Any, p: int, k_c: int, shift: int) -> tuple[int, int]:
-    """Exact ``(Σ j_i, Σ j_i²)`` with ``j_i = (trunc(x_i · 2^p) − k_c) >> shift``.
+def centered_sums(
+    x: Any, p: int, k_c: int, shift: int, clip: tuple[Any, Any] | None = None
+) -> tuple[int, int]:
+    """Exact ``(Σ j_i, Σ j_i²)`` with ``j_i = (trunc(x_i · 2^p) − k_c) >> shift``, of
+    ``clip(x, *clip)`` if given (applied per piece, as in :func:`grid_sums`).
 
     Requires ``|x_i| · 2^p <= 2^46`` and ``|j_i| <= 2^26`` (so ``j²`` is exact in binary64 and
     rows of 1024 squares stay below 2^62), which the constructors guarantee.
     """
     if is_dask_array(x):
-        base, bounds = clip_source(x)
+        base, bounds = (x, clip) if clip is not None else clip_source(x)
         s1, s2 = reduce_blocks(base, _centered_sums_np, p, k_c, shift, bounds)
         return int(s1), int(s2)
     total, total_sq = 0, 0
     for b in blocks(x):
-        t1, t2 = _centered_sums_np(b, p, k_c, shift)
+        t1, t2 = _centered_sums_np(b, p, k_c, shift, clip)
         total += t1
         total_sq += t2
     return total, total_sq

@@ -68,12 +68,13 @@ def _float_to_string(x: float, T: str) -> str:
     return np.format_float_positional(np.float32(x) if T == "f32" else x, trim="-")
 
 
-def _to_string(TIA: str, v: Any) -> str:
+def _formatter(TIA: str) -> Callable[[Any], str]:
+    """The formatter of ``TIA`` values as strings (chosen once per vector)."""
     if TIA == "bool":
-        return "true" if v else "false"
+        return lambda v: "true" if v else "false"
     if is_float(TIA):
-        return _float_to_string(float(v), TIA)
-    return str(v)
+        return lambda v: _float_to_string(float(v), TIA)
+    return str
 
 
 _F32_MAX = Fraction(float(np.finfo(np.float32).max))
@@ -104,24 +105,36 @@ def _parse_f32(s: str) -> float:
     return math.copysign(0.0, -1.0) if out == 0 and s.lstrip().startswith("-") else out
 
 
-def _parse(TOA: str, s: str) -> Any:
-    """Parse ``s`` as a ``TOA``; ``None`` when it does not parse or does not fit."""
+def _parser(TOA: str) -> Callable[[str], Any]:
+    """The parser of strings as ``TOA``: ``None`` when a string does not parse or does not fit.
+
+    Built once per vector (the carrier's range is read once, not per element).
+    """
     if TOA == "String":
-        return s
+        return lambda s: s
     if TOA == "bool":
-        return s != ""
+        return lambda s: s != ""
     if is_int(TOA):
-        if not _INT_RE.match(s):
-            return None
-        v = int(s)
         lo, hi = int_bounds(TOA)
-        return v if lo <= v <= hi else None
-    if not _FLOAT_RE.match(s):
-        return None
-    f = float(s)
-    if TOA == "f32" and math.isfinite(f):
-        return _parse_f32(s)
-    return f
+        is_int_literal = _INT_RE.match
+
+        def parse_int(s: str) -> int | None:
+            if not is_int_literal(s):
+                return None
+            v = int(s)
+            return v if lo <= v <= hi else None
+
+        return parse_int
+    is_float_literal = _FLOAT_RE.match
+    f32 = TOA == "f32"
+
+    def parse_float(s: str) -> float | None:
+        if not is_float_literal(s):
+            return None
+        f = float(s)
+        return _parse_f32(s) if f32 and math.isfinite(f) else f
+
+    return parse_float
 
 
 def _cast_values(TIA: str, TOA: str, arg: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], Any]:
@@ -133,9 +146,9 @@ def _cast_values(TIA: str, TOA: str, arg: npt.NDArray[Any]) -> tuple[npt.NDArray
     n = len(arg)
     if TIA == "String" or TOA == "String":
         if TIA == "String":
-            parsed = [_parse(TOA, s) for s in arg.tolist()]
+            parsed = list(map(_parser(TOA), arg.tolist()))
         else:
-            parsed = [_to_string(TIA, v) for v in arg.tolist()]
+            parsed = list(map(_formatter(TIA), arg.tolist()))
         ok = np.fromiter((p is not None for p in parsed), dtype=bool, count=n)
         out = np.empty(n, dtype=object) if TOA == "String" else None
         if out is not None:

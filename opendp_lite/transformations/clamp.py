@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from .. import _dask
 from .._types import Vec, carrier_dtype
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import Deferred, Domain, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
 from ._rowwise import row_by_row, vector_element
@@ -80,7 +80,10 @@ def make_clamp(
         out: npt.NDArray[Any] = np.clip(arg, lo, hi)
         return out
 
-    return row_by_row("make_clamp", input_domain, input_metric, out_elem, function)
+    # deferred: an exact float aggregate chained next clamps each cache-sized piece itself
+    # (core.compose), so the clamped copy of the vector is never written
+    deferred: Deferred[Any, Any] = Deferred(("clip", lo, hi), function)
+    return row_by_row("make_clamp", input_domain, input_metric, out_elem, deferred)
 
 
 @overload

@@ -7,7 +7,7 @@ carrier's maximum; a saturating count is still 1-stable, since ``min(·, max)`` 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
@@ -75,6 +75,14 @@ def _saturate(n: int, T: str) -> int | float:
     if is_float(T):
         return float(n)
     return min(n, int_bounds(T)[1])
+
+
+def _saturating(T: str) -> Callable[[int], int | float]:
+    """:func:`_saturate` for carrier ``T``, with its maximum looked up once."""
+    if is_float(T):
+        return float
+    top = int_bounds(T)[1]
+    return lambda n: min(n, top)
 
 
 def _identity_map(T: str) -> Any:
@@ -188,6 +196,8 @@ def then_count(TO: object = "int") -> _ThenCount[Any]:
 def _distinct(x: Any) -> int:
     if isinstance(x, np.ndarray) and x.dtype == object:
         return len(set(x.tolist()))
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iub" and x.shape[0]:
+        return len(_int_value_counts(x)[0])
     if isinstance(x, np.ndarray):
         return int(np.unique(x).shape[0])  # NaNs count as one value (numpy's equal_nan)
     return len(_value_counts(x)[0])
@@ -258,8 +268,35 @@ def _value_counts(x: Any) -> tuple[list[Any], list[int]]:
     if x.dtype == object:
         tally = Counter(x.tolist())  # counted in C (collections._count_elements)
         return list(tally), list(tally.values())
+    if x.dtype.kind in "iub" and x.shape[0]:
+        return _int_value_counts(x)
     uniq, n = np.unique(x, return_counts=True)
     return uniq.tolist(), n.tolist()
+
+
+def _int_value_counts(x: npt.NDArray[Any]) -> tuple[list[Any], list[int]]:
+    """``np.unique(x, return_counts=True)`` (as lists) for a non-empty integer or bool array.
+
+    Counted with one ``bincount`` of ``x − min`` when the range is at most ``2n + 2^16``
+    (linear time, memory ``O(n)``); a wider range is sorted.
+
+    >>> _int_value_counts(np.array([5, -2, 5, 3], dtype=np.int8))
+    ([-2, 3, 5], [1, 1, 2])
+    >>> _int_value_counts(np.array([True, True]))
+    ([True], [2])
+    """
+    if x.dtype.kind == "b":
+        trues = int(np.count_nonzero(x))
+        pairs = [(False, x.shape[0] - trues), (True, trues)]
+        return [k for k, c in pairs if c], [c for _, c in pairs if c]
+    lo, hi = _min_max(x)
+    span = hi - lo
+    if span > 2 * x.shape[0] + (1 << 16):
+        uniq, n = np.unique(x, return_counts=True)
+        return uniq.tolist(), n.tolist()
+    counts = _span_counts(x, lo, span)[: span + 1]
+    present = np.flatnonzero(counts)
+    return [lo + i for i in present.tolist()], counts[present].tolist()
 
 
 def make_count_by(
@@ -294,7 +331,8 @@ def make_count_by(
 
     def function(x: npt.NDArray[Any]) -> dict[Any, Any]:
         keys, counts = _value_counts(x)
-        return {k: _saturate(c, T) for k, c in zip(keys, counts, strict=True)}
+        sat = _saturating(T)
+        return {k: sat(c) for k, c in zip(keys, counts, strict=True)}
 
     return Transformation(
         input_domain,
@@ -369,23 +407,27 @@ def make_count_by_categories(
             raise InvalidParameter(f"{name}: category {c!r} is not in {elem!r}: {e}") from None
     if len(set(cats)) != len(cats):
         raise InvalidParameter(f"{name}: categories must be distinct, got {list(categories)!r}")
-    index = {c: i for i, c in enumerate(cats)}
     k = len(cats)
     size = k + 1 if null_category else k
     dtype = carrier_dtype(T)
+    top = int_bounds(T)[1] if is_int(T) else 0
 
     def function(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        out = [0] * (k + 1)
+        out: npt.NDArray[np.int64]
         if _dask.is_dask_array(x):
             # counted per block on the workers against the public categories: no value of
             # the data other than these counts ever reaches the driver
-            out = [int(c) for c in _dask.reduce_blocks(x, _category_counts, cats)]
+            out = np.asarray(_dask.reduce_blocks(x, _category_counts, cats), dtype=np.int64)
         else:
-            keys, counts = _value_counts(x)
-            for key, c in zip(keys, counts, strict=True):  # one step per distinct value
-                out[index.get(key, k)] += c
-        vals = [_saturate(c, T) for c in out[:size]]
-        return np.asarray(vals, dtype=dtype)
+            out = np.zeros(k + 1, dtype=np.int64)
+            for b in blocks(x):  # a lazy vector block by block, never materialised whole
+                out += _category_counts(b, cats)
+        if is_int(T) and top < 2**63 - 1:  # counts are int64 (< 2^63): saturate at T's max
+            out = np.minimum(out, top)
+        if is_float(T):  # as float(count) then T, like a scalar count
+            out = out.astype(np.float64)
+        counts: npt.NDArray[Any] = out[:size].astype(dtype)  # exact: each count now fits T
+        return counts
 
     return Transformation(
         input_domain,
@@ -397,51 +439,137 @@ def make_count_by_categories(
     )
 
 
+#: Values handled at a time by the numpy counting loops (1 MiB of int64 indices: in cache).
+_STEP = 1 << 17
+#: Integer categories spanning at most this many values are counted with one ``bincount``.
+_MAX_SPAN = 1 << 16
+#: Up to this many categories, other numeric values are compared with each category in turn.
+_MAX_EQ = 32
+
+
 def _category_counts(block: npt.NDArray[Any], cats: list[Any]) -> npt.NDArray[np.int64]:
     """Counts of a block in each category (by ``==``), then of the rest (length k+1).
 
-    Runs on a Dask worker for each block; integer blocks with a small range of categories
-    take a clip-and-bincount path, others a search in the sorted categories.
+    Runs on each numpy vector (or block of a lazy one) and on each Dask block on the workers.
+    Linear time, memory bounded by a few cache-sized pieces: bools are counted with one
+    ``count_nonzero``, strings by hashing (``Counter``), integers whose categories span a
+    small range with a wrap-around shift and one ``bincount`` per piece, other numbers with
+    one comparison per category (few categories) or a search in the sorted categories.  A
+    value equal to no category (NaN included, as ``NaN != NaN``) counts in the last entry.
 
     >>> _category_counts(np.array([0, 3, 3, 9], dtype=np.uint64), [3, 0, 5]).tolist()
     [2, 1, 0, 1]
+    >>> _category_counts(np.array([1.5, np.nan, -0.0]), [0.0, np.nan]).tolist()
+    [1, 0, 2]
     """
     k = len(cats)
     n = block.shape[0]
     out = np.zeros(k + 1, dtype=np.int64)
-    if k == 0:
-        out[0] = n
-        return out
     kind = block.dtype.kind
-    if kind == "b":
+    if k == 0 or n == 0:
+        pass
+    elif kind == "b":
         trues = int(np.count_nonzero(block))
         out[:k] = [trues if c else n - trues for c in cats]
-    elif kind in "iu" and max(cats) - min(cats) <= 1 << 16:
-        # a small range of integer categories: one clip and one bincount
-        info = np.iinfo(block.dtype)
-        lo_c = min(cats) - 1 if min(cats) > info.min else min(cats)  # bin lo_c: below
-        hi_c = max(cats) + 1 if max(cats) < info.max else max(cats)  # bin hi_c: above
-        if lo_c == 0 and kind == "u":
-            idx = np.minimum(block, block.dtype.type(hi_c))
-        else:
-            idx = np.clip(block, lo_c, hi_c)
-            if kind == "i":
-                idx = idx.astype(np.int64)  # then idx − lo_c is in [0, 2^16 + 2]: no overflow
-            if lo_c != 0:
-                idx -= idx.dtype.type(lo_c)  # unsigned: idx >= lo_c >= 0, no wrap-around
-        # 0 <= idx <= 2^16 + 2: reading the bits as intp is exact (and avoids a copy)
-        idx = idx.view(np.intp) if idx.dtype.itemsize == np.dtype(np.intp).itemsize else idx
-        counts = np.bincount(idx.astype(np.intp, copy=False), minlength=hi_c - lo_c + 1)
-        out[:k] = counts[[c - lo_c for c in cats]]
+    elif kind == "O":
+        tally = Counter(block.tolist())  # hashed in C; the categories are then looked up
+        out[:k] = [tally.get(c, 0) for c in cats]
+    elif kind in "iu" and max(cats) - min(cats) <= _MAX_SPAN:
+        lo = min(cats)
+        span_counts = _span_counts(block, lo, max(cats) - lo)
+        out[:k] = span_counts[[c - lo for c in cats]]
+    elif k <= _MAX_EQ:
+        out[:k] = _equal_counts(block, cats)
     else:
-        c_arr = np.asarray(cats, dtype=block.dtype)
-        order = np.argsort(c_arr, kind="stable")
-        sorted_c = c_arr[order]
-        pos = np.searchsorted(sorted_c, block, side="left")
-        hit = pos < k
-        hit[hit] = sorted_c[pos[hit]] == block[hit]
-        out[:k] = np.bincount(order[pos[hit]], minlength=k)
+        out[:k] = _sorted_counts(block, cats)
     out[k] = n - int(out[:k].sum())
+    return out
+
+
+def _min_max(x: npt.NDArray[Any]) -> tuple[int, int]:
+    """``(min(x), max(x))`` of a non-empty integer array, reading it once (piece by piece)."""
+    lows = []
+    highs = []
+    for i in range(0, x.shape[0], _STEP):
+        piece = x[i : i + _STEP]
+        lows.append(int(piece.min()))
+        highs.append(int(piece.max()))
+    return min(lows), max(highs)
+
+
+def _span_counts(x: npt.NDArray[Any], lo: int, span: int) -> npt.NDArray[np.int64]:
+    """``c[j] = #{x_i = lo + j}`` for ``0 <= j <= span``, then ``c[span+1]`` = the rest.
+
+    ``lo`` and ``lo + span`` are values of ``x``'s integer dtype and ``span < 2^62``.  Each
+    piece is shifted to ``d = x − lo``: exactly in int64 for dtypes narrower than 64 bits;
+    modulo 2^64 for 64-bit ones, where ``d mod 2^64 <= span`` iff ``lo <= x <= lo + span``
+    (a wrapped difference is at least ``2^64 − (lo − min(dtype))``, which exceeds ``span``
+    because ``lo + span <= max(dtype)``).  Read as unsigned, every value outside the range is
+    then above ``span`` and is capped at ``span + 1``, and one ``bincount`` counts the piece.
+
+    >>> _span_counts(np.array([-128, 127, 0, 1, -1], dtype=np.int8), -1, 2).tolist()
+    [1, 1, 1, 2]
+    >>> big = np.array([2**63 - 1, -(2**63), 5], dtype=np.int64)
+    >>> _span_counts(big, 2**63 - 2, 1).tolist()
+    [0, 1, 2]
+    """
+    n = x.shape[0]
+    counts = np.zeros(span + 2, dtype=np.int64)
+    if n == 0:
+        return counts
+    # pieces of at least 4 values per bin, so that each bincount's array of span + 2 counts
+    # costs little next to the piece (a span comparable to n takes one piece)
+    step = max(_STEP, 4 * (span + 2))
+    buf = np.empty(min(n, step), dtype=np.uint64)
+    top = np.uint64(span + 1)
+    wide = x.dtype.itemsize == 8
+    src = x.view(np.uint64) if wide else x
+    shift = np.uint64(lo % 2**64)
+    for i in range(0, n, step):
+        piece = src[i : i + step]
+        b = buf[: piece.shape[0]]
+        if not wide:
+            np.subtract(piece, lo, out=b.view(np.int64), dtype=np.int64)  # exact
+            np.minimum(b, top, out=b)
+        elif lo != 0:
+            np.subtract(piece, shift, out=b)  # modulo 2^64
+            np.minimum(b, top, out=b)
+        else:
+            np.minimum(piece, top, out=b)
+        # every entry is now <= span + 1 < 2^63: reading the bits as intp is exact
+        counts += np.bincount(b.view(np.intp), minlength=span + 2)
+    return counts
+
+
+def _equal_counts(x: npt.NDArray[Any], cats: list[Any]) -> npt.NDArray[np.int64]:
+    """``#{x_i == c}`` for each category ``c`` (a value of ``x``'s dtype), piece by piece."""
+    c_arr = np.asarray(cats, dtype=x.dtype)
+    counts = np.zeros(len(cats), dtype=np.int64)
+    buf = np.empty(min(x.shape[0], _STEP), dtype=np.bool_)
+    for i in range(0, x.shape[0], _STEP):
+        piece = x[i : i + _STEP]
+        b = buf[: piece.shape[0]]
+        for j in range(len(cats)):
+            np.equal(piece, c_arr[j], out=b)
+            counts[j] += np.count_nonzero(b)
+    return counts
+
+
+def _sorted_counts(x: npt.NDArray[Any], cats: list[Any]) -> npt.NDArray[np.int64]:
+    """``#{x_i == c}`` for each category ``c``, by binary search in the sorted categories."""
+    k = len(cats)
+    c_arr = np.asarray(cats, dtype=x.dtype)
+    order = np.argsort(c_arr, kind="stable")  # NaN last, as searchsorted expects
+    sorted_c = c_arr[order]
+    counts = np.zeros(k + 1, dtype=np.int64)
+    for i in range(0, x.shape[0], _STEP):
+        piece = x[i : i + _STEP]
+        pos = np.searchsorted(sorted_c, piece, side="left")
+        np.minimum(pos, k - 1, out=pos)
+        pos[sorted_c[pos] != piece] = k  # the first category >= x is not x: no category
+        counts += np.bincount(pos, minlength=k + 1)
+    out = np.empty(k, dtype=np.int64)
+    out[order] = counts[:k]
     return out
 
 

@@ -20,6 +20,7 @@ from ..errors import InvalidParameter, NotImplementedForType
 from ..metrics import InsertDeleteDistance, SymmetricDistance, absolute_distance
 from ._aggregate import (
     SQ_BITS,
+    absorbing_clip,
     bounded_vector,
     centered_k,
     centered_sums,
@@ -111,8 +112,8 @@ def make_mean(
     relax = ar.q(0) if exact else 2 * rounding_error(mag, T, inv / n)
     width = (k_hi - k_lo) * inv
 
-    def function(x: npt.NDArray[Any]) -> float:
-        total = grid_sums(x, p)
+    def function(x: npt.NDArray[Any], clip: tuple[Any, Any] | None = None) -> float:
+        total = grid_sums(x, p, clip)  # of clip(x, *clip) if a clamp is fused in
         return to_carrier(total, n, p, T)
 
     def stability_map(d_in: int) -> float:
@@ -123,7 +124,7 @@ def make_mean(
         input_metric,
         atom_domain(T=T),
         absolute_distance(T=T),
-        function,
+        absorbing_clip(function),
         stability_map,
     )
 
@@ -163,8 +164,8 @@ def _ssd(
     relax = 2 * rounding_error(mag, T, inv * inv / (n * denom))
     sens = width * width * (n - 1) / n / denom
 
-    def function(x: npt.NDArray[Any]) -> float:
-        s1, s2 = centered_sums(x, p, k_c, shift)
+    def function(x: npt.NDArray[Any], clip: tuple[Any, Any] | None = None) -> float:
+        s1, s2 = centered_sums(x, p, k_c, shift, clip)  # of clip(x, *clip) if fused
         # Σ(q − q̄)² = (n·Σj² − (Σj)²) · step² / n, exactly, in integers
         return to_carrier(n * s2 - s1 * s1, n * denom, 2 * (p - shift), T)
 
@@ -172,7 +173,12 @@ def _ssd(
         return ar.up((d_in // 2) * sens + relax)
 
     return Transformation(
-        domain, metric, atom_domain(T=T), absolute_distance(T=T), function, stability_map
+        domain,
+        metric,
+        atom_domain(T=T),
+        absolute_distance(T=T),
+        absorbing_clip(function),
+        stability_map,
     )
 
 

@@ -35,6 +35,7 @@ from ..metrics import (
 )
 from ._aggregate import (
     ThenAggregate,
+    absorbing_clip,
     bounded_vector,
     check_metric,
     exact_int_sum,
@@ -360,9 +361,9 @@ class FloatSumPlan:
         """``k · 2^-p`` exactly."""
         return ar.q(k) * ar.q(2) ** -self.p
 
-    def total(self, x: npt.NDArray[Any]) -> int:
-        """The saturated exact grid total ``clamp(Σ k(x_i), ±c_int)``."""
-        s = grid_sums(x, self.p)
+    def total(self, x: npt.NDArray[Any], clip: tuple[Any, Any] | None = None) -> int:
+        """The saturated exact grid total ``clamp(Σ k(x_i), ±c_int)`` (of ``clip(x, *clip)``)."""
+        s = grid_sums(x, self.p, clip)
         return min(max(s, -self.c_int), self.c_int)
 
 
@@ -387,15 +388,15 @@ def _float_sum(
         def stability_map(d_in: int) -> float:
             return ar.up((d_in // 2) * width + plan.relax)
 
-    def function(x: npt.NDArray[Any]) -> float:
-        return to_carrier(plan.total(x), 1, plan.p, T)
+    def function(x: npt.NDArray[Any], clip: tuple[Any, Any] | None = None) -> float:
+        return to_carrier(plan.total(x, clip), 1, plan.p, T)  # of clip(x, *clip) if fused
 
     return Transformation(
         vector_domain(atom_domain(bounds=(lo, hi), T=T), size=size),
         metric,
         atom_domain(T=T),
         absolute_distance(T=T),
-        function,
+        absorbing_clip(function),
         stability_map,
     )
 

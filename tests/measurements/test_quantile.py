@@ -59,13 +59,49 @@ def test_map_is_an_upper_bound() -> None:
     assert Fraction(z.map(1)) >= (2 * (1 - Fraction(0.3)) / 3) ** 2 / 8
 
 
+def _den_scores(data: Any, cands: list[Any], a: Fraction) -> list[Fraction]:
+    keys = np.asarray(cands, dtype=np.asarray(data).dtype)
+    return [Fraction(v, a.denominator) for v in _scores(data, keys, a.numerator, a.denominator)]
+
+
 def test_scores_are_exact() -> None:
-    data = np.arange(31)
-    assert _scores(data, [0, 10, 20, 30], Fraction(1, 2), np.int32) == [15, 5, 5, 15]
-    a = Fraction(0.3)
-    assert _scores(data, [10], a, np.int32) == [abs((1 - a) * 10 - a * 20)]
+    data = np.arange(31, dtype=np.int32)
+    assert _den_scores(data, [0, 10, 20, 30], Fraction(1, 2)) == [15, 5, 5, 15]
+    for a in (Fraction(0.3), Fraction(1, 3), Fraction(0), Fraction(1), Fraction(2**-60)):
+        # 0.3 and 2^-60 have denominators 2^54 and 2^60: the Python-integer path
+        ref = [abs((1 - a) * lo - a * (30 - lo)) for lo in (10, 20)]
+        assert _den_scores(data, [10, 20], a) == ref
     # ties with the candidate count on neither side
-    assert _scores(np.array([5, 5, 5]), [5], Fraction(1, 2), np.int32) == [0]
+    assert _den_scores(np.array([5, 5, 5]), [5], Fraction(1, 2)) == [0]
+
+
+def test_selection_sees_the_exact_scores_over_scale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16: the selection gets integer scores (no rational per candidate) whose ratios
+    to the scale it gets are exactly s(c)/scale, the ratios the law depends on."""
+    import opendp_lite.measurements.quantile as quantile_mod
+
+    seen: list[tuple[list[Any], Any]] = []
+    real = quantile_mod._select
+
+    def spy(scores: list[Any], scale: Any, k: int, gumbel: bool) -> list[int]:
+        seen.append((scores, scale))
+        return real(scores, scale, k, gumbel)
+
+    monkeypatch.setattr(quantile_mod, "_select", spy)
+    rng = np.random.default_rng(7)
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    for alpha, scale in ((0.5, 1.0), (0.1, 3.0), (0.9, 0.25), (1 / 3, 2.0)):
+        data = rng.uniform(0.0, 30.0, 200)
+        m = space >> dp.m.then_private_quantile(dp.max_divergence(), CANDS, alpha, scale)
+        m(data)
+        scores, got_scale = seen.pop()
+        assert all(type(v) is int for v in scores)
+        a = Fraction(alpha)
+        for v, c in zip(scores, CANDS, strict=True):
+            lo, hi = int((data < c).sum()), int((data > c).sum())
+            assert Fraction(-v) / Fraction(got_scale) == abs((1 - a) * lo - a * hi) / Fraction(
+                scale
+            )
 
 
 def test_releases_the_median_with_little_noise() -> None:

@@ -239,3 +239,26 @@ def test_f64_to_string_matches_opendp(odp, x: list[float]) -> None:  # type: ign
     odom = odp.vector_domain(odp.atom_domain(T=float, nan=False))
     theirs = odp.t.make_cast_default(odom, odp.symmetric_distance(), TOA=str)(x)
     assert ours.tolist() == theirs
+
+
+@pytest.mark.parametrize("TOA", ["i8", "i32", "u64", "f32", "f64", "bool", "String"])
+def test_string_casts_read_the_carrier_range_once_per_vector(
+    TOA: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: a cast of n strings looks the carrier's range up a constant number of times
+    (it was once per element), with the same results as a cast of each string alone."""
+    words = ["1", "-3", "+7", "128", "-129", "255", "2147483648", "1e3", "nan", "", " 1", "x"]
+    x = [words[i % len(words)] for i in range(1000)]
+    cast = dp.t.make_cast_default(STR, SD, TOA=TOA)
+    one_by_one = [cast([v]).tolist()[0] for v in x]
+    calls = []
+    real = np.iinfo
+
+    def counted(t: object) -> object:
+        calls.append(t)
+        return real(t)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(np, "iinfo", counted)
+    out = cast(x).tolist()
+    assert len(calls) <= 2
+    assert all(same(a, b) for a, b in zip(out, one_by_one, strict=True))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
+from opendp_lite._types import carrier_dtype
 from opendp_lite.errors import InvalidParameter, NotImplementedForType, NotInDomain
 
 SYM = dp.symmetric_distance()
@@ -151,3 +154,138 @@ def test_count_stability_law(x: list[int], removed: int, added: list[int], which
         dist = _l1(a, b)
     assert dist <= t.map(d)
     assert t.check(d, t.map(d)) and t.map(d) <= t.map(d + 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Linear-time counting on numpy (issue 16): the same counts as a reference, without sorting
+
+_CARRIERS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "bool", "String"]
+
+
+def _reference_categories(data: list[Any], cats: list[Any], null: bool) -> list[int]:
+    """The definition: the records equal (``==``) to each category, then all the others."""
+    counts = [sum(1 for v in data if v == c) for c in cats]
+    return [*counts, len(data) - sum(counts)] if null else counts
+
+
+def _reference_by(data: list[Any]) -> dict[Any, int]:
+    out: dict[Any, int] = {}
+    for v in data:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def _random_case(rng: np.random.Generator, T: str) -> tuple[Any, list[Any], list[Any]]:
+    """A random vector of carrier ``T`` and random distinct categories of that carrier.
+
+    The values and categories mix a small cluster (so that categories are hit), the extremes
+    of the carrier (so that shifts and caps meet their limits) and, for floats, NaN, ±0 and ±∞.
+    """
+    n = int(rng.choice([0, 1, 2, 7, 100, 1000]))
+    if T == "String":
+        pool: list[Any] = ["", "a", "b", "ab", "é", "a\x00", "10", "B"]
+        data = [pool[i] for i in rng.integers(0, len(pool), n)]
+        cats = list(dict.fromkeys(pool[i] for i in rng.integers(0, len(pool), 5)))
+        return dp.vector_domain(dp.atom_domain(T=str)), data, cats
+    if T == "bool":
+        data = [bool(v) for v in rng.integers(0, 2, n)]
+        cats = [[True], [False], [False, True], [True, False], []][int(rng.integers(0, 5))]
+        return dp.vector_domain(dp.atom_domain(T=bool)), data, list(cats)
+    dtype = np.dtype(carrier_dtype(T))
+    if T.startswith("f"):
+        specials = [np.nan, 0.0, -0.0, np.inf, -np.inf, float(np.finfo(dtype).max)]
+        base = rng.integers(-5, 6, n).astype(dtype) / dtype.type(2)
+        data_arr = np.where(rng.random(n) < 0.1, rng.choice(specials, n), base).astype(dtype)
+        n_cats = int(rng.choice([0, 1, 3, 40]))  # 40 > 32: the sorted-search path
+        cand = np.concatenate([np.arange(-3, 3.5, 0.5), specials[1:], [0.25, 1e30]])
+        cand = cand.astype(dtype)
+        picked = rng.choice(cand, min(n_cats, len(cand)), replace=False).tolist()
+        cats = list(dict.fromkeys(0.0 if v == 0 else v for v in picked))  # -0.0 == 0.0
+        if rng.random() < 0.3:
+            cats.append(float("nan"))
+        dom = dp.vector_domain(dp.atom_domain(T=T, nan=True))
+        return dom, data_arr.tolist(), cats
+    info = np.iinfo(dtype)
+    lo, hi = int(info.min), int(info.max)
+    centre = int(rng.choice([0, lo, hi, lo + 3, hi - 3, max(lo, -(2**40))]))
+    width = int(rng.choice([3, 100, 1 << 17]))  # 1 << 17 > 2^16: not the bincount path
+    clusters = rng.integers(-width, width + 1, n)
+    vals = [min(max(centre + int(d), lo), hi) for d in clusters]
+    extremes = [lo, hi, lo + 1, hi - 1, 0]
+    data = [extremes[int(rng.integers(0, 5))] if rng.random() < 0.1 else v for v in vals]
+    n_cats = int(rng.choice([0, 1, 4, 40]))
+    cats_raw = [min(max(centre + int(d), lo), hi) for d in rng.integers(-width, width + 1, n_cats)]
+    if rng.random() < 0.5:
+        cats_raw += [lo, hi]
+    cats = list(dict.fromkeys(cats_raw))
+    return dp.vector_domain(dp.atom_domain(T=T)), data, cats
+
+
+@pytest.mark.parametrize("T", _CARRIERS)
+@pytest.mark.parametrize("step", [1 << 17, 5])  # 5: every vector is counted in many pieces
+def test_count_by_categories_matches_reference(
+    T: str, step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import opendp_lite.transformations.count as count_mod
+
+    monkeypatch.setattr(count_mod, "_STEP", step, raising=False)
+    rng = np.random.default_rng([2026, _CARRIERS.index(T), step])
+    for _ in range(60):
+        dom, data, cats = _random_case(rng, T)
+        null = bool(rng.random() < 0.7)
+        t = dp.t.make_count_by_categories(dom, SYM, cats, null_category=null, TOA="i64")
+        arr = np.asarray(data, dtype=carrier_dtype(T)) if data else data
+        # (a list of u64 values above and below 2^63 reads as float64: numpy's inference)
+        for x in (arr,) if T == "u64" else (data, arr):
+            assert t(x).tolist() == _reference_categories(data, cats, null), (T, data, cats)
+
+
+@pytest.mark.parametrize("T", _CARRIERS)
+def test_count_by_and_distinct_match_reference(T: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import opendp_lite.transformations.count as count_mod
+
+    monkeypatch.setattr(count_mod, "_STEP", 7, raising=False)
+    rng = np.random.default_rng([2027, _CARRIERS.index(T)])
+    for _ in range(60):
+        dom, data, _ = _random_case(rng, T)
+        x = np.asarray(data, dtype=carrier_dtype(T)) if T == "u64" else data
+        by = dp.t.make_count_by(dom, SYM, TV="i64")(x)
+        ref = _reference_by(data)
+        if T.startswith("f"):  # NaN != NaN: the reference keeps each NaN apart, numpy one
+            nans = sum(1 for v in data if v != v)
+            ref = {k: c for k, c in ref.items() if k == k}
+            got_nan = {k: c for k, c in by.items() if k != k}
+            assert list(got_nan.values()) == ([nans] if nans else [])
+            by = {k: c for k, c in by.items() if k == k}
+        assert by == ref
+        if T not in ("String",):  # numeric keys come sorted, as numpy.unique gives them
+            assert list(by) == sorted(by)
+        assert all(type(k) is type(next(iter(ref))) for k in by) if ref else True
+        distinct = dp.t.make_count_distinct(dom, SYM, TO="i64")(x)
+        assert distinct == len(ref) + (1 if T.startswith("f") and any(v != v for v in data) else 0)
+
+
+def test_counting_never_sorts_integer_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Histograms of integers are counted in linear time: numpy's sort is never called."""
+    x = np.random.default_rng(1).integers(-50, 50, 10_000)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("sorted the data")
+
+    for name in ("unique", "sort", "argsort"):
+        monkeypatch.setattr(np, name, refuse)
+    space = dp.vector_domain(dp.atom_domain(T="i64")), SYM
+    cats = (space >> dp.t.then_count_by_categories([-3, 0, 7]))(x)
+    assert cats.tolist() == [int((x == c).sum()) for c in (-3, 0, 7)] + [
+        len(x) - int(np.isin(x, [-3, 0, 7]).sum())
+    ]
+    assert (space >> dp.t.then_count_by())(x) == _reference_by(x.tolist())
+    assert (space >> dp.t.then_count_distinct())(x) == len(set(x.tolist()))
+
+
+def test_count_by_categories_saturates_in_the_output_type() -> None:
+    x = np.array([1] * 300 + [2] * 3 + [9], dtype=np.int64)
+    space = dp.vector_domain(dp.atom_domain(T="i64")), SYM
+    for TOA, expect in (("u8", [255, 3, 1]), ("i8", [127, 3, 1]), ("f32", [300.0, 3.0, 1.0])):
+        out = (space >> dp.t.then_count_by_categories([1, 2], TOA=TOA))(x)
+        assert out.tolist() == expect and out.dtype == np.dtype(carrier_dtype(TOA)), TOA
