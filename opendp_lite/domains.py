@@ -91,7 +91,12 @@ def _coerce_scalar(T: str, x: object) -> Any:
             return bool(x)
     elif is_float(T):
         if isinstance(x, (float, int, np.floating, np.integer)):
-            v = float(x)
+            try:
+                v = float(x)
+            except OverflowError:  # a Python int beyond the float range
+                raise NotInDomain(
+                    f"an int of {int(x).bit_length()} bits is too large for {T}"
+                ) from None
             if T == "f32":
                 with np.errstate(over="ignore"):
                     v32 = float(np.float32(v))
@@ -284,6 +289,12 @@ def _coerce_lazy_vector(element: AtomDomain[Any], x: Any) -> Any:
 
 def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
     if isinstance(x, np.ndarray):
+        if isinstance(x, np.ma.MaskedArray):
+            # its data under the mask is arbitrary: the caller decides what a masked entry means
+            raise NotInDomain(
+                "a masked array is not a vector: pass x.compressed(), or x.filled(value), or "
+                "None for masked entries in an option vector"
+            )
         if x.ndim != 1:
             raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
     elif not isinstance(x, list | tuple):
@@ -307,19 +318,7 @@ def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
         if not all(isinstance(v, str) for v in arr):
             raise NotInDomain(f"expected a vector of str for {element!r}")
         return arr
-    if isinstance(x, np.ndarray) and x.dtype.kind == "O":
-        # an object array (e.g. the non-missing part of an option vector) is read by value
-        x = x.tolist()
-    if isinstance(x, list | tuple) and any(isinstance(v, (bool, np.bool_)) for v in x):
-        # bool is a subclass of int: a stray True must not pass as the integer 1
-        if T != "bool" or not all(isinstance(v, (bool, np.bool_)) for v in x):
-            raise NotInDomain(f"a bool is not a member of {element!r}")
-    try:
-        raw = np.asarray(x)
-    except (ValueError, OverflowError) as e:
-        raise NotInDomain(f"cannot read a vector of {T}: {e}") from None
-    if raw.ndim != 1:
-        raise NotInDomain(f"expected a 1-d vector of {T}, got shape {raw.shape}")
+    raw = _read_scalars(element, x)
     if raw.size == 0:
         return np.empty(0, dtype=carrier_dtype(T))
     kind = raw.dtype.kind
@@ -350,6 +349,39 @@ def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
         if not (arr.min() >= lo_b and arr.max() <= hi_b):
             raise NotInDomain(f"a value is outside the bounds of {element!r}")
     return arr.view() if arr is raw else arr
+
+
+def _read_scalars(element: AtomDomain[Any], x: Any) -> npt.NDArray[Any]:
+    """A list, tuple or array of scalars for a numeric or bool ``element``, as a 1-d array.
+
+    Cells are read by value: a bool is refused unless ``T`` is bool (bool is a subclass of
+    int), and cells numpy cannot hold in a numeric dtype (``None``, strings, Python ints
+    beyond 64 bits) are checked one by one, so the error names the position and the value.
+    """
+    T = element.T
+    if isinstance(x, np.ndarray) and x.dtype.kind == "O":
+        # an object array (e.g. the non-missing part of an option vector) is read by value
+        x = x.tolist()
+    if isinstance(x, list | tuple) and any(isinstance(v, (bool, np.bool_)) for v in x):
+        # bool is a subclass of int: a stray True must not pass as the integer 1
+        for i, v in enumerate(x):
+            if (T == "bool") != isinstance(v, (bool, np.bool_)):
+                raise NotInDomain(f"position {i}: {v!r} is not a member of {element!r}")
+    try:
+        raw = np.asarray(x)
+    except (ValueError, OverflowError):  # ragged: some cell is not a scalar
+        raw = np.empty(len(x), dtype=object)
+    if raw.ndim != 1:
+        raise NotInDomain(f"expected a 1-d vector of {T}, got shape {raw.shape}")
+    if raw.dtype.kind in "OUS":
+        cells = []
+        for i, v in enumerate(x):
+            try:
+                cells.append(_coerce_scalar(T, v))
+            except NotInDomain as e:
+                raise NotInDomain(f"position {i}: {e}") from None
+        raw = np.array(cells, dtype=carrier_dtype(T))
+    return raw
 
 
 def _coerce_option_vector(element: OptionDomain[Any], x: Any) -> npt.NDArray[Any]:
@@ -484,12 +516,23 @@ def user_domain(
 class DataFrameDomain(Domain[Mapping[Any, Any]]):
     """Dataframes: a ``dict`` from column names of carrier ``K`` to equal-length columns.
 
-    A column is a list, tuple or 1-d numpy array; a dataset's *records* are its rows, so the
-    dataset metrics (symmetric distance, ...) count rows.  Functions receive a ``dict`` of
-    read-only 1-d numpy arrays (``object`` dtype for strings).
+    A column is a list, tuple or 1-d numpy array (not a masked array); a dataset's *records*
+    are its rows, so the dataset metrics (symmetric distance, ...) count rows.  Functions
+    receive a ``dict`` of read-only 1-d numpy arrays (``object`` dtype for strings).
+
+    ``columns`` (set by constructors such as ``make_select_column``) declares typed columns:
+    pairs ``(name, vector_domain)``.  A member must have each declared column, and every cell
+    of it must be a member of the vector domain's elements; the column is normalised to that
+    vector domain, so a bad cell is refused with ``NotInDomain`` naming the column, the
+    position and the value, before any function runs.  As in OpenDP, whose
+    ``DataFrameDomain<K>`` carries no column types, the declared columns are not part of the
+    domain's equality or repr, so a dataframe producer still chains into a column consumer.
     """
 
     K: str = "String"
+    columns: tuple[tuple[Any, VectorDomain[Any]], ...] = field(
+        default=(), compare=False, repr=False
+    )
 
     def __repr__(self) -> str:
         return f'DataFrameDomain("{self.K}")'
@@ -504,11 +547,15 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
             return _dask.checked_frame(self.K, x)  # type: ignore[no-any-return]
         if not isinstance(x, Mapping):
             raise NotInDomain(f"inferred type is {type(x).__name__}, expected a dataframe (dict)")
+        typed = dict(self.columns)
+        for name in typed:
+            if name not in x:
+                raise NotInDomain(f"the dataframe has no column {name!r}; columns: {list(x)}")
         out: dict[Any, npt.NDArray[Any]] = {}
         length: int | None = None
         for k, col in x.items():
             key = _coerce_scalar(self.K, k)
-            arr = _coerce_column(k, col)
+            arr = _coerce_column(k, col) if key not in typed else _typed_column(k, typed[key], col)
             if length is not None and len(arr) != length:
                 raise NotInDomain(
                     f"columns of a dataframe must have equal lengths: {k!r} has {len(arr)}, "
@@ -520,8 +567,22 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
         return out
 
 
+def _typed_column(name: object, dom: VectorDomain[Any], col: object) -> npt.NDArray[Any]:
+    """A declared column, normalised by its vector domain cell by cell (bools, ``None``,
+    strings, huge ints and masked arrays are refused, naming the column and the position)."""
+    try:
+        return np.asarray(dom._normalize(col))
+    except NotInDomain as e:
+        raise NotInDomain(f"column {name!r}: {e}") from None
+
+
 def _coerce_column(name: object, col: object) -> npt.NDArray[Any]:
     if isinstance(col, np.ndarray):
+        if isinstance(col, np.ma.MaskedArray):
+            raise NotInDomain(
+                f"column {name!r} is a masked array (its data under the mask is arbitrary): "
+                "pass col.filled(value), e.g. NaN in a float column"
+            )
         if col.ndim != 1:
             raise NotInDomain(f"column {name!r} must be 1-d, got shape {col.shape}")
         return col.astype(object) if col.dtype.kind == "U" else col.view()

@@ -166,3 +166,45 @@ def test_large_vector_membership_is_vectorised() -> None:
     assert d.member(x)
     assert time.perf_counter() - t0 < 2.0  # a Python loop over 2e6 floats takes far longer
     assert math.isfinite(float(x.sum()))
+
+
+@pytest.mark.parametrize(
+    "dom",
+    [
+        V(dp.atom_domain(T=float)),
+        V(dp.atom_domain(T=int)),
+        V(dp.atom_domain(T=str)),
+        V(dp.option_domain(dp.atom_domain(T=float))),
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("mask", [[False, True], [False, False]])
+def test_masked_vector_is_refused(dom: dp.VectorDomain[object], mask: list[bool]) -> None:
+    # the data under a mask is arbitrary: a masked array is refused whatever is masked
+    data = {"f64": [1.0, 2.0], "i32": [1, 2], "String": ["a", "b"]}.get(
+        dom.element_domain.carrier_type, [1.0, 2.0]
+    )
+    x = np.ma.masked_array(data, mask=mask)
+    assert not dom.member(x)
+    with pytest.raises(NotInDomain, match="masked"):
+        dom._normalize(x)
+    assert dom.member(x.filled(data[0]))
+
+
+def test_masked_dataframe_column_is_refused() -> None:
+    frame = {"w": np.ma.masked_array([1.0, 2.0], mask=[False, True]), "n": ["a", "b"]}
+    assert not dataframe_domain().member(frame)
+    with pytest.raises(NotInDomain, match="column 'w' is a masked array"):
+        dataframe_domain()._normalize(frame)
+
+
+def test_bad_cell_error_names_its_position() -> None:
+    for dom, x in [
+        (V(dp.atom_domain(T=float)), [0.5, None]),
+        (V(dp.atom_domain(T=float)), [0.5, "1.0"]),
+        (V(dp.atom_domain(T=float)), [0.5, True]),
+        (V(dp.atom_domain(T=int)), [1, [2]]),
+        (V(dp.atom_domain(T="bool")), [True, 1]),
+    ]:
+        with pytest.raises(NotInDomain, match="position 1"):
+            dom._normalize(x)

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import carrier_name, is_float
+from .._types import carrier_dtype, carrier_name, is_float
 from ..core import Transformation
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotInDomain
@@ -216,14 +216,23 @@ def make_select_column(
 ) -> Transformation[Any, Any, int, int]:
     r"""Select column ``key`` of a dataframe as a vector of ``TOA``.
 
-    Input ``dataframe_domain(K)``, output ``vector_domain(atom_domain(T=TOA))`` (admitting NaN
-    for a float ``TOA``), symmetric distance (the column's i-th entry belongs to row i).
-    Stability map: :math:`d_{out} = d_{in}`.
+    Input ``dataframe_domain(K)`` whose members have a column ``key`` of ``TOA`` cells, output
+    ``vector_domain(atom_domain(T=TOA))`` (admitting NaN for a float ``TOA``), symmetric
+    distance (the column's i-th entry belongs to row i).  Stability map: :math:`d_{out} = d_{in}`.
+
+    A frame whose column ``key`` is missing or holds a cell that is not a ``TOA`` (``None``, a
+    string in a numeric column, a bool in a float column, ...) is outside the input domain:
+    ``invoke`` refuses it with ``NotInDomain`` before anything runs, so whether a value is
+    released never depends on one record.
 
     Raises:
         InvalidParameter: if ``key`` is not of type ``K``.
-        FailedFunction: at invocation, if the dataframe has no column ``key`` or the column
-            is not a vector of ``TOA`` (nothing is released).
+        NotInDomain: at invocation, if the frame has no column ``key`` or one of its cells is
+            not a ``TOA`` (the message names the column, the position and the value).
+        FailedFunction: at invocation inside a chain, if the transformation before it gives
+            a column whose dtype is not ``TOA``'s (e.g. the string columns of
+            :func:`make_split_dataframe` with ``TOA=int``): this depends on the column's type
+            only, never on its values or length.
 
     Proof: docs/proofs/make_select_column.md
 
@@ -240,17 +249,26 @@ def make_select_column(
     T = carrier_name(TOA)
     # a float column may hold NaN (missing values): impute or drop them downstream
     out_domain = vector_domain(atom_domain(T=T, nan=True if is_float(T) else None))
-    in_domain: DataFrameDomain = dataframe_domain(key_type)
+    # equal to dataframe_domain(key_type) (so dataframe producers chain in), and its members'
+    # column k is checked cell by cell when a chain starting here normalises its input
+    in_domain = DataFrameDomain(key_type, columns=((k, out_domain),))
+    dtype = np.dtype(carrier_dtype(T))
 
-    def function(df: Mapping[Any, Any]) -> npt.NDArray[Any]:
+    def function(df: Mapping[Any, Any]) -> Any:
+        # a frame normalised by in_domain already holds column k as a vector of TOA; a frame
+        # from an earlier transformation is checked by its column's dtype first, so a
+        # string-typed column fails for TOA=int whatever its length (as in OpenDP)
         if k not in df:
             raise FailedFunction(f"the dataframe has no column {k!r}; columns: {list(df)}")
+        col = df[k]
+        if isinstance(col, np.ndarray) and col.dtype != dtype:
+            raise FailedFunction(f"column {k!r} has dtype {col.dtype}, not the dtype of {T}")
         try:
-            col: Any = out_domain._normalize(df[k])
-            # a Dask column stays a lazily checked Dask array (np.asarray would compute it)
-            return col if _dask.is_dask_array(col) else np.asarray(col)
+            out: Any = out_domain._normalize(col)
         except NotInDomain as e:
             raise FailedFunction(f"column {k!r} is not a vector of {out_domain!r}: {e}") from None
+        # a Dask column stays a lazily checked Dask array (np.asarray would compute it)
+        return out if _dask.is_dask_array(out) else np.asarray(out)
 
     return Transformation(
         in_domain, symmetric_distance(), out_domain, symmetric_distance(), function, lambda d: d

@@ -8,11 +8,15 @@ sums wrap on exactly these inputs.
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.errors import InvalidParameter
+from opendp_lite.errors import InvalidParameter, NotInDomain
+from opendp_lite.samplers import rng
 
 SD = dp.symmetric_distance()
 I32_MAX = 2**31 - 1
@@ -148,3 +152,63 @@ def test_every_int_sum_refuses_or_saturates(name: str, bounds: tuple[int, int]) 
     assert int(t(np.array([lo] * 4))) == max(4 * lo, -I32_MAX - 1)
     mixed = int(t(np.array([lo, hi] * 2)))
     assert -I32_MAX - 1 <= mixed <= I32_MAX
+
+
+# -- finding 8: a Python int too large for a float is outside the domain, not an OverflowError
+
+
+HUGE = 2**1100  # beyond the f64 range: float(HUGE) raises OverflowError
+
+
+def _obj(*cells: object) -> np.ndarray:
+    out = np.empty(len(cells), dtype=object)
+    out[:] = list(cells)
+    return out
+
+
+@pytest.mark.parametrize("T", ["f64", "f32"])
+@pytest.mark.parametrize(
+    ("make_dom", "x"),
+    [
+        (lambda T: dp.atom_domain(T=T), HUGE),
+        (lambda T: dp.atom_domain(T=T, nan=True), -HUGE),
+        (lambda T: dp.vector_domain(dp.atom_domain(T=T)), [1.0, HUGE]),
+        (lambda T: dp.vector_domain(dp.atom_domain(T=T)), _obj(1.0, HUGE)),
+        (lambda T: dp.option_domain(dp.atom_domain(T=T)), HUGE),
+        (lambda T: dp.vector_domain(dp.option_domain(dp.atom_domain(T=T))), [None, HUGE]),
+        (lambda T: dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T)), {"a": HUGE}),
+    ],
+    ids=["atom", "atom-nan", "vector-list", "vector-object", "option", "option-vector", "map"],
+)
+def test_huge_int_is_not_in_a_float_domain(make_dom: Any, x: Any, T: str) -> None:
+    dom = make_dom(T)
+    assert dom.member(x) is False
+    with pytest.raises(NotInDomain):
+        dom._normalize(x)
+
+
+def test_huge_int_in_a_dataframe_column_is_refused_before_any_randomness() -> None:
+    meas = dp.t.make_select_column("w", TOA=float) >> dp.t.then_count() >> dp.m.then_laplace(1.0)
+    frame = {"w": [0.5, HUGE]}
+    assert not meas.input_domain.member(frame)
+    drawn: list[int] = []
+
+    def source(n: int) -> bytes:
+        drawn.append(n)
+        return bytes(n)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with rng.scripted_randomness(source), pytest.raises(NotInDomain, match="too large"):
+            meas(frame)
+    assert drawn == []
+
+
+def test_float_vector_admits_exactly_its_element_domain() -> None:
+    # a vector is a member iff each element is: 2**64 fits f64 (as an atom and in a vector)
+    f64 = dp.atom_domain(T=float)
+    for v in (2**64, 2**1023, -(2**70)):
+        assert f64.member(v)
+        assert dp.vector_domain(f64)._normalize([0.5, v]).tolist() == [0.5, float(v)]
+    assert not dp.atom_domain(T="f32").member(2**200)
+    assert not dp.vector_domain(dp.atom_domain(T="f32")).member([2**200])

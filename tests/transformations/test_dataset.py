@@ -3,12 +3,17 @@ make_select_column."""
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
-from opendp_lite.errors import FailedFunction, InvalidParameter, NotInDomain
+from opendp_lite.errors import FailedFunction, InvalidParameter, NotInDomain, OpenDPLiteWarning
+from opendp_lite.samplers import rng
 from tests.transformations.test_rowwise import neighbours, symmetric
 
 cell = st.text(alphabet="ab 1", max_size=3)
@@ -146,3 +151,113 @@ def test_split_lines_matches_opendp(text: str) -> None:
 def test_fields_are_trimmed_of_unicode_white_space_only() -> None:
     recs = dp.t.make_split_records(",")(["\u2003a\t, \x1cb"])
     assert recs[0].tolist() == ["a", "\x1cb"]  # \x1c is not White_Space (Rust keeps it)
+
+
+# -- a bad cell is outside select_column's input domain, refused before any randomness ------
+
+
+def _recording_source(drawn: list[int]) -> Any:
+    def source(n: int) -> bytes:
+        drawn.append(n)
+        return rng._os_source(n)
+
+    return source
+
+
+def _release(meas: Any, frame: Any) -> list[int]:
+    """Invoke ``meas`` on ``frame``, returning the sizes of the randomness requests."""
+    drawn: list[int] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OpenDPLiteWarning)
+        with rng.scripted_randomness(_recording_source(drawn)):
+            meas(frame)
+    return drawn
+
+
+BAD_FLOAT_CELLS = [
+    pytest.param(None, id="None"),
+    pytest.param("x", id="str"),
+    pytest.param(True, id="bool"),  # finding 7: was read as 1.0
+    pytest.param(2**1100, id="huge-int"),  # finding 8: was OverflowError
+    pytest.param([0.5], id="nested"),
+]
+
+
+@pytest.mark.parametrize("bad", BAD_FLOAT_CELLS)
+@pytest.mark.parametrize("container", ["list", "object-array"])
+def test_bad_cell_refused_before_any_randomness(bad: Any, container: str) -> None:
+    meas = dp.t.make_select_column("w", TOA=float) >> dp.t.then_count() >> dp.m.then_laplace(1.0)
+    good = [0.5, 1.5, 2.5]
+    cells = [*good[:1], bad, *good[1:]]
+    col: Any = cells
+    if container == "object-array":
+        col = np.empty(len(cells), dtype=object)
+        col[:] = cells
+    frame = {"w": col, "name": ["a", "b", "c", "d"]}
+    assert _release(meas, {"w": good, "name": ["a", "b", "c"]})  # the control draws noise
+    drawn: list[int] = []
+    with pytest.raises(NotInDomain, match=r"column 'w'.*position 1"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OpenDPLiteWarning)
+            with rng.scripted_randomness(_recording_source(drawn)):
+                meas(frame)
+    assert drawn == []
+    assert not meas.input_domain.member(frame)
+    if container == "object-array":  # the untyped frame domain admits any 1-d column
+        assert dp.dataframe_domain().member(frame)
+
+
+@pytest.mark.parametrize(
+    ("TOA", "col"),
+    [
+        (float, np.array([True, False])),  # finding 7: a bool column is not a float column
+        (int, [1, 2.5]),
+        (int, [1, 2**70]),  # finding 8 on the integer side
+        (str, ["a", 1]),
+        (bool, [True, 1]),
+    ],
+)
+def test_column_of_the_wrong_type_is_not_in_the_domain(TOA: Any, col: Any) -> None:
+    select = dp.t.make_select_column("c", TOA=TOA)
+    assert not select.input_domain.member({"c": col})
+    with pytest.raises(NotInDomain, match="column 'c'"):
+        select({"c": col})
+
+
+def test_masked_dataframe_column_refused_before_any_randomness() -> None:
+    meas = dp.t.make_select_column("w", TOA=float) >> dp.t.then_count() >> dp.m.then_laplace(1.0)
+    for mask in ([False, True], [False, False]):  # refused whatever is masked
+        frame = {"w": np.ma.masked_array([0.5, 1.5], mask=mask)}
+        assert not dp.dataframe_domain().member(frame)
+        drawn: list[int] = []
+        with pytest.raises(NotInDomain, match="masked"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", OpenDPLiteWarning)
+                with rng.scripted_randomness(_recording_source(drawn)):
+                    meas(frame)
+        assert drawn == []
+
+
+def test_missing_column_is_not_in_the_domain() -> None:
+    select = dp.t.make_select_column("w", TOA=float)
+    assert not select.input_domain.member({"v": [1.0]})
+    assert select.input_domain.member({"w": [], "v": []})
+    assert select.input_domain == dp.dataframe_domain()  # as OpenDP: no column types
+
+
+def test_select_after_a_string_frame_fails_whatever_the_length() -> None:
+    # the column's type decides, never its values or length: "" fails like "1,2\n" (OpenDP
+    # fails both with FailedCast); the string selection releases both
+    bad = dp.t.make_split_dataframe(",", ["a", "b"]) >> dp.t.make_select_column("a", TOA=int)
+    for text in ("", "1,2\n"):
+        with pytest.raises(FailedFunction, match="dtype"):
+            bad(text)
+    ok = dp.t.make_split_dataframe(",", ["a", "b"]) >> dp.t.make_select_column("a", TOA=str)
+    assert ok("").tolist() == [] and ok("1,2\n").tolist() == ["1"]
+
+
+def test_typed_column_is_normalised_to_the_carrier() -> None:
+    select = dp.t.make_select_column("w", TOA=float)
+    out = select({"w": np.array([1, 2], dtype=np.int64), "n": ["a", "b"]})
+    assert out.dtype == np.float64 and out.tolist() == [1.0, 2.0]
+    assert select({"w": [1.5, float("nan"), 2**64]}).tolist()[2] == 2.0**64

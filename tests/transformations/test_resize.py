@@ -51,18 +51,35 @@ def test_symmetric_input_padding_regime_is_stable(data: st.DataObject, size: int
     assert symmetric(t(x), t(y)) <= t.map(symmetric(x, y))
 
 
+def _chi2_power(n: int, shift: float, alpha: float) -> float:
+    """Power of Pearson's test at level ``alpha`` (6 cells, df 5) against the tables below:
+    ``n`` uniform draws with one cell shifted by ``shift * n / 6`` (the noncentral chi-square
+    approximation of the shifted multinomial)."""
+    from scipy import stats
+
+    c = int(shift * n / 6)
+    total = n + c
+    p = [(n / 6 + c) / total] + [(n / 6) / total] * 5
+    lam = total * sum((pi - 1 / 6) ** 2 * 6 for pi in p)
+    return float(stats.ncx2.sf(stats.chi2.isf(alpha, 5), 5, lam))
+
+
 def test_truncation_subset_is_uniform() -> None:
     from scipy import stats
 
-    n, alpha = 3000, 1e-3
+    # n is chosen so that both wrong laws are rejected with power >= 0.9999 at this alpha
+    # (at n = 3000, alpha = 1e-3 the x1.3 control was rejected with power 0.967 only)
+    n, alpha = 10_000, 1e-4
+    assert min(_chi2_power(n, 0.3, alpha), _chi2_power(n, -0.3, alpha)) >= 0.9999
     t = dp.t.make_resize(V, dp.symmetric_distance(), 2, 0)
     counts = Counter(tuple(sorted(t([1, 2, 3, 4]).tolist())) for _ in range(n))
     assert len(counts) == 6  # all C(4, 2) subsets
     assert stats.chisquare(list(counts.values())).pvalue > alpha
-    # a wrong law: always keep the first element with probability 0.3 extra
-    wrong = Counter(counts)
-    wrong[(1, 2)] += int(0.3 * n / 6)
-    assert stats.chisquare(list(wrong.values())).pvalue < alpha
+    # wrong laws: one subset (1, 2) kept 1.3 or 0.7 times as often as the others
+    for shift in (0.3, -0.3):
+        wrong = Counter(counts)
+        wrong[(1, 2)] += int(shift * n / 6)
+        assert stats.chisquare(list(wrong.values())).pvalue < alpha, shift
 
 
 def test_values_and_domains() -> None:
