@@ -133,6 +133,7 @@ def _check_block(
     from ._types import carrier_dtype, is_float
     from .domains import _coerce_vector
 
+    block = _plain(block)
     if block_info is not None and 0 in block_info:
         start, stop = block_info[0]["array-location"][0]
         if not (math.isnan(start) or math.isnan(stop)) and block.shape[0] != stop - start:
@@ -155,6 +156,38 @@ def _check_block(
             raise NotInDomain(f"a value is outside the bounds of {element!r}")
         return block
     return _coerce_vector(element, block)
+
+
+def _refuse_masked(where: str) -> NotInDomain:
+    return NotInDomain(
+        f"{where} is a numpy masked array: its masked entries still hold values, which the "
+        "aggregates would read; fill or drop them first (np.ma.filled, np.ma.compressed, "
+        "or a NaN and make_drop_null / make_impute_constant)"
+    )
+
+
+def _plain(block: Any) -> npt.NDArray[Any]:
+    """``block`` as a plain ``numpy.ndarray``: the very buffer that is checked and then read.
+
+    A masked array is refused outright (by its type, never by its values): its reductions
+    (``min``, ``max``, ``isnan(...).any()``) skip the masked entries while every kernel that
+    writes into a plain output buffer reads them, so checking it would check other data than
+    the aggregates use.  Any other ndarray subclass is viewed as a plain ndarray, and a
+    non-numpy block (a duck array) is converted, so the check and the kernels see one array.
+    """
+    if isinstance(block, np.ma.MaskedArray):
+        raise _refuse_masked("a block")
+    if type(block) is np.ndarray:
+        return block
+    if isinstance(block, np.ndarray):
+        return block.view(np.ndarray)
+    try:
+        out = np.asarray(block)
+    except (TypeError, ValueError) as e:
+        raise NotInDomain(f"cannot read a block of type {type(block).__name__}: {e}") from None
+    if isinstance(out, np.ma.MaskedArray):  # pragma: no cover - np.asarray returns an ndarray
+        raise _refuse_masked("a block")
+    return out.view(np.ndarray) if type(out) is not np.ndarray else out
 
 
 def _meta_check(element: Any, x: Any) -> None:
@@ -191,6 +224,8 @@ def checked_vector(element: Any, size: int | None, x: Any) -> Any:
             x = x.to_dask_array()  # partition lengths stay unknown (not computed)
     if x.ndim != 1:
         raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
+    if isinstance(getattr(x, "_meta", None), np.ma.MaskedArray):
+        raise _refuse_masked("the array (by its metadata)")  # early; blocks are checked too
     _meta_check(element, x)
     if size is not None:
         n = layout(x).size

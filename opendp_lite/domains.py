@@ -284,6 +284,11 @@ def _coerce_lazy_vector(element: AtomDomain[Any], x: Any) -> Any:
 
 def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
     if isinstance(x, np.ndarray):
+        if isinstance(x, np.ma.MaskedArray):  # refused by type, as on Dask (see _dask._plain)
+            raise NotInDomain(
+                "a numpy masked array is not a vector member: its masked entries still hold "
+                "values; fill or drop them first (np.ma.filled or np.ma.compressed)"
+            )
         if x.ndim != 1:
             raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
     elif not isinstance(x, list | tuple):
