@@ -56,6 +56,7 @@ __all__ = [
     "length",
     "map_rows",
     "reduce_blocks",
+    "sized",
 ]
 
 #: Partials added per task of the reduction tree.
@@ -342,6 +343,25 @@ def reduce_blocks(x: Any, fn: Callable[..., Any], *args: Any) -> Any:
         ]
     (total,) = dask.compute(parts[0])
     return total[0]
+
+
+def sized(x: Any) -> Any:
+    """``x`` with known chunk lengths, for a function that needs ``len``/positions.
+
+    A Dask array whose chunk lengths are unknown (after a filter such as ``drop_null``, or a
+    dataframe column) gets them computed: one pass on the workers that returns only the
+    lengths (and runs the membership checks), so ``len(x)``, permutations and padding then
+    give the numpy answer instead of Dask's untyped ``ValueError``.  Empty chunks are fine.
+    Anything else is returned unchanged.
+
+    >>> import dask.array as da
+    >>> z = da.arange(10, chunks=5)
+    >>> len(sized(z[z > 6]))
+    3
+    """
+    if is_dask_array(x) and any(math.isnan(c) for c in x.chunks[0]):
+        return x.copy().compute_chunk_sizes()  # a copy: never mutate the caller's array
+    return x
 
 
 def length(x: Any) -> int:
