@@ -130,9 +130,8 @@ def _cast_values(TIA: str, TOA: str, arg: npt.NDArray[Any]) -> tuple[npt.NDArray
     ``values`` has the output dtype (object for strings); where ``ok`` is false it holds a
     placeholder that the caller replaces.  Numeric-to-numeric casts are vectorised.
     """
-    arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (issue 12, finding 9)
-    n = len(arg)
     if TIA == "String" or TOA == "String":
+        n = len(arg)  # only here: a numeric cast of a lazy array never needs its length
         if TIA == "String":
             parsed = [_parse(TOA, s) for s in arg.tolist()]
         else:
