@@ -56,6 +56,7 @@ __all__ = [
     "length",
     "map_rows",
     "reduce_blocks",
+    "sized",
 ]
 
 #: Partials added per task of the reduction tree.
@@ -133,6 +134,7 @@ def _check_block(
     from ._types import carrier_dtype, is_float
     from .domains import _coerce_vector
 
+    block = _plain(block)
     if block_info is not None and 0 in block_info:
         start, stop = block_info[0]["array-location"][0]
         if not (math.isnan(start) or math.isnan(stop)) and block.shape[0] != stop - start:
@@ -155,6 +157,38 @@ def _check_block(
             raise NotInDomain(f"a value is outside the bounds of {element!r}")
         return block
     return _coerce_vector(element, block)
+
+
+def _refuse_masked(where: str) -> NotInDomain:
+    return NotInDomain(
+        f"{where} is a numpy masked array: its masked entries still hold values, which the "
+        "aggregates would read; fill or drop them first (np.ma.filled, np.ma.compressed, "
+        "or a NaN and make_drop_null / make_impute_constant)"
+    )
+
+
+def _plain(block: Any) -> npt.NDArray[Any]:
+    """``block`` as a plain ``numpy.ndarray``: the very buffer that is checked and then read.
+
+    A masked array is refused outright (by its type, never by its values): its reductions
+    (``min``, ``max``, ``isnan(...).any()``) skip the masked entries while every kernel that
+    writes into a plain output buffer reads them, so checking it would check other data than
+    the aggregates use.  Any other ndarray subclass is viewed as a plain ndarray, and a
+    non-numpy block (a duck array) is converted, so the check and the kernels see one array.
+    """
+    if isinstance(block, np.ma.MaskedArray):
+        raise _refuse_masked("a block")
+    if type(block) is np.ndarray:
+        return block
+    if isinstance(block, np.ndarray):
+        return block.view(np.ndarray)
+    try:
+        out = np.asarray(block)
+    except (TypeError, ValueError) as e:
+        raise NotInDomain(f"cannot read a block of type {type(block).__name__}: {e}") from None
+    if isinstance(out, np.ma.MaskedArray):  # pragma: no cover - np.asarray returns an ndarray
+        raise _refuse_masked("a block")
+    return out.view(np.ndarray) if type(out) is not np.ndarray else out
 
 
 def _meta_check(element: Any, x: Any) -> None:
@@ -191,6 +225,8 @@ def checked_vector(element: Any, size: int | None, x: Any) -> Any:
             x = x.to_dask_array()  # partition lengths stay unknown (not computed)
     if x.ndim != 1:
         raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
+    if isinstance(getattr(x, "_meta", None), np.ma.MaskedArray):
+        raise _refuse_masked("the array (by its metadata)")  # early; blocks are checked too
     _meta_check(element, x)
     if size is not None:
         n = layout(x).size
@@ -307,6 +343,25 @@ def reduce_blocks(x: Any, fn: Callable[..., Any], *args: Any) -> Any:
         ]
     (total,) = dask.compute(parts[0])
     return total[0]
+
+
+def sized(x: Any) -> Any:
+    """``x`` with known chunk lengths, for a function that needs ``len``/positions.
+
+    A Dask array whose chunk lengths are unknown (after a filter such as ``drop_null``, or a
+    dataframe column) gets them computed: one pass on the workers that returns only the
+    lengths (and runs the membership checks), so ``len(x)``, permutations and padding then
+    give the numpy answer instead of Dask's untyped ``ValueError``.  Empty chunks are fine.
+    Anything else is returned unchanged.
+
+    >>> import dask.array as da
+    >>> z = da.arange(10, chunks=5)
+    >>> len(sized(z[z > 6]))
+    3
+    """
+    if is_dask_array(x) and any(math.isnan(c) for c in x.chunks[0]):
+        return x.copy().compute_chunk_sizes()  # a copy: never mutate the caller's array
+    return x
 
 
 def length(x: Any) -> int:

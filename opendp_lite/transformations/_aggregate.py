@@ -71,8 +71,9 @@ BLOCK = 1 << 20
 def blocks(x: Any) -> Iterator[npt.NDArray[Any]]:
     """``x`` as numpy arrays: itself, or consecutive blocks of a lazy duck array (e.g. Dask).
 
-    A lazy array is never materialised whole: each block of :data:`BLOCK` values is converted
-    with ``np.asarray`` (computing just that slice), consumed, and dropped.  This is the only
+    A lazy array is never materialised whole: each block of :data:`BLOCK` values (for a Dask
+    array, each of its chunks, whose lengths may be unknown) is converted with ``np.asarray``
+    (computing just that slice), consumed, and dropped.  This is the only
     place the aggregates of part B handle a backend other than numpy, except Dask arrays,
     whose exact partial sums are computed on the workers (``opendp_lite._dask``).
 
@@ -81,6 +82,12 @@ def blocks(x: Any) -> Iterator[npt.NDArray[Any]]:
     """
     if isinstance(x, np.ndarray):
         yield x
+        return
+    if is_dask_array(x):
+        # chunk by chunk: works whether or not the chunk lengths are known (after a filter
+        # they are not, and len() would raise) and whatever they are, empty chunks included
+        for i in range(x.numblocks[0]):
+            yield np.asarray(x.blocks[i])
         return
     n = len(x)
     for i in range(0, n, BLOCK):

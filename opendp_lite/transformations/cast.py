@@ -143,8 +143,8 @@ def _cast_values(TIA: str, TOA: str, arg: npt.NDArray[Any]) -> tuple[npt.NDArray
     ``values`` has the output dtype (object for strings); where ``ok`` is false it holds a
     placeholder that the caller replaces.  Numeric-to-numeric casts are vectorised.
     """
-    n = len(arg)
     if TIA == "String" or TOA == "String":
+        n = len(arg)  # only here: a numeric cast of a lazy array never needs its length
         if TIA == "String":
             parsed = list(map(_parser(TOA), arg.tolist()))
         else:

@@ -124,6 +124,10 @@ def make_find(
     lookup = {c: i for i, c in enumerate(cats)}
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        if _dask.is_dask_array(arg):
+            # the output is an object array on the driver anyway; a Dask input is read whole
+            # (its chunk lengths may be unknown, and searchsorted does not dispatch on it)
+            arg = np.asarray(arg)
         out = np.empty(len(arg), dtype=object)
         if arg.dtype != object and cats:
             # numeric: vectorised by binary search in the sorted categories

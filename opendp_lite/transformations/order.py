@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy.typing as npt
 
+from .. import _dask
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import VectorDomain
 from ..errors import NotImplementedForType
@@ -120,6 +121,7 @@ def make_ordered_random(
     )
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (issue 12, finding 9)
         return arg[uniform_permutation(len(arg))]
 
     return Transformation(

@@ -7,6 +7,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
+from .. import _dask
 from .._types import Vec
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import VectorDomain, vector_domain
@@ -101,6 +102,7 @@ def make_resize(
     out_domain = vector_domain(elem, size=size)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (issue 12, finding 9)
         if shuffle:
             if len(arg) > size:
                 return arg[uniform_prefix(len(arg), size)]

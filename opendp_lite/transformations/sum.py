@@ -13,6 +13,9 @@ order, unlike a float summation bounded only for its own order (Casacuberta et a
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from typing import Any, TypeVar, overload
 
 import numpy.typing as npt
@@ -25,7 +28,7 @@ from ..core import (
     Transformation,
 )
 from ..domains import atom_domain, vector_domain
-from ..errors import InvalidParameter, NotImplementedForType
+from ..errors import InvalidParameter, NotImplementedForType, OpenDPLiteWarning
 from ..metrics import (
     InsertDeleteDistance,
     SymmetricDistance,
@@ -68,8 +71,49 @@ __all__ = [
 
 _METRICS = (SymmetricDistance, InsertDeleteDistance)
 #: Size limits used by ``make_sum`` on unsized float domains: the sum saturates at
-#: ``±limit · M'`` and the map's rounding relaxation is about ``2^-52 · limit · M'``.
-_DEFAULT_LIMIT = {"f64": 1 << 25, "f32": 1 << 20}
+#: ``±limit · M'`` and the map's rounding relaxation is ``2 e_T(limit · M')``, about
+#: ``2^-52 · limit · M'`` for f64 (``2^-12 · M'`` at 2^40 rows) and ``2^-23 · limit · M'`` for
+#: f32 (``M'/8`` at 2^20 rows; f32 cannot afford more, so building one warns).
+_DEFAULT_LIMIT = {"f64": 1 << 40, "f32": 1 << 20}
+#: Below this many rows a size limit is not "realistic": building such an unsized sum warns.
+_REALISTIC_ROWS = 1 << 40
+
+
+class SizeLimitWarning(OpenDPLiteWarning):
+    """An unsized float sum saturates at a size limit that real data may exceed.
+
+    Raised when the sum is *built* (from the type and bounds only, never from the data), so
+    that a saturated release is never a silent surprise.
+    """
+
+
+def default_size_limit(name: str, T: str, lo: float, hi: float) -> int:
+    """The size limit of an unsized float sum: ``_DEFAULT_LIMIT[T]``, halved while
+    ``limit · max(|L|, |U|)`` exceeds a quarter of the largest ``T``; warns (at build time,
+    from public parameters only) if it is below :data:`_REALISTIC_ROWS`."""
+    limit = _DEFAULT_LIMIT[T]
+    mag = max(abs(lo), abs(hi))
+    while limit > 1 and limit * mag > float_max(T) / 4:
+        limit //= 2
+    if limit < _REALISTIC_ROWS:
+        warnings.warn(
+            f"{name}: this unsized {T} sum saturates at ±{limit}·max(|L|, |U|) "
+            f"(= ±{limit} records at the largest bound), so a larger dataset releases a value "
+            "far from its true sum; declare the size (vector_domain(..., size=n), or "
+            "make_resize), sum in f64, or tighten the bounds",
+            SizeLimitWarning,
+            stacklevel=_outside_package(),
+        )
+    return limit
+
+
+def _outside_package() -> int:
+    """The ``stacklevel`` of the first frame outside opendp_lite (the user's line)."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
+    return level
 
 
 # ----------------------------------------------------------------------------------------------
@@ -549,11 +593,14 @@ def make_sum(
     Integers: exact, checked when the size is known and ``size · max(|L|, |U|)`` fits ``T``,
     otherwise saturating (monotonic for one-signed bounds, split otherwise).  Floats: the exact
     grid sum (:func:`make_bounded_float_checked_sum`), with size limit ``size`` if known, else
-    ``2^25`` for f64 (``2^20`` for f32; halved until ``limit · M'`` cannot overflow).
+    ``2^40`` rows for f64 and ``2^20`` for f32 (halved until ``limit · M'`` cannot overflow).
+    An unsized sum whose limit is below ``2^40`` rows (every f32 one, and f64 with huge bounds)
+    warns with ``SizeLimitWarning`` when it is built: beyond the limit it saturates.
 
-    Stability map: unknown size :math:`d_{out} = d_{in} \cdot M + r`; known size
-    :math:`d_{out} = \lfloor d_{in}/2 \rfloor (U - L) + r`, with ``r = 0`` for integers and
-    ``r = 2 e_T(limit · M')`` (the one final rounding) for floats.
+    Stability map: unknown size :math:`d_{out} = d_{in} \cdot M' + r`; known size
+    :math:`d_{out} = \lfloor d_{in}/2 \rfloor \cdot W + r`, with ``r = 0`` for integers (and
+    ``M' = M``, ``W = U - L``) and ``r = 2 e_T(limit · M')`` (the one final rounding) for
+    floats: unsized f64 pays :math:`r = 2^{-12} M'` for its ``2^40``-row limit.
 
     Raises:
         NotImplementedForType: if the domain is not a vector of bounded numbers, or the metric
@@ -566,7 +613,7 @@ def make_sum(
     >>> space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0))), dp.symmetric_distance()
     >>> t = space >> dp.t.then_sum()
     >>> t([0.5, 0.25]), t.map(1)
-    (0.75, 1.0000000074505806)
+    (0.75, 1.000244140625)
     """
     name = "make_sum"
     elem, lo, hi, size = bounded_vector(name, input_domain)
@@ -575,10 +622,7 @@ def make_sum(
     if is_float(T):
         if size is not None:
             return _float_sum(name, T, lo, hi, size, max(size, 1), input_metric)
-        limit = _DEFAULT_LIMIT[T]
-        mag = max(abs(lo), abs(hi))
-        while limit > 1 and limit * mag > float_max(T) / 4:
-            limit //= 2
+        limit = default_size_limit(name, T, lo, hi)
         return _float_sum(name, T, lo, hi, None, limit, input_metric)
     tmin, tmax = int_range(T)
     if size is not None and size * lo >= tmin and size * hi <= tmax:

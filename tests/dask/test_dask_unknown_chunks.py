@@ -1,0 +1,87 @@
+"""Dask arrays with an empty chunk and unknown chunk lengths (issue 12, finding 9): every
+vector transformation gives the numpy answer, never Dask's untyped ``ValueError``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import opendp_lite.prelude as dp
+from opendp_lite import _dask
+
+da = pytest.importorskip("dask.array")
+
+SYM = dp.symmetric_distance()
+VALUES = np.array([np.nan] * 5 + [1.0, 2.0, np.nan, 3.0, 4.0, 2.0, np.nan])
+
+
+def _unknown(x: Any) -> Any:
+    """``x`` minus its NaNs, filtered in Dask: the first chunk is empty and no chunk length is
+    known."""
+    z = da.from_array(x, chunks=5)
+    out = z[~da.isnan(z)]
+    assert _dask.layout(out).size is None
+    return out
+
+
+def _numpy(x: Any) -> Any:
+    return x[~np.isnan(x)]
+
+
+def _eq(a: Any, b: Any) -> bool:
+    if hasattr(a, "compute"):
+        a = a.compute()
+    if isinstance(b, np.ndarray):
+        return bool(np.asarray(a).tolist() == b.tolist())
+    return bool(a == b)
+
+
+def test_transformations_on_unknown_chunks_give_the_numpy_answer(client: Any) -> None:
+    f = dp.vector_domain(dp.atom_domain(T=float)), SYM
+    i = dp.vector_domain(dp.atom_domain(T="i64")), SYM
+    b = dp.vector_domain(dp.atom_domain(bounds=(0.0, 5.0))), SYM
+    chains = [
+        (f >> dp.t.then_cast_default(TOA="i64"), float),
+        (f >> dp.t.then_cast_inherent(TOA="f32"), float),
+        (f >> dp.t.then_count_distinct(), float),
+        (f >> dp.t.then_count_by(), float),
+        (f >> dp.t.then_count(), float),
+        (f >> dp.t.then_clamp((0.0, 3.0)) >> dp.t.then_sum(), float),
+        (b >> dp.t.then_sum(), float),
+        (f >> dp.t.then_quantile_score_candidates([0.0, 2.0, 5.0], alpha=0.5), float),
+        (i >> dp.t.then_find([1, 3]), np.int64),
+        (i >> dp.t.then_clamp((0, 3)) >> dp.t.then_sum(), np.int64),
+    ]
+    for t, dtype in chains:
+        x = VALUES.astype(np.float64)
+        dx = _unknown(x)
+        if dtype is np.int64:
+            want = t(_numpy(x).astype(np.int64))
+            got = t(dx.astype(np.int64))
+        else:
+            want, got = t(_numpy(x)), t(dx)
+        assert _eq(got, want), (t, got, want)
+
+
+def test_random_reorderings_on_unknown_chunks(client: Any) -> None:
+    # the outputs are random: compare the multisets and the sizes
+    b = dp.vector_domain(dp.atom_domain(bounds=(0.0, 5.0))), SYM
+    want = sorted(_numpy(VALUES).tolist())
+    shuffled = dp.t.make_ordered_random(*b)(_unknown(VALUES))
+    assert sorted(np.asarray(shuffled).tolist()) == want
+    for size in (3, 5, 8):
+        out = np.asarray((b >> dp.t.then_resize(size=size, constant=0.0))(_unknown(VALUES)))
+        assert len(out) == size
+        padded = sorted(want + [0.0] * max(size - len(want), 0))
+        assert set(out.tolist()) <= set(padded) and out.tolist().count(0.0) >= size - len(want)
+
+
+def test_sized_keeps_the_callers_array() -> None:
+    z = da.arange(10, chunks=5)
+    y = z[z > 6]
+    s = _dask.sized(y)
+    assert s.chunks == ((0, 3),) and len(s) == 3
+    assert _dask.layout(y).size is None  # the argument itself is not mutated
+    assert _dask.sized(z) is z
