@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._types import carrier_dtype, is_float, is_int
+from .domains import Backend, register_backend
 from .errors import NotInDomain
 
 __all__ = [
@@ -124,16 +126,16 @@ def layout(x: Any) -> Layout:
 
 
 def _check_block(
-    block: npt.NDArray[Any], element: Any, block_info: dict[Any, Any] | None = None
+    block: npt.NDArray[Any],
+    element: Any,
+    coerce: Callable[[Any, Any], npt.NDArray[Any]],
+    block_info: dict[Any, Any] | None = None,
 ) -> npt.NDArray[Any]:
     """The numpy membership check of one block, on the worker; returns the normalised block.
 
     ``element`` is the vector domain's atom domain; the check is the numpy vector check, so a
     Dask vector is a member exactly when the numpy vector of its values is.
     """
-    from ._types import carrier_dtype, is_float
-    from .domains import _coerce_vector
-
     block = _plain(block)
     if block_info is not None and 0 in block_info:
         start, stop = block_info[0]["array-location"][0]
@@ -156,7 +158,7 @@ def _check_block(
                 raise NotInDomain(f"NaN is not a member of {element!r}")
             raise NotInDomain(f"a value is outside the bounds of {element!r}")
         return block
-    return _coerce_vector(element, block)
+    return coerce(element, block)
 
 
 def _refuse_masked(where: str) -> NotInDomain:
@@ -193,8 +195,6 @@ def _plain(block: Any) -> npt.NDArray[Any]:
 
 def _meta_check(element: Any, x: Any) -> None:
     """The dtype rules of the numpy vector check, applied to the metadata (an early error)."""
-    from ._types import is_int
-
     T = element.T
     kind = np.dtype(x.dtype).kind
     if T == "String":
@@ -207,7 +207,9 @@ def _meta_check(element: Any, x: Any) -> None:
         raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
 
 
-def checked_vector(element: Any, size: int | None, x: Any) -> Any:
+def checked_vector(
+    element: Any, size: int | None, x: Any, coerce: Callable[[Any, Any], npt.NDArray[Any]]
+) -> Any:
     """``x`` (a Dask array or series) as a lazily checked member of ``vector_domain``.
 
     Metadata (dimension, dtype kind, declared length) is checked now; the values are checked
@@ -217,8 +219,6 @@ def checked_vector(element: Any, size: int | None, x: Any) -> Any:
     Raises:
         NotInDomain: if the metadata already shows that ``x`` is not a member.
     """
-    from ._types import carrier_dtype
-
     if _is_dask_series(x):
         with warnings.catch_warnings():  # pandas string columns become object arrays: fine
             warnings.filterwarnings("ignore", message=".*extension dtypes", category=UserWarning)
@@ -235,16 +235,16 @@ def checked_vector(element: Any, size: int | None, x: Any) -> Any:
         if n != size:
             raise NotInDomain(f"expected a vector of size {size}, got length {n}")
     dtype = np.dtype(carrier_dtype(element.T))
-    return x.map_blocks(_check_block, element, dtype=dtype, meta=np.empty(0, dtype=dtype))
+    return x.map_blocks(
+        _check_block, element, coerce, dtype=dtype, meta=np.empty(0, dtype=dtype)
+    )
 
 
-def checked_frame(K: str, x: Any) -> Any:
+def checked_frame(K: str, x: Any, coerce_key: Callable[[str, Any], Any]) -> Any:
     """A Dask dataframe as a member of ``dataframe_domain(K)``: its column names are checked
     now (metadata); its columns are checked when a vector domain reads them."""
-    from .domains import _coerce_scalar
-
     for k in x.columns:
-        _coerce_scalar(K, k)
+        coerce_key(K, k)
     return x
 
 
@@ -372,3 +372,15 @@ def length(x: Any) -> int:
 
 def _len(block: npt.NDArray[Any]) -> int:
     return int(block.shape[0])
+
+
+register_backend(
+    Backend(
+        name="dask",
+        owns_vector=is_dask,
+        checked_vector=checked_vector,
+        force=force,
+        owns_frame=is_dask_dataframe,
+        checked_frame=checked_frame,
+    )
+)

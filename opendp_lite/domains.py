@@ -23,10 +23,47 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _dask
 from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from .core import Domain
 from .errors import InvalidParameter, NotInDomain
+
+# -- backends: lazy, distributed carriers (Dask) register themselves here ------------------------
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How a lazy backend's vectors and frames are checked (see ``opendp_lite._dask``).
+
+    A backend module registers one of these when it is imported, so this module never imports
+    a backend (the layers run one way: backends import domains).  ``owns_vector(x)`` says
+    whether ``x`` is the backend's vector; ``checked_vector(element, size, x, coerce)`` returns
+    ``x`` as a lazily checked member, each block checked by ``coerce(element, block)`` (the
+    numpy vector check); ``force`` computes every check; ``owns_frame``/``checked_frame`` do
+    the same for data frames, whose keys are checked by ``coerce_key(K, key)``.
+    """
+
+    name: str
+    owns_vector: Callable[[object], bool]
+    checked_vector: Callable[..., Any]
+    force: Callable[[Any], None]
+    owns_frame: Callable[[object], bool]
+    checked_frame: Callable[..., Any]
+
+
+_BACKENDS: list[Backend] = []
+
+
+def register_backend(backend: Backend) -> None:
+    """Make ``backend``'s vectors and frames members of the domains (idempotent by name)."""
+    _BACKENDS[:] = [b for b in _BACKENDS if b.name != backend.name] + [backend]
+
+
+def _vector_backend(x: object) -> Backend | None:
+    return next((b for b in _BACKENDS if b.owns_vector(x)), None)
+
+
+def _frame_backend(x: object) -> Backend | None:
+    return next((b for b in _BACKENDS if b.owns_frame(x)), None)
 
 __all__ = [
     "AtomDomain",
@@ -215,9 +252,12 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
 
     def _normalize(self, x: object) -> Vec[C]:
         arr: npt.NDArray[Any]
-        if _dask.is_dask(x) and isinstance(self.element_domain, AtomDomain):
+        backend = _vector_backend(x)
+        if backend is not None and isinstance(self.element_domain, AtomDomain):
             # checked block by block inside the task graph, fused with the chain's own pass
-            return _dask.checked_vector(self.element_domain, self.size, x)  # type: ignore[no-any-return]
+            return backend.checked_vector(  # type: ignore[no-any-return]
+                self.element_domain, self.size, x, _coerce_vector
+            )
         if is_lazy_array(x) and isinstance(self.element_domain, AtomDomain):
             # a duck array stands in for an ndarray from here on (same numpy API)
             arr = _coerce_lazy_vector(self.element_domain, x)
@@ -230,9 +270,10 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
 
     def member(self, x: object) -> bool:
         """Whether ``x`` is a member; a Dask vector's blocks are all computed and checked."""
-        if _dask.is_dask(x) and isinstance(self.element_domain, AtomDomain):
+        backend = _vector_backend(x)
+        if backend is not None and isinstance(self.element_domain, AtomDomain):
             try:
-                _dask.force(self._normalize(x))
+                backend.force(self._normalize(x))
             except NotInDomain:
                 return False
             return True
@@ -542,9 +583,10 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
         return f"HashMap<{self.K}, Column>"
 
     def _normalize(self, x: object) -> Mapping[Any, Any]:
-        if _dask.is_dask_dataframe(x):
+        backend = _frame_backend(x)
+        if backend is not None:
             # a lazy dataframe: names checked now, columns when a vector domain reads them
-            return _dask.checked_frame(self.K, x)  # type: ignore[no-any-return]
+            return backend.checked_frame(self.K, x, _coerce_scalar)  # type: ignore[no-any-return]
         if not isinstance(x, Mapping):
             raise NotInDomain(f"inferred type is {type(x).__name__}, expected a dataframe (dict)")
         typed = dict(self.columns)
