@@ -181,8 +181,10 @@ def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
         if sp.vector:
             return lambda x: batch.int_noise(x, scale, dist, T)
 
+        int_draw = batch.int_noise_scalar_fn(scale, dist, T)  # plan looked up once
+
         def int_scalar(x: int) -> int:
-            return batch.int_noise_scalar(x, scale, dist, T)
+            return int_draw(x)
 
         def int_many(x: int, n: int) -> Any:
             return batch.int_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, dist, T)
@@ -190,23 +192,30 @@ def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
         int_scalar.sample_many = int_many  # type: ignore[attr-defined]
         return int_scalar
 
+    if sp.vector:
+
+        def vector(x: Any) -> Any:
+            if not np.isfinite(x).all():
+                raise NotInDomain("every element of the input must be finite")
+            return batch.float_noise(x, scale, k, dist, T)  # type: ignore[arg-type]
+
+        return vector
+
+    draw = batch.float_noise_scalar_fn(scale, k, dist, T)  # type: ignore[arg-type]
+    isfinite = math.isfinite
+
     def scalar(x: float) -> float:
-        if not math.isfinite(x):
+        if not isfinite(x):
             raise NotInDomain(f"the input must be finite, got {x!r}")
-        return batch.float_noise_scalar(x, scale, k, dist, T)  # type: ignore[arg-type]
+        return draw(x)
 
     def many(x: float, n: int) -> Any:
         if not math.isfinite(x):
             raise NotInDomain(f"the input must be finite, got {x!r}")
         return batch.float_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, k, dist, T)  # type: ignore[arg-type]
 
-    def vector(x: Any) -> Any:
-        if not np.isfinite(x).all():
-            raise NotInDomain("every element of the input must be finite")
-        return batch.float_noise(x, scale, k, dist, T)  # type: ignore[arg-type]
-
     scalar.sample_many = many  # type: ignore[attr-defined]
-    return vector if sp.vector else scalar
+    return scalar
 
 
 def _laplace(

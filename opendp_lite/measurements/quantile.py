@@ -22,6 +22,7 @@ from itertools import pairwise
 from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from .._arith import check_finite_nonneg, q, up
 from .._types import carrier_dtype, is_float, is_int
@@ -30,27 +31,46 @@ from ..domains import AtomDomain, VectorDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
 from ..metrics import InsertDeleteDistance, SymmetricDistance, symmetric_distance
+from ..samplers.selection import Noise, noisy_top_k
 from .noisy_max import _select
 
 __all__ = ["make_private_quantile", "then_private_quantile"]
 
 
-def _scores(data: Any, keys: Any, num: int, den: int) -> list[int]:
+def _score_vector(data: Any, keys: Any, num: int, den: int) -> npt.NDArray[np.int64] | list[int]:
     """``den · s(c) = |(den − num)·#{x < c} − num·#{x > c}|`` per candidate, in exact integers.
 
     With ``α = num/den`` this is the score s(c) of the module docstring scaled by ``den > 0``;
     the selection is run on it with the scale multiplied by ``den``, which leaves every ratio
-    score/scale, and so the law, unchanged (no rational is built per candidate).
+    score/scale, and so the law, unchanged (no rational is built per candidate).  An int64
+    array when every score fits (|a·lo − b·hi| <= max(a, b)·n < 2^62), else Python integers.
     """
     ordered = np.sort(np.asarray(data, dtype=keys.dtype))
     n = len(ordered)
     below = np.searchsorted(ordered, keys, side="left")
     above = n - np.searchsorted(ordered, keys, side="right")
     a, b = den - num, num
-    if max(a, b) * n < 2**62:  # |a·lo − b·hi| <= max(a, b)·n: exact in int64
-        scores: list[int] = np.abs(a * below - b * above).tolist()
-        return scores
+    if max(a, b) * n < 2**62:  # exact in int64
+        v: npt.NDArray[np.int64] = np.abs(
+            a * below.astype(np.int64, copy=False) - b * above.astype(np.int64, copy=False)
+        )
+        return v
     return [abs(a * lo - b * hi) for lo, hi in zip(below.tolist(), above.tolist(), strict=True)]
+
+
+def _scores(data: Any, keys: Any, num: int, den: int) -> list[int]:
+    """:func:`_score_vector` as a list of Python integers."""
+    v = _score_vector(data, keys, num, den)
+    return v if isinstance(v, list) else cast(list[int], v.tolist())
+
+
+def _race_scale(scaled: Fraction) -> float | None:
+    """``scaled`` as a float if it is one exactly and > 0 (the race takes a float scale)."""
+    try:
+        f = float(scaled)
+    except OverflowError:
+        return None
+    return f if f > 0 and math.isfinite(f) and Fraction(f) == scaled else None
 
 
 def make_private_quantile(
@@ -125,10 +145,18 @@ def make_private_quantile(
     keys = np.asarray(cands, dtype=carrier_dtype(elem.T))
     num, den = a.numerator, a.denominator
     scaled = s * den  # the scale of the den-scaled scores
+    # the certified race needs a float scale > 0; den is a power of two (α is a float or 0/1),
+    # so scale·den is exact unless it overflows
+    race_scale = _race_scale(scaled)
+    noise: Noise = "gumbel" if gumbel else "exponential"
 
     def function(arg: Any) -> Any:
-        # integers are exact rationals: _select only subtracts, divides and compares scores
-        neg = cast(list[Fraction], [-v for v in _scores(arg, keys, num, den)])
+        scores = _score_vector(arg, keys, num, den)
+        if race_scale is not None and not isinstance(scores, list):
+            # the least noisy score: the certified race on the exact integer scores
+            return cands[noisy_top_k(scores, race_scale, 1, noise, negate=True)[0]]
+        # scale 0 or scores beyond int64: the reference samplers on exact rationals
+        neg = cast(list[Fraction], [-int(v) for v in scores])
         return cands[_select(neg, scaled, 1, gumbel)[0]]
 
     def privacy_map(d_in: int) -> float:

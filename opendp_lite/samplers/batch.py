@@ -35,10 +35,12 @@ __all__ = [
     "float_noise",
     "float_noise_reference",
     "float_noise_scalar",
+    "float_noise_scalar_fn",
     "float_noise_scalar_reference",
     "int_noise",
     "int_noise_reference",
     "int_noise_scalar",
+    "int_noise_scalar_fn",
     "int_noise_scalar_reference",
 ]
 
@@ -85,3 +87,6 @@ int_noise = fast.int_noise
 float_noise = fast.float_noise
 int_noise_scalar = fast.int_noise_scalar
 float_noise_scalar = fast.float_noise_scalar
+# the scalar paths with their plan looked up once, at construction (the same law per call)
+int_noise_scalar_fn = fast.int_noise_scalar_fn
+float_noise_scalar_fn = fast.float_noise_scalar_fn

@@ -47,7 +47,7 @@ array([1, 2, 3], dtype=int32)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -71,8 +71,10 @@ __all__ = [
     "fallback_counts",
     "float_noise",
     "float_noise_scalar",
+    "float_noise_scalar_fn",
     "int_noise",
     "int_noise_scalar",
+    "int_noise_scalar_fn",
     "reset_fallback_counts",
 ]
 
@@ -573,6 +575,49 @@ def float_noise_scalar(x: float, scale: Any, k: int, dist: Dist, T: Literal["f32
     if p is None:
         return float_noise_ref(x, 0, k, dist, T)
     return _scalar_float(p, _grid_index(x, k, T), k, T)
+
+
+def int_noise_scalar_fn(scale: Any, dist: Dist, T: str) -> Callable[[int], int]:
+    """``lambda x: int_noise_scalar(x, scale, dist, T)`` with the plan and bounds looked up
+    once (at construction), so a call only draws: the same code path, hence the same law.
+
+    Raises:
+        ValueError: if ``scale`` is negative or not finite (now, not at the call).
+    """
+    p = _plan_for(scale, 0, dist)
+    if p is None:
+        return lambda x: int_noise_ref(x, 0, dist, T)
+    lo, hi = int_bounds(T)
+
+    def draw(x: int) -> int:
+        y = int(x) + _scalar_z(p)
+        return lo if y < lo else hi if y > hi else y
+
+    return draw
+
+
+def float_noise_scalar_fn(
+    scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"]
+) -> Callable[[float], float]:
+    """``lambda x: float_noise_scalar(x, scale, k, dist, T)`` with the plan looked up once (at
+    construction): the same code path per call, hence the same law.
+
+    Raises:
+        ValueError: if ``scale`` is negative or not finite (now); at the call, if ``x`` is NaN
+            or infinite.
+    """
+    p = _plan_for(scale, k, dist)
+    if p is None:
+        return lambda x: float_noise_scalar(x, scale, k, dist, T)
+    isfinite = math.isfinite
+
+    def draw(x: float) -> float:
+        x = float(x)
+        if not isfinite(x):
+            raise ValueError(f"x must be finite, got {x!r}")
+        return _scalar_float(p, _grid_index(x, k, T), k, T)
+
+    return draw
 
 
 # ---------------------------------------------------------------------------------------

@@ -365,3 +365,34 @@ def test_maps_are_monotone_and_check_consistent(dist, k, size, scale, d1, d2) ->
     assert meas.check(hi, meas.map(hi))
     below = math.nextafter(meas.map(hi), 0.0)
     assert meas.map(hi) == 0.0 or not meas.check(hi, below)
+
+
+@pytest.mark.parametrize("T", [float, "f32", int])
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_scalar_release_is_the_scalar_sampler_on_the_same_bits(T: object, dist: str) -> None:
+    """Issue 16: the scalar measurement looks its sampling plan up once, at construction; each
+    release is still exactly ``batch.*_noise_scalar`` (the certified exact sampler) on the same
+    bits, for several scales, grids and inputs (including saturation at the type's edge)."""
+    from opendp_lite.samplers import batch
+
+    is_int = T is int
+    carrier = "i32" if is_int else ("f32" if T == "f32" else "f64")
+    make = dp.m.make_laplace if dist == "laplace" else dp.m.make_gaussian
+    metric = dp.absolute_distance(T=T)
+    inputs = [0, 7, -(2**31), 2**31 - 1] if is_int else [0.0, 2.5, -1e30, 3.4e38, 1e-300]
+    for scale in (0.0, 0.5, 1.0, 1e3):
+        for k in (None,) if is_int else (None, -3, 2):
+            kw = {} if k is None else {"k": k}
+            m = make(dp.atom_domain(T="i32" if is_int else T), metric, scale, **kw)
+            kk = None if is_int else (k if k is not None else (-149 if T == "f32" else -1074))
+            for j, x in enumerate(inputs):
+                seed = f"{scale}/{k}/{j}".encode()
+                with rng.scripted_randomness(seed=seed):
+                    got = m(x)
+                with rng.scripted_randomness(seed=seed):
+                    if is_int:
+                        ref = batch.int_noise_scalar(x, scale, dist, carrier)
+                    else:
+                        x32 = float(np.float32(x)) if carrier == "f32" else x
+                        ref = batch.float_noise_scalar(x32, scale, kk, dist, carrier)
+                assert got == ref, (scale, k, x)

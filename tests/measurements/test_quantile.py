@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from fractions import Fraction
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 import opendp_lite.prelude as dp
 from opendp_lite.errors import InvalidParameter, MetricMismatch, NotImplementedForType
 from opendp_lite.measurements.quantile import _scores
+from opendp_lite.samplers.rng import scripted_randomness
 
 CANDS = [0.0, 10.0, 20.0, 30.0]
 
@@ -80,28 +82,111 @@ def test_selection_sees_the_exact_scores_over_scale(monkeypatch: pytest.MonkeyPa
     to the scale it gets are exactly s(c)/scale, the ratios the law depends on."""
     import opendp_lite.measurements.quantile as quantile_mod
 
-    seen: list[tuple[list[Any], Any]] = []
-    real = quantile_mod._select
+    seen: list[tuple[Any, float, int, str, bool]] = []
+    real = quantile_mod.noisy_top_k
 
-    def spy(scores: list[Any], scale: Any, k: int, gumbel: bool) -> list[int]:
-        seen.append((scores, scale))
-        return real(scores, scale, k, gumbel)
+    def spy(scores: Any, scale: float, k: int, noise: Any, negate: bool = False) -> list[int]:
+        seen.append((scores, scale, k, noise, negate))
+        return real(scores, scale, k, noise, negate=negate)
 
-    monkeypatch.setattr(quantile_mod, "_select", spy)
+    monkeypatch.setattr(quantile_mod, "noisy_top_k", spy)
     rng = np.random.default_rng(7)
     space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
-    for alpha, scale in ((0.5, 1.0), (0.1, 3.0), (0.9, 0.25), (1 / 3, 2.0)):
-        data = rng.uniform(0.0, 30.0, 200)
-        m = space >> dp.m.then_private_quantile(dp.max_divergence(), CANDS, alpha, scale)
-        m(data)
-        scores, got_scale = seen.pop()
-        assert all(type(v) is int for v in scores)
+    for measure, noise in (
+        (dp.max_divergence(), "exponential"),
+        (dp.zero_concentrated_divergence(), "gumbel"),
+    ):
+        for alpha, scale in ((0.5, 1.0), (0.1, 3.0), (0.9, 0.25), (1 / 3, 2.0)):
+            # n = 100: den·n < 2^62 for 0.1 (den 2^55), so the scores are int64
+            data = rng.uniform(0.0, 30.0, 100)
+            m = space >> dp.m.then_private_quantile(measure, CANDS, alpha, scale)
+            m(data)
+            scores, got_scale, k, got_noise, negate = seen.pop()
+            assert (k, got_noise, negate) == (1, noise, True)  # the least noisy score
+            assert isinstance(scores, np.ndarray) and scores.dtype == np.int64
+            a = Fraction(alpha)
+            for v, c in zip(scores.tolist(), CANDS, strict=True):
+                lo, hi = int((data < c).sum()), int((data > c).sum())
+                assert Fraction(v) / Fraction(got_scale) == abs((1 - a) * lo - a * hi) / Fraction(
+                    scale
+                )
+
+
+def _oracle(seed: int) -> Any:
+    """Deterministic bits appended to U_j at refinement ``level`` (as in test_noisy_max)."""
+
+    def more(j: int, level: int) -> int:
+        digest = hashlib.sha256(f"{seed}/{j}/{level}".encode()).digest()
+        return int.from_bytes(digest[:4], "little")
+
+    return more
+
+
+@pytest.mark.parametrize("zcdp", [False, True])
+@pytest.mark.parametrize("band", [0.0, 2.0])
+def test_selection_is_the_certified_race_on_the_same_bits(
+    zcdp: bool, band: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: the quantile selects by the certified race of samplers/selection.py, and its
+    release equals the exact race over every candidate (noisy_top_k_reference) on the exact
+    integer scores den·s(c) with scale·den, reading the same bits; band = 2 widens every float
+    interval so that the exact race decides (almost) every call."""
+    from opendp_lite.samplers import selection
+
+    noise = "gumbel" if zcdp else "exponential"
+    measure = dp.zero_concentrated_divergence() if zcdp else dp.max_divergence()
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    rng = np.random.default_rng(3)
+    calls = exact = 0
+    for trial in range(24):
+        cands = [float(c) for c in range(101)] if trial % 2 else CANDS  # vector / small path
+        alpha = (0.5, 0.1, 0.9, 1 / 3)[trial % 4]
+        scale = (1.0, 0.3, 5.0)[trial % 3]
+        data = rng.uniform(0.0, float(cands[-1]), int(rng.integers(1, 40)))
+        m = dp.m.make_private_quantile(*space, measure, cands, alpha, scale)
+        more = _oracle(trial)
+        monkeypatch.setattr(selection, "_os_more", more)
+        seed = f"{trial}".encode()
+        selection.reset_fallback_counts()
+        with selection.certification_margin(band), scripted_randomness(seed=seed):
+            out = m(data)
+        counts = selection.fallback_counts()
+        assert counts["calls"] == 1  # the race decided this release
+        exact += counts["exact_races"]
         a = Fraction(alpha)
-        for v, c in zip(scores, CANDS, strict=True):
-            lo, hi = int((data < c).sum()), int((data > c).sum())
-            assert Fraction(-v) / Fraction(got_scale) == abs((1 - a) * lo - a * hi) / Fraction(
-                scale
+        scores = np.array(
+            [
+                int(
+                    abs((1 - a) * int((data < c).sum()) - a * int((data > c).sum())) * a.denominator
+                )
+                for c in cands
+            ],
+            dtype=np.int64,
+        )
+        with scripted_randomness(seed=seed):
+            ref = selection.noisy_top_k_reference(
+                scores, scale * a.denominator, 1, noise, more, negate=True
             )
+        assert out == cands[ref[0]], (trial, alpha, scale)
+        calls += 1
+    if band > 0:
+        assert exact >= 0.9 * calls
+
+
+def test_reference_path_for_scale_zero_and_huge_scores() -> None:
+    """Where the race does not apply (scale 0; scale·den beyond float64; scores beyond int64)
+    the exact rational samplers decide, and the release is still the exact quantile."""
+    from opendp_lite.samplers import selection
+
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    data = np.array([1.0, 19.0, 20.0, 21.0, 29.0] * 100)  # n = 500: 0.7·2^54·n >= 2^62
+    cands = [0.0, 10.0, 19.0, 20.0, 30.0]
+    for alpha, scale, want in ((0.5, 0.0, 20.0), (2.0**-1074, 0.01, 0.0), (0.3, 1e-3, 19.0)):
+        for measure in (dp.max_divergence(), dp.zero_concentrated_divergence()):
+            m = dp.m.make_private_quantile(*space, measure, cands, alpha, scale)
+            selection.reset_fallback_counts()
+            assert m(data) == want
+            assert selection.fallback_counts()["calls"] == 0
 
 
 def test_releases_the_median_with_little_noise() -> None:

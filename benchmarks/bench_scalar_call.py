@@ -1,0 +1,102 @@
+"""Per-call fixed cost of scalar noise measurements vs python-dp and diffprivlib (issue 16).
+
+One release of one value through the public measurement (``make_laplace``/``make_gaussian`` on
+an atom domain), timed in loops of ``CALLS`` calls, interleaved with the peers in the same
+round; median over ``--rounds`` rounds.  One JSON line per (case, peer), also appended to
+nothing (a quick before/after tool: ``peers_noise.py`` holds the recorded matrix).
+
+    python benchmarks/bench_scalar_call.py [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import opendp_lite.prelude as dl  # noqa: E402
+
+CALLS = 2000
+
+
+def _peers(case: str) -> dict[str, Callable[[], Any]]:
+    out: dict[str, Callable[[], Any]] = {}
+    try:
+        sys.modules.setdefault("diffprivlib.models", types.ModuleType("diffprivlib.models"))
+        from diffprivlib import mechanisms as dpl
+
+        m1: Any = {
+            "float_laplace": lambda: dpl.Laplace(epsilon=1.0, sensitivity=1.0),
+            "float_gaussian": lambda: dpl.GaussianAnalytic(
+                epsilon=1.0, delta=1e-5, sensitivity=1.0
+            ),
+            "int_laplace": lambda: dpl.Geometric(epsilon=1.0, sensitivity=1),
+        }[case]()
+        out["diffprivlib"] = lambda: m1.randomise(0)
+    except Exception:  # noqa: S110 (peer not importable: skipped)
+        pass
+    try:
+        from pydp.algorithms import numerical_mechanisms as pydp
+
+        if case == "float_laplace":
+            m2: Any = pydp.LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
+            out["python-dp"] = lambda: m2.add_noise(0.0)
+        elif case == "float_gaussian":
+            m3: Any = pydp.GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+            out["python-dp"] = lambda: m3.add_noise(0.0)
+    except Exception:  # noqa: S110
+        pass
+    return out
+
+
+def _ours(case: str) -> Callable[[], Any]:
+    if case == "int_laplace":
+        m = dl.m.make_laplace(dl.atom_domain(T=int), dl.absolute_distance(T=int), 1.0)
+        return lambda: m(50)
+    space = dl.atom_domain(T=float), dl.absolute_distance(T=float)
+    if case == "float_laplace":
+        mf = dl.m.make_laplace(*space, 1.0)
+    else:
+        mf = dl.m.make_gaussian(*space, 1.0)
+    return lambda: mf(50.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    for case in ("float_laplace", "float_gaussian", "int_laplace"):
+        fns = {"ours": _ours(case), **_peers(case)}
+        samples: dict[str, list[float]] = {k: [] for k in fns}
+        for _ in range(args.rounds):
+            for k, f in fns.items():
+                t = time.perf_counter()
+                for _ in range(CALLS):
+                    f()
+                samples[k].append((time.perf_counter() - t) / CALLS)
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        for peer in fns:
+            if peer == "ours":
+                continue
+            row = {
+                "bench": "bench_scalar_call",
+                "case": case,
+                "ours_us": round(med["ours"] * 1e6, 2),
+                "peer": peer,
+                "peer_us": round(med[peer] * 1e6, 2),
+                "ratio_peer_over_ours": round(med[peer] / med["ours"], 3),
+            }
+            print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
