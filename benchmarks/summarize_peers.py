@@ -40,7 +40,7 @@ REASONS: dict[tuple[str, str], str] = {
     ),
     ("float_gaussian", "python-dp"): "open: as for Laplace (C++ extension vs Python per release)",
     ("*", "diffprivlib"): (
-        "open: at n <= 10^3 our per-call Python cost dominates (0.27-0.99x); at 10^6 our "
+        "open: at n <= 10^3 our per-call Python cost (domain check, chain, sampling plan) dominates; at 10^6 our "
         "exact grid sum converts every float to int64, which this CPU does not vectorise"
     ),
     ("clamp_sum", "numpy"): (
