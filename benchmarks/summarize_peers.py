@@ -40,8 +40,9 @@ REASONS: dict[tuple[str, str], str] = {
     ),
     ("float_gaussian", "python-dp"): "open: as for Laplace (C++ extension vs Python per release)",
     ("*", "diffprivlib"): (
-        "open: at n <= 10^3 our per-call Python cost (domain check, chain, sampling plan) dominates; at 10^6 our "
-        "exact grid sum converts every float to int64, which this CPU does not vectorise"
+        "open: at n <= 10^3 our per-call Python cost (domain check, chain, sampling plan) "
+        "dominates; at 10^6 our exact grid sum converts every float to int64, which this "
+        "CPU does not vectorise"
     ),
     ("clamp_sum", "numpy"): (
         "not closable: numpy's float sum has no rounding guarantee; ours is exact on a grid "
