@@ -439,10 +439,9 @@ class Transformation(Generic[TI, TO, DI, DO]):
             return make_chain_tt(other, self)
         if isinstance(other, Measurement):
             return make_chain_mt(other, self)
-        raise TypeError(
-            f"a Transformation can be chained with a Transformation or Measurement, "
-            f"not {type(other).__name__}"
-        )
+        # let the right side decide (``other.__rrshift__``: e.g. a compositor partial, a
+        # PartialChain); if it cannot either, Python raises TypeError naming both types
+        return NotImplemented
 
     def __repr__(self) -> str:
         return (
@@ -591,7 +590,7 @@ class PartialTransformation(Generic[TI, TO, DI, DO]):
         if isinstance(other, Measurement):
             o_m = other
             return PartialMeasurement(lambda d, m: self(d, m) >> o_m)
-        raise TypeError(f"cannot chain a partial transformation with {type(other).__name__}")
+        return NotImplemented  # the right side may know (``other.__rrshift__``)
 
 
 class PartialMeasurement(Generic[TI, TO, DI, MO]):

@@ -25,7 +25,13 @@ import numpy.typing as npt
 
 import opendp_lite.prelude as dp
 from opendp_lite._types import Vec
-from opendp_lite.core import Function, Measurement, PartialMeasurement, Transformation
+from opendp_lite.core import (
+    Function,
+    Measurement,
+    PartialMeasurement,
+    Queryable,
+    Transformation,
+)
 from opendp_lite.domains import AtomDomain, VectorDomain
 from opendp_lite.metrics import AbsoluteDistance, SymmetricDistance
 
@@ -228,6 +234,16 @@ def valid_chains() -> None:
     # guessed carrier): count_by_categories is not typed
     by_cat = strs >> dp.t.then_count_by_categories(["a", "b"])
     assert_type(by_cat >> dp.m.then_laplace(1.0), Measurement[Any, Any, int, float])
+    # an adaptive compositor after a transformation answers queries on its output space
+    assert_type(
+        clamp >> dp.c.then_adaptive_composition(dp.max_divergence(), 1, [1.0]),
+        Measurement[
+            Vec[float],
+            Queryable[Measurement[Vec[float], Any, int, float], Any],
+            int,
+            float,
+        ],
+    )
 
 
 def invalid_chains() -> None:
@@ -362,3 +378,6 @@ def invalid_chains() -> None:
     ilap >> ilap  # type: ignore[deprecated]
     fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0) >> fgauss  # type: ignore[deprecated]
     m_int >> t_int  # type: ignore[deprecated]
+
+    # 29. an odometer after a transformation (as in OpenDP, run time: TypeError)
+    fclamp >> dp.c.then_fully_adaptive_composition(dp.max_divergence())  # type: ignore[operator]

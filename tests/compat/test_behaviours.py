@@ -1,0 +1,92 @@
+"""Behaviours of OpenDP 0.16 that code written for it relies on (issue 14).
+
+Where the behaviour is deterministic, the same snippet runs once with ``import opendp.prelude
+as dp`` and once with ``import opendp_lite.prelude as dp`` and both must record the same
+results (skipped where OpenDP 0.16 is not installed); the rest checks opendp_lite alone.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from typing import Any
+
+import pytest
+
+import opendp_lite.prelude as dp
+
+HAVE_OPENDP = importlib.util.find_spec("opendp") is not None
+
+
+def _run(snippet: str, lib: str) -> list[Any]:
+    source = f"import {lib}.prelude as dp\nout = []\n" + textwrap.dedent(snippet)
+    namespace: dict[str, Any] = {"__name__": f"behaviour_{lib}"}
+    exec(compile(source, f"<behaviour {lib}>", "exec"), namespace)  # noqa: S102
+    return namespace["out"]  # type: ignore[no-any-return]
+
+
+def same_as_opendp(snippet: str) -> list[Any]:
+    """Run ``snippet`` with opendp_lite (and OpenDP 0.16 if installed); the ``out`` lists agree."""
+    ours = _run(snippet, "opendp_lite")
+    if HAVE_OPENDP:
+        theirs = _run(snippet, "opendp")
+        assert ours == theirs, f"opendp_lite {ours!r} != OpenDP {theirs!r}"
+    return ours
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. transformation >> dp.c.then_adaptive_composition(...)
+
+ADAPTIVE_AFTER_TRANSFORMATION = """
+dp.enable_features("contrib", "honest-but-curious")
+space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+clamp = space >> dp.t.then_clamp((0.0, 10.0))
+compositor = clamp >> dp.c.then_adaptive_composition(
+    output_measure=dp.max_divergence(), d_in=1, d_mids=[1.0, 2.0])
+out.append(type(compositor).__name__)
+out.append(compositor.map(1))
+queryable = compositor([1.0, 2.0, 20.0])
+# a query on the compositor's input space: the clamped data
+total = dp.m.make_user_measurement(
+    *clamp.output_space, dp.max_divergence(), lambda x: float(sum(x)), lambda d: 0.5 * d)
+out.append(queryable(total))
+# the same from a partial transformation, given the space afterwards
+partial = dp.t.then_clamp((0.0, 10.0)) >> dp.c.then_adaptive_composition(
+    output_measure=dp.max_divergence(), d_in=1, d_mids=[0.5])
+built = space >> partial
+out.append((type(built).__name__, built.map(1), built([4.0, -3.0])(total)))
+"""
+
+
+def test_transformation_then_adaptive_composition_chains() -> None:
+    out = same_as_opendp(ADAPTIVE_AFTER_TRANSFORMATION)
+    assert out == ["Measurement", 3.0, 13.0, ("Measurement", 0.5, 4.0)]
+
+
+def test_transformation_then_partial_chain_defers_to_the_partial_chain() -> None:
+    from opendp_lite.context import PartialChain
+
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+    clamp = space >> dp.t.then_clamp((0.0, 10.0))
+    chain = clamp >> PartialChain(
+        lambda scale: dp.t.make_sum(*clamp.output_space) >> dp.m.then_laplace(scale)
+    )
+    assert isinstance(chain, PartialChain)
+    assert chain(1.0).map(1) == (clamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0)).map(1)
+
+
+def test_rshift_with_an_unknown_right_side_is_a_type_error() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+    clamp = space >> dp.t.then_clamp((0.0, 10.0))
+    for bad in (3, "sum", None):
+        with pytest.raises(TypeError, match="unsupported operand"):
+            clamp >> bad  # type: ignore[operator]
+        with pytest.raises(TypeError, match="unsupported operand"):
+            dp.t.then_clamp((0.0, 10.0)) >> bad  # type: ignore[operator]
+
+
+def test_an_odometer_after_a_transformation_is_refused_as_in_opendp() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+    clamp = space >> dp.t.then_clamp((0.0, 10.0))
+    with pytest.raises(TypeError, match="Odometer"):
+        clamp >> dp.c.then_fully_adaptive_composition(dp.max_divergence())  # type: ignore[operator]
