@@ -522,29 +522,36 @@ class Measurement(Generic[TI, TO, DI, MO]):
         d_out = self.output_measure._check_loss(d_out)
         return self.output_measure._le(self.map(d_in), d_out)
 
-    # A Measurement or Transformation is callable, so the Callable overload would accept it as
-    # post-processing; these overloads catch it first and mypy reports the chain as an error
-    # (the project's mypy config enables the ``deprecated`` error code; see tests/typing).
+    # A Measurement is callable, so the Callable overload would accept it as post-processing;
+    # this overload catches it first and mypy reports the chain as an error (the project's mypy
+    # config enables the ``deprecated`` error code; see tests/typing).
     @overload
     @deprecated("a Measurement cannot be chained after a Measurement: only post-processing can")
     def __rshift__(self, other: Measurement[Any, Any, Any, Any]) -> NoReturn: ...
     @overload
-    @deprecated("a Transformation cannot be chained after a Measurement: only post-processing can")
-    def __rshift__(self, other: Transformation[Any, Any, Any, Any]) -> NoReturn: ...
+    def __rshift__(self, other: Transformation[TO, U, Any, Any]) -> Measurement[TI, U, DI, MO]: ...
     @overload
     def __rshift__(self, other: Function[TO, U]) -> Measurement[TI, U, DI, MO]: ...
     @overload
     def __rshift__(self, other: Callable[[TO], U]) -> Measurement[TI, U, DI, MO]: ...
     def __rshift__(self, other: object) -> object:
-        if isinstance(other, (Transformation, Measurement, PartialTransformation)):
+        """Post-process the release with a function, a :class:`Function` or a Transformation.
+
+        As in OpenDP, ``measurement >> transformation`` applies the transformation's function to
+        the release (which is checked against its input domain first); its stability map plays
+        no part.  A Measurement cannot follow a Measurement.
+        """
+        if isinstance(other, (Measurement, PartialTransformation, PartialMeasurement)):
             raise TypeError(
                 f"a Measurement can only be followed by post-processing, not {type(other).__name__}"
             )
+        if isinstance(other, Transformation):
+            return make_chain_pm(Function(other.invoke), self)
         if isinstance(other, Function):
             return make_chain_pm(other, self)
         if callable(other):
             return make_chain_pm(Function(other), self)
-        raise TypeError(f"cannot post-process a Measurement with {type(other).__name__}")
+        return NotImplemented  # the right side may know (``other.__rrshift__``)
 
     def __repr__(self) -> str:
         return (

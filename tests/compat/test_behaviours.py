@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import opendp_lite.prelude as dp
+from opendp_lite.errors import NotInDomain
 
 HAVE_OPENDP = importlib.util.find_spec("opendp") is not None
 
@@ -90,3 +91,50 @@ def test_an_odometer_after_a_transformation_is_refused_as_in_opendp() -> None:
     clamp = space >> dp.t.then_clamp((0.0, 10.0))
     with pytest.raises(TypeError, match="Odometer"):
         clamp >> dp.c.then_fully_adaptive_composition(dp.max_divergence())  # type: ignore[operator]
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. measurement >> transformation post-processes with the transformation's function
+
+MEASUREMENT_THEN_TRANSFORMATION = """
+dp.enable_features("contrib", "honest-but-curious")
+space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+release = dp.m.make_user_measurement(
+    *space, dp.max_divergence(), lambda x: x + 1, lambda d: 0.5 * d)
+triple = dp.t.make_user_transformation(*space, *space, lambda x: 3 * x, lambda d: 3 * d)
+post = release >> triple
+out.append((type(post).__name__, post(4), post.map(2)))
+# the privacy map is the measurement's (the stability map of the transformation plays no part)
+out.append(post.map(2) == release.map(2))
+out.append((release >> triple >> triple)(1))
+"""
+
+
+def test_measurement_then_transformation_post_processes() -> None:
+    out = same_as_opendp(MEASUREMENT_THEN_TRANSFORMATION)
+    assert out == [("Measurement", 15, 1.0), True, 18]
+
+
+def test_measurement_then_transformation_checks_the_transformations_domain() -> None:
+    # stricter than OpenDP: the release is checked against the transformation's input domain
+    # (here, a noisy vector leaves the sum's bounds), as every call of a Transformation is
+    dp.enable_features("honest-but-curious")
+    vec = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+    doubled = dp.m.make_user_measurement(
+        *vec, dp.max_divergence(), lambda x: [2.0 * v for v in x], lambda d: 1.0 * d
+    )
+    bounded = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0))), dp.symmetric_distance()
+    total = doubled >> dp.t.make_sum(*bounded)
+    assert total([1.0, 3.0]) == 8.0
+    with pytest.raises(NotInDomain):
+        total([1.0, 7.0])
+
+
+def test_measurement_then_measurement_is_still_refused() -> None:
+    dp.enable_features("honest-but-curious")
+    space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    m = dp.m.make_user_measurement(*space, dp.max_divergence(), lambda x: x, lambda d: 1.0 * d)
+    with pytest.raises(TypeError, match="post-processing"):
+        m >> m  # type: ignore[deprecated]
+    with pytest.raises(TypeError, match="unsupported operand"):
+        m >> 3  # type: ignore[operator]

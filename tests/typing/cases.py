@@ -86,6 +86,9 @@ def valid_chains() -> None:
     # post-processing changes the output type, keeps the rest
     assert_type(m_int >> (lambda y: str(y)), Measurement[int, str, int, float])
     assert_type(m_float >> Function(round), Measurement[float, int, float, float])
+    # as in OpenDP, a transformation after a measurement post-processes with its function
+    assert_type(m_int >> t_int, Measurement[int, int, int, float])
+    assert_type(m_int >> t_int >> str, Measurement[int, str, int, float])
 
     # the functional forms
     assert_type(dp.c.make_chain_tt(t_int, t_int), Transformation[int, int, int, int])
@@ -371,13 +374,15 @@ def invalid_chains() -> None:
     (fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0))(["1.0"])  # type: ignore[list-item]
     (ivec >> dp.t.then_sum() >> dp.m.then_laplace(1.0)).map(0.5)  # type: ignore[arg-type]
 
-    # 28. a measurement followed by a measurement (or a transformation): a Measurement is
-    # callable, but only post-processing may follow one (run time: TypeError)
+    # 28. a measurement followed by a measurement: a Measurement is callable, but only
+    # post-processing may follow one (run time: TypeError)
     m_int >> m_int  # type: ignore[deprecated]
     m_float >> m_float >> (lambda y: y)  # type: ignore[deprecated]
     ilap >> ilap  # type: ignore[deprecated]
     fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0) >> fgauss  # type: ignore[deprecated]
-    m_int >> t_int  # type: ignore[deprecated]
 
-    # 29. an odometer after a transformation (as in OpenDP, run time: TypeError)
+    # 29. a transformation post-processing a release of another carrier (int out, str in)
+    m_int >> t_len  # type: ignore[operator]
+
+    # 30. an odometer after a transformation (as in OpenDP, run time: TypeError)
     fclamp >> dp.c.then_fully_adaptive_composition(dp.max_divergence())  # type: ignore[operator]
