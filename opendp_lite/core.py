@@ -881,8 +881,35 @@ class Queryable(Generic[Q, A]):
         return "Queryable()"
 
 
+@overload
 def new_queryable(
     transition: Callable[[Q], A], Q: object = None, A: object = None
-) -> Queryable[Q, A]:
-    """Make a :class:`Queryable` from a transition function (``Q``/``A`` kept for OpenDP parity)."""
-    return Queryable(transition)
+) -> Queryable[Q, A]: ...
+@overload
+def new_queryable(
+    transition: Callable[[Q, bool], A], Q: object = None, A: object = None
+) -> Queryable[Q, A]: ...
+def new_queryable(
+    transition: Callable[..., Any], Q: object = None, A: object = None
+) -> Queryable[Any, Any]:
+    """Make a :class:`Queryable` from a transition function (``Q``/``A`` kept for OpenDP parity).
+
+    As in OpenDP, a transition of one parameter is called as ``transition(query)``, and any
+    other as ``transition(query, is_internal)``.  ``is_internal`` is always ``False`` here: no
+    query is sent to a user's queryable by the library itself.
+
+    >>> def echo(query, is_internal):
+    ...     return (query, is_internal)
+    >>> new_queryable(echo)("hi")
+    ('hi', False)
+    """
+    import inspect
+
+    try:
+        n_params = len(inspect.signature(transition).parameters)
+    except (TypeError, ValueError):  # no signature (some builtins): one argument
+        n_params = 1
+    if n_params == 1:
+        return Queryable(transition)
+    two_args = transition
+    return Queryable(lambda query: two_args(query, False))

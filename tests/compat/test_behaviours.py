@@ -138,3 +138,27 @@ def test_measurement_then_measurement_is_still_refused() -> None:
         m >> m  # type: ignore[deprecated]
     with pytest.raises(TypeError, match="unsupported operand"):
         m >> 3  # type: ignore[operator]
+
+
+# ----------------------------------------------------------------------------------------------
+# 3. dp.new_queryable(transition) calls transition(query, is_internal)
+
+NEW_QUERYABLE = """
+dp.enable_features("contrib")
+seen = []
+
+def transition(query, is_internal):
+    seen.append((query, is_internal))
+    return query * 2
+
+queryable = dp.new_queryable(transition)
+out.append((queryable(3), queryable("ab")))
+out.append(seen)
+out.append(dp.new_queryable(lambda query: query + 1)(1))  # one parameter: the query only
+out.append(dp.new_queryable(lambda query, _=None: (query, _))(5))  # a default: both passed
+"""
+
+
+def test_new_queryable_passes_is_internal() -> None:
+    out = same_as_opendp(NEW_QUERYABLE)
+    assert out == [(6, "abab"), [(3, False), ("ab", False)], 2, (5, False)]
