@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.errors import NotInDomain
+from opendp_lite.errors import NotImplementedForType, NotInDomain
 
 HAVE_OPENDP = importlib.util.find_spec("opendp") is not None
 
@@ -162,3 +162,39 @@ out.append(dp.new_queryable(lambda query, _=None: (query, _))(5))  # a default: 
 def test_new_queryable_passes_is_internal() -> None:
     out = same_as_opendp(NEW_QUERYABLE)
     assert out == [(6, "abab"), [(3, False), ("ab", False)], 2, (5, False)]
+
+
+# ----------------------------------------------------------------------------------------------
+# 4. make_count_by_categories(..., MO=dp.L1Distance[int]) and OpenDP's other MO spellings
+
+COUNT_BY_CATEGORIES_MO = """
+dp.enable_features("contrib")
+space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+spellings = [
+    dp.L1Distance[int], dp.L2Distance[int], dp.L1Distance[float], dp.L2Distance[float],
+    dp.L1Distance[dp.u32], "L1Distance<i32>", "L2Distance<f64>", "L1Distance<int>",
+]
+for MO in spellings:
+    for TOA in ("int", "float"):
+        t = dp.t.make_count_by_categories(*space, ["a", "b"], MO=MO, TOA=TOA)
+        counts = [float(c) for c in t(["a", "a", "z"])]
+        out.append((str(MO), TOA, str(t.output_metric), t.map(3), type(t.map(3)).__name__, counts))
+counts = space >> dp.t.then_count_by_categories(["a", "b"], MO=dp.L1Distance[int])
+out.append((counts >> dp.m.then_laplace(1.0)).map(1))
+"""
+
+
+def test_count_by_categories_accepts_opendps_mo_spellings() -> None:
+    out = same_as_opendp(COUNT_BY_CATEGORIES_MO)
+    # the distance type is the one MO names, whatever the counts' type
+    assert out[0] == ("L1Distance<i32>", "int", "L1Distance(i32)", 3, "int", [2.0, 0.0, 1.0])
+    assert out[5][:5] == ("L1Distance<f64>", "float", "L1Distance(f64)", 3.0, "float")
+    assert out[4][2] == "L1Distance(f64)" and out[4][4] == "float"  # int counts, f64 distance
+    assert out[-1] == 1.0
+
+
+def test_count_by_categories_refuses_other_mo() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    for bad in ("SymmetricDistance", "L1Distance<String>", dp.symmetric_distance()):
+        with pytest.raises(NotImplementedForType):
+            dp.t.make_count_by_categories(*space, ["a"], MO=bad)
