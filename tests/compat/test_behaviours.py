@@ -198,3 +198,46 @@ def test_count_by_categories_refuses_other_mo() -> None:
     for bad in ("SymmetricDistance", "L1Distance<String>", dp.symmetric_distance()):
         with pytest.raises(NotImplementedForType):
             dp.t.make_count_by_categories(*space, ["a"], MO=bad)
+
+
+# ----------------------------------------------------------------------------------------------
+# 5. dp.binary_search_param over an integer parameter (a dataset size) infers T=int
+
+SEARCH_OVER_A_SIZE = """
+dp.enable_features("contrib")
+
+def make_sized_mean(size):
+    domain = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0)), size=size)
+    return (domain, dp.symmetric_distance()) >> dp.t.then_mean() >> dp.m.then_laplace(1.0)
+
+size = dp.binary_search_param(make_sized_mean, d_in=2, d_out=0.5)
+out.append((size, type(size).__name__))
+out.append(make_sized_mean(size).check(2, 0.5))
+out.append(make_sized_mean(size - 1).check(2, 0.5))
+"""
+
+
+def test_binary_search_param_infers_an_integer_size() -> None:
+    out = same_as_opendp(SEARCH_OVER_A_SIZE)
+    assert out[0][1] == "int" and out[1:] == [True, False]
+
+
+def test_a_float_size_is_a_type_error_and_an_invalid_parameter() -> None:
+    from opendp_lite.errors import InvalidParameter
+
+    space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0))), dp.symmetric_distance()
+    for make in (
+        lambda: dp.vector_domain(dp.atom_domain(T=float), size=3.0),  # type: ignore[arg-type]
+        lambda: dp.t.make_resize(*space, size=3.0, constant=0.0),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(TypeError, match="int"):
+            make()
+        with pytest.raises(InvalidParameter):
+            make()
+    # a resize inside the chain: its size is searched over the integers too
+    size = dp.binary_search_param(
+        lambda n: space >> dp.t.then_resize(size=n, constant=5.0) >> dp.t.then_mean(),
+        d_in=2,
+        d_out=0.5,
+    )
+    assert isinstance(size, int)
