@@ -241,3 +241,45 @@ def test_a_float_size_is_a_type_error_and_an_invalid_parameter() -> None:
         d_out=0.5,
     )
     assert isinstance(size, int)
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. user_distance accepts non-numeric distances (e.g. a timedelta)
+
+USER_DISTANCE_TIMEDELTA = """
+from datetime import timedelta
+dp.enable_features("contrib", "honest-but-curious")
+apart = dp.user_distance("time apart")
+domain = dp.atom_domain(T=float)
+stretch = dp.t.make_user_transformation(
+    domain, apart, domain, apart, lambda x: x, lambda d: 2 * d)
+out.append(stretch.map(timedelta(hours=1)))
+out.append((stretch.check(timedelta(hours=1), timedelta(hours=3)),
+            stretch.check(timedelta(hours=1), timedelta(hours=1))))
+hourly = dp.m.make_user_measurement(
+    domain, apart, dp.max_divergence(), lambda x: x, lambda d: d.total_seconds() / 3600)
+out.append(((stretch >> hourly).map(timedelta(minutes=30)), hourly.check(timedelta(hours=2), 2.0)))
+"""
+
+
+def test_user_distance_accepts_a_timedelta() -> None:
+    from datetime import timedelta
+
+    out = same_as_opendp(USER_DISTANCE_TIMEDELTA)
+    assert out == [timedelta(hours=2), (True, False), (1.0, True)]
+
+
+def test_numeric_distances_are_still_checked() -> None:
+    from opendp_lite.errors import FailedMap
+
+    dp.enable_features("honest-but-curious")
+    apart = dp.user_distance("apart")
+    domain = dp.atom_domain(T=float)
+    t = dp.t.make_user_transformation(domain, apart, domain, apart, lambda x: x, lambda d: d)
+    for bad in (-1, float("nan"), float("inf"), None, True):
+        with pytest.raises(FailedMap):
+            t.map(bad)
+    with pytest.raises(FailedMap):  # a built-in metric keeps its numeric check
+        dp.t.make_user_transformation(
+            domain, dp.absolute_distance(T=float), domain, apart, lambda x: x, lambda d: d
+        ).map("1.0")
