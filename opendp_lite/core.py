@@ -439,10 +439,9 @@ class Transformation(Generic[TI, TO, DI, DO]):
             return make_chain_tt(other, self)
         if isinstance(other, Measurement):
             return make_chain_mt(other, self)
-        raise TypeError(
-            f"a Transformation can be chained with a Transformation or Measurement, "
-            f"not {type(other).__name__}"
-        )
+        # let the right side decide (``other.__rrshift__``: e.g. a compositor partial, a
+        # PartialChain); if it cannot either, Python raises TypeError naming both types
+        return NotImplemented
 
     def __repr__(self) -> str:
         return (
@@ -523,29 +522,36 @@ class Measurement(Generic[TI, TO, DI, MO]):
         d_out = self.output_measure._check_loss(d_out)
         return self.output_measure._le(self.map(d_in), d_out)
 
-    # A Measurement or Transformation is callable, so the Callable overload would accept it as
-    # post-processing; these overloads catch it first and mypy reports the chain as an error
-    # (the project's mypy config enables the ``deprecated`` error code; see tests/typing).
+    # A Measurement is callable, so the Callable overload would accept it as post-processing;
+    # this overload catches it first and mypy reports the chain as an error (the project's mypy
+    # config enables the ``deprecated`` error code; see tests/typing).
     @overload
     @deprecated("a Measurement cannot be chained after a Measurement: only post-processing can")
     def __rshift__(self, other: Measurement[Any, Any, Any, Any]) -> NoReturn: ...
     @overload
-    @deprecated("a Transformation cannot be chained after a Measurement: only post-processing can")
-    def __rshift__(self, other: Transformation[Any, Any, Any, Any]) -> NoReturn: ...
+    def __rshift__(self, other: Transformation[TO, U, Any, Any]) -> Measurement[TI, U, DI, MO]: ...
     @overload
     def __rshift__(self, other: Function[TO, U]) -> Measurement[TI, U, DI, MO]: ...
     @overload
     def __rshift__(self, other: Callable[[TO], U]) -> Measurement[TI, U, DI, MO]: ...
     def __rshift__(self, other: object) -> object:
-        if isinstance(other, (Transformation, Measurement, PartialTransformation)):
+        """Post-process the release with a function, a :class:`Function` or a Transformation.
+
+        As in OpenDP, ``measurement >> transformation`` applies the transformation's function to
+        the release (which is checked against its input domain first); its stability map plays
+        no part.  A Measurement cannot follow a Measurement.
+        """
+        if isinstance(other, (Measurement, PartialTransformation, PartialMeasurement)):
             raise TypeError(
                 f"a Measurement can only be followed by post-processing, not {type(other).__name__}"
             )
+        if isinstance(other, Transformation):
+            return make_chain_pm(Function(other.invoke), self)
         if isinstance(other, Function):
             return make_chain_pm(other, self)
         if callable(other):
             return make_chain_pm(Function(other), self)
-        raise TypeError(f"cannot post-process a Measurement with {type(other).__name__}")
+        return NotImplemented  # the right side may know (``other.__rrshift__``)
 
     def __repr__(self) -> str:
         return (
@@ -591,7 +597,7 @@ class PartialTransformation(Generic[TI, TO, DI, DO]):
         if isinstance(other, Measurement):
             o_m = other
             return PartialMeasurement(lambda d, m: self(d, m) >> o_m)
-        raise TypeError(f"cannot chain a partial transformation with {type(other).__name__}")
+        return NotImplemented  # the right side may know (``other.__rrshift__``)
 
 
 class PartialMeasurement(Generic[TI, TO, DI, MO]):
@@ -875,8 +881,35 @@ class Queryable(Generic[Q, A]):
         return "Queryable()"
 
 
+@overload
 def new_queryable(
     transition: Callable[[Q], A], Q: object = None, A: object = None
-) -> Queryable[Q, A]:
-    """Make a :class:`Queryable` from a transition function (``Q``/``A`` kept for OpenDP parity)."""
-    return Queryable(transition)
+) -> Queryable[Q, A]: ...
+@overload
+def new_queryable(
+    transition: Callable[[Q, bool], A], Q: object = None, A: object = None
+) -> Queryable[Q, A]: ...
+def new_queryable(
+    transition: Callable[..., Any], Q: object = None, A: object = None
+) -> Queryable[Any, Any]:
+    """Make a :class:`Queryable` from a transition function (``Q``/``A`` kept for OpenDP parity).
+
+    As in OpenDP, a transition of one parameter is called as ``transition(query)``, and any
+    other as ``transition(query, is_internal)``.  ``is_internal`` is always ``False`` here: no
+    query is sent to a user's queryable by the library itself.
+
+    >>> def echo(query, is_internal):
+    ...     return (query, is_internal)
+    >>> new_queryable(echo)("hi")
+    ('hi', False)
+    """
+    import inspect
+
+    try:
+        n_params = len(inspect.signature(transition).parameters)
+    except (TypeError, ValueError):  # no signature (some builtins): one argument
+        n_params = 1
+    if n_params == 1:
+        return Queryable(transition)
+    two_args = transition
+    return Queryable(lambda query: two_args(query, False))

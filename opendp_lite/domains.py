@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from .core import Domain
-from .errors import InvalidParameter, NotInDomain
+from .errors import InvalidParameter, NotInDomain, ParameterTypeError
 
 # -- backends: lazy, distributed carriers (Dask) register themselves here ------------------------
 
@@ -455,7 +455,9 @@ def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDoma
     Raises:
         InvalidParameter: if ``size`` is negative or not an integer.
     """
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+        raise ParameterTypeError(f"size must be a non-negative int or None, got {size!r}")
+    if size is not None and size < 0:
         raise InvalidParameter(f"size must be a non-negative int or None, got {size!r}")
     if not isinstance(atom_domain, Domain):
         raise InvalidParameter(f"atom_domain must be a Domain, got {atom_domain!r}")

@@ -23,6 +23,7 @@ __all__ = [
     "NotInDomain",
     "OpenDPLiteError",
     "OpenDPLiteWarning",
+    "ParameterTypeError",
     "QueryableError",
 ]
 
@@ -69,6 +70,14 @@ class MeasureMismatch(_Mismatch):
 
 class InvalidParameter(OpenDPLiteError, ValueError):
     """A constructor argument is out of range; the constructor refuses to build."""
+
+
+class ParameterTypeError(InvalidParameter, TypeError):
+    """A constructor argument has the wrong type (e.g. a float where a count is needed).
+
+    Also a ``TypeError``, as in OpenDP: :func:`~opendp_lite.search.binary_search` infers the
+    type of the parameter it searches from which type the predicate refuses this way.
+    """
 
 
 class FailedFunction(OpenDPLiteError):

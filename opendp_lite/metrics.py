@@ -17,7 +17,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 
 from ._types import NUMERIC_TYPES, carrier_name
 from .core import Metric
-from .errors import NotImplementedForType
+from .errors import FailedMap, NotImplementedForType
 
 __all__ = [
     "AbsoluteDistance",
@@ -221,14 +221,34 @@ def linf_distance(T: object, monotonic: bool = False) -> LInfDistance[Any]:
 
 @dataclass(frozen=True)
 class UserDistance(Metric[Any]):
-    """A user-defined metric, equal to another when identifier and descriptor are."""
+    """A user-defined metric, equal to another when identifier and descriptor are.
+
+    As in OpenDP, its distances may be of any type the user's maps agree on (a
+    ``datetime.timedelta``, a tuple, ...); ``check`` compares them with ``<=``.  A numeric
+    distance is still checked like a built-in metric's (a number, not NaN, finite, ``>= 0``).
+    """
 
     identifier: str
     descriptor: Any = None
     distance_type = "f64"
 
+    def _check_distance(self, d: object) -> Any:
+        import numbers
+
+        if d is None:
+            raise FailedMap(f"a distance for {self!r} is required, got None")
+        if isinstance(d, numbers.Number) or _is_numpy_number(d):
+            return super()._check_distance(d)
+        return d  # a user-defined distance: its meaning is the user's maps'
+
     def __repr__(self) -> str:
         return f"UserDistance({self.identifier})"
+
+
+def _is_numpy_number(d: object) -> bool:
+    import numpy as np
+
+    return isinstance(d, np.number)
 
 
 def user_distance(identifier: str, descriptor: Any = None) -> UserDistance:

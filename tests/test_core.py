@@ -79,8 +79,10 @@ def test_measurement_postprocessing() -> None:
     m = dp.m.make_user_measurement(*ISPACE, dp.max_divergence(), lambda x: x + 1, lambda d: 0.5 * d)
     post = m >> (lambda y: -y)
     assert post(1) == -2 and post.map(2) == 1.0
+    # as in OpenDP, a transformation after a measurement post-processes with its function
+    assert (m >> ident())(1) == 2 and (m >> ident()).map(2) == 1.0
     with pytest.raises(TypeError, match="post-processing"):
-        m >> ident()  # type: ignore[operator]
+        m >> m  # type: ignore[deprecated]
 
 
 def test_invoke_rejects_non_members_before_any_randomness() -> None:

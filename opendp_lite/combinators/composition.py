@@ -21,7 +21,18 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from .. import _arith
-from ..core import Domain, Measure, Measurement, Metric, Queryable, _Sequencer
+from ..core import (
+    Domain,
+    Measure,
+    Measurement,
+    Metric,
+    PartialTransformation,
+    Queryable,
+    Transformation,
+    _Sequencer,
+    _space,
+    make_chain_mt,
+)
 from ..errors import (
     DomainMismatch,
     FailedMap,
@@ -51,6 +62,10 @@ __all__ = [
 TI = TypeVar("TI")
 DI = TypeVar("DI")
 MO = TypeVar("MO")
+_A = TypeVar("_A")
+_B = TypeVar("_B")
+_DA = TypeVar("_DA")
+_DB = TypeVar("_DB")
 
 
 class BudgetExceeded(QueryableError):
@@ -353,6 +368,15 @@ def make_sequential_composition(
 
 
 class _PartialCompositor(Generic[TI, DI, MO]):
+    """A compositor still waiting for its input space: ``space >> partial``.
+
+    ``transformation >> partial`` (``Transformation.__rshift__`` returns ``NotImplemented``
+    for it, so Python calls :meth:`__rrshift__`) builds the compositor on the transformation's
+    output space and chains it after the transformation, when the compositor is a
+    :class:`Measurement`; ``partial_transformation >> partial`` does the same once the space is
+    known.
+    """
+
     __slots__ = ("_make",)
 
     def __init__(self, make: Callable[[Domain[TI], Metric[DI]], Any]) -> None:
@@ -362,27 +386,61 @@ class _PartialCompositor(Generic[TI, DI, MO]):
         return self._make(input_domain, input_metric)
 
     def __rrshift__(self, other: tuple[Domain[TI], Metric[DI]]) -> Any:
-        return self._make(other[0], other[1])
+        return self._chain_after(other)
+
+    def _chain_after(self, other: object) -> Any:
+        if isinstance(other, PartialTransformation):
+            left = other
+            return type(self)(lambda d, m: self._chain_after(left(d, m)))
+        if isinstance(other, Transformation):
+            made = self._make(other.output_domain, other.output_metric)
+            if not isinstance(made, Measurement):
+                raise TypeError(
+                    f"cannot chain {type(made).__name__} after a Transformation (as in "
+                    "OpenDP 0.16): build it on the transformed data's space instead"
+                )
+            return make_chain_mt(made, other)
+        return self._make(*_space(other))
+
+
+class _ThenAdaptive(_PartialCompositor[TI, DI, MO]):
+    """The partial of an adaptive compositor; ``left >> partial`` is typed by :meth:`_after`."""
+
+    __slots__ = ()
+
+    def __rrshift__(  # typed: also after a transformation or a partial one
+        self,
+        other: tuple[Domain[TI], Metric[DI]]
+        | Transformation[Any, Any, Any, Any]
+        | PartialTransformation[Any, Any, Any, Any],
+    ) -> Any:
+        return self._chain_after(other)
+
+    def _after(
+        self, left: Transformation[_A, _B, _DA, _DB]
+    ) -> Measurement[_A, Queryable[Measurement[_B, Any, _DB, MO], Any], _DA, MO]:
+        return self._chain_after(left)  # type: ignore[no-any-return]
 
 
 def then_adaptive_composition(
     output_measure: Measure[MO], d_in: Any, d_mids: Sequence[MO]
-) -> _PartialCompositor[Any, Any, MO]:
+) -> _ThenAdaptive[Any, Any, MO]:
     """Partial of :func:`make_adaptive_composition`: ``space >> then_adaptive_composition(...)``.
+
+    After a transformation, the compositor is built on its output space, as in OpenDP:
+    ``transformation >> then_adaptive_composition(...)`` answers queries on transformed data.
 
     >>> import opendp_lite.prelude as dp
     >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
     >>> (space >> dp.c.then_adaptive_composition(dp.max_divergence(), 1.0, [0.5, 0.25])).map(1.0)
     0.75
     """
-    return _PartialCompositor(
-        lambda d, m: make_adaptive_composition(d, m, output_measure, d_in, d_mids)
-    )
+    return _ThenAdaptive(lambda d, m: make_adaptive_composition(d, m, output_measure, d_in, d_mids))
 
 
 def then_sequential_composition(
     output_measure: Measure[MO], d_in: Any, d_mids: Sequence[MO]
-) -> _PartialCompositor[Any, Any, MO]:
+) -> _ThenAdaptive[Any, Any, MO]:
     """Partial of :func:`make_sequential_composition`.
 
     >>> import opendp_lite.prelude as dp

@@ -350,14 +350,25 @@ def then_count_by(TV: object = "int") -> PartialTransformation[Any, Any, int, An
 
 
 def _output_metric(name: str, MO: object, T: str) -> Metric[Any]:
+    """The output metric MO names: ``L1Distance<Q>`` or ``L2Distance<Q>`` (a descriptor such as
+    ``dp.L1Distance[int]``, its string, or a metric); its distance type is ``Q`` as in OpenDP,
+    or the counts' type ``T`` when MO names none."""
     if isinstance(MO, (L1Distance, L2Distance)):
-        return l1_distance(T=T) if isinstance(MO, L1Distance) else l2_distance(T=T)
+        return MO
     text = str(MO).replace(" ", "")
-    if text.startswith("L1Distance"):
-        return l1_distance(T=T)
-    if text.startswith("L2Distance"):
-        return l2_distance(T=T)
-    raise NotImplementedForType(f"{name}: MO must be L1Distance<T> or L2Distance<T>, got {MO!r}")
+    for prefix, make in (("L1Distance", l1_distance), ("L2Distance", l2_distance)):
+        if text == prefix or (text.startswith(prefix + "<") and text.endswith(">")):
+            arg = text[len(prefix) + 1 : -1]
+            try:
+                Q = carrier_name(arg) if arg else T
+            except (NotImplementedForType, TypeError, ValueError):
+                Q = ""
+            if not (is_int(Q) or is_float(Q)):
+                raise NotImplementedForType(
+                    f"{name}: the distance type of MO must be numeric, got {MO!r}"
+                )
+            return make(T=Q)
+    raise NotImplementedForType(f"{name}: MO must be L1Distance<Q> or L2Distance<Q>, got {MO!r}")
 
 
 def make_count_by_categories(
@@ -375,6 +386,9 @@ def make_count_by_categories(
     construction and never read from the data.  Counts saturate at the maximum of ``TOA``.
     Stability map (symmetric or insert-delete distance; L1 or L2 output):
     :math:`d_{out} = d_{in}`.
+
+    ``MO`` is ``L1Distance<Q>`` or ``L2Distance<Q>``, spelled as in OpenDP (``dp.L1Distance[int]``,
+    ``"L1Distance<f64>"``); as there, ``Q`` is the type of the output distance, whatever ``TOA``.
 
     Raises:
         InvalidParameter: if the categories repeat or are not members of the element domain.
@@ -435,7 +449,7 @@ def make_count_by_categories(
         vector_domain(atom_domain(T=T), size=size),
         out_metric,
         function,
-        _identity_map(T),
+        _identity_map(out_metric.distance_type),
     )
 
 

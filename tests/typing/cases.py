@@ -25,7 +25,13 @@ import numpy.typing as npt
 
 import opendp_lite.prelude as dp
 from opendp_lite._types import Vec
-from opendp_lite.core import Function, Measurement, PartialMeasurement, Transformation
+from opendp_lite.core import (
+    Function,
+    Measurement,
+    PartialMeasurement,
+    Queryable,
+    Transformation,
+)
 from opendp_lite.domains import AtomDomain, VectorDomain
 from opendp_lite.metrics import AbsoluteDistance, SymmetricDistance
 
@@ -80,6 +86,9 @@ def valid_chains() -> None:
     # post-processing changes the output type, keeps the rest
     assert_type(m_int >> (lambda y: str(y)), Measurement[int, str, int, float])
     assert_type(m_float >> Function(round), Measurement[float, int, float, float])
+    # as in OpenDP, a transformation after a measurement post-processes with its function
+    assert_type(m_int >> t_int, Measurement[int, int, int, float])
+    assert_type(m_int >> t_int >> str, Measurement[int, str, int, float])
 
     # the functional forms
     assert_type(dp.c.make_chain_tt(t_int, t_int), Transformation[int, int, int, int])
@@ -228,6 +237,16 @@ def valid_chains() -> None:
     # guessed carrier): count_by_categories is not typed
     by_cat = strs >> dp.t.then_count_by_categories(["a", "b"])
     assert_type(by_cat >> dp.m.then_laplace(1.0), Measurement[Any, Any, int, float])
+    # an adaptive compositor after a transformation answers queries on its output space
+    assert_type(
+        clamp >> dp.c.then_adaptive_composition(dp.max_divergence(), 1, [1.0]),
+        Measurement[
+            Vec[float],
+            Queryable[Measurement[Vec[float], Any, int, float], Any],
+            int,
+            float,
+        ],
+    )
 
 
 def invalid_chains() -> None:
@@ -355,10 +374,15 @@ def invalid_chains() -> None:
     (fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0))(["1.0"])  # type: ignore[list-item]
     (ivec >> dp.t.then_sum() >> dp.m.then_laplace(1.0)).map(0.5)  # type: ignore[arg-type]
 
-    # 28. a measurement followed by a measurement (or a transformation): a Measurement is
-    # callable, but only post-processing may follow one (run time: TypeError)
+    # 28. a measurement followed by a measurement: a Measurement is callable, but only
+    # post-processing may follow one (run time: TypeError)
     m_int >> m_int  # type: ignore[deprecated]
     m_float >> m_float >> (lambda y: y)  # type: ignore[deprecated]
     ilap >> ilap  # type: ignore[deprecated]
     fclamp >> dp.t.then_sum() >> dp.m.then_laplace(1.0) >> fgauss  # type: ignore[deprecated]
-    m_int >> t_int  # type: ignore[deprecated]
+
+    # 29. a transformation post-processing a release of another carrier (int out, str in)
+    m_int >> t_len  # type: ignore[operator]
+
+    # 30. an odometer after a transformation (as in OpenDP, run time: TypeError)
+    fclamp >> dp.c.then_fully_adaptive_composition(dp.max_divergence())  # type: ignore[operator]
