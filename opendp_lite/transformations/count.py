@@ -70,18 +70,27 @@ def _count_type(name: str, TO: object) -> str:
     return T
 
 
+#: The largest count a float carrier holds with every smaller integer: 2^(mantissa bits + 1).
+#: Above it neighbouring counts can round apart by more than one (f32: 2^24 + 1 rounds down,
+#: 2^24 + 2 does not), so float counts saturate there, which keeps them 1-stable.
+_FLOAT_COUNT_MAX = {"f32": 2**24, "f64": 2**53}
+
+
+def _count_max(T: str) -> int:
+    """The largest count of carrier ``T`` below which every integer is exact."""
+    return _FLOAT_COUNT_MAX[T] if is_float(T) else int_bounds(T)[1]
+
+
 def _saturate(n: int, T: str) -> int | float:
-    """A count in carrier ``T``: saturating at its maximum (floats hold counts exactly)."""
-    if is_float(T):
-        return float(n)
-    return min(n, int_bounds(T)[1])
+    """A count in carrier ``T``: saturating at :func:`_count_max` (``min`` is 1-Lipschitz)."""
+    return _saturating(T)(n)
 
 
 def _saturating(T: str) -> Callable[[int], int | float]:
     """:func:`_saturate` for carrier ``T``, with its maximum looked up once."""
+    top = _count_max(T)
     if is_float(T):
-        return float
-    top = int_bounds(T)[1]
+        return lambda n: float(min(n, top))
     return lambda n: min(n, top)
 
 
@@ -424,7 +433,7 @@ def make_count_by_categories(
     k = len(cats)
     size = k + 1 if null_category else k
     dtype = carrier_dtype(T)
-    top = int_bounds(T)[1] if is_int(T) else 0
+    top = _count_max(T)
 
     def function(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
         out: npt.NDArray[np.int64]
@@ -436,7 +445,7 @@ def make_count_by_categories(
             out = np.zeros(k + 1, dtype=np.int64)
             for b in blocks(x):  # a lazy vector block by block, never materialised whole
                 out += _category_counts(b, cats)
-        if is_int(T) and top < 2**63 - 1:  # counts are int64 (< 2^63): saturate at T's max
+        if top < 2**63 - 1:  # counts are int64 (< 2^63): saturate where T stops being exact
             out = np.minimum(out, top)
         if is_float(T):  # as float(count) then T, like a scalar count
             out = out.astype(np.float64)

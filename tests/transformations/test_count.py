@@ -289,3 +289,30 @@ def test_count_by_categories_saturates_in_the_output_type() -> None:
     for TOA, expect in (("u8", [255, 3, 1]), ("i8", [127, 3, 1]), ("f32", [300.0, 3.0, 1.0])):
         out = (space >> dp.t.then_count_by_categories([1, 2], TOA=TOA))(x)
         assert out.tolist() == expect and out.dtype == np.dtype(carrier_dtype(TOA)), TOA
+
+
+@pytest.mark.parametrize("how", ["count_by_categories", "count", "count_by"])
+def test_float32_counts_saturate_where_f32_stops_being_exact(how: str) -> None:
+    """Neighbours with 2^24 + 1 and 2^24 + 2 records stay within map(1) = 1 in f32.
+
+    Cast to f32, 2^24 + 1 rounds down to 2^24 while 2^24 + 2 is exact: a distance of 2 for
+    neighbours at distance 1 (found in an attack round). Float counts saturate at 2^24 (f32)
+    and 2^53 (f64), as OpenDP's counts saturate at the carrier's largest consecutive integer.
+    """
+    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.symmetric_distance()
+    if how == "count_by_categories":
+        t = dp.t.make_count_by_categories(*space, categories=[1], TOA="f32")
+    elif how == "count":
+        t = dp.t.make_count(*space, TO="f32")
+    else:
+        t = dp.t.make_count_by(*space, TV="f32")
+    x = np.ones(2**24 + 1, dtype=np.int64)
+    x_prime = np.ones(2**24 + 2, dtype=np.int64)
+
+    def first(out: object) -> float:
+        if isinstance(out, dict):
+            return float(out[1])
+        return float(np.asarray(out, dtype=np.float64).ravel()[0])
+
+    assert abs(first(t(x_prime)) - first(t(x))) <= t.map(1)
+    assert first(t(x)) == 2**24
