@@ -29,7 +29,6 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
-from tools.proofs import public_constructors
 from opendp_lite.errors import FailedFunction, FailedMap
 from opendp_lite.measures import PrivacyProfile
 from opendp_lite.metrics import (
@@ -51,6 +50,7 @@ from tests.laws.registry import (
     joined,
 )
 from tests.laws.spaces import _key, distances, neighbours, within
+from tools.proofs import public_constructors
 
 FAST = settings(
     max_examples=12,
