@@ -50,7 +50,7 @@ def _score_vector(data: Any, keys: Any, num: int, den: int) -> npt.NDArray[np.in
     below = np.searchsorted(ordered, keys, side="left")
     above = n - np.searchsorted(ordered, keys, side="right")
     a, b = den - num, num
-    if max(a, b) * n < 2**62:  # exact in int64
+    if max(a, b) * max(n, 1) < 2**62:  # exact in int64 (a and b themselves too, when n = 0)
         v: npt.NDArray[np.int64] = np.abs(
             a * below.astype(np.int64, copy=False) - b * above.astype(np.int64, copy=False)
         )

@@ -161,10 +161,25 @@ def _sensitivity_neighbours(draw: Any, dom: Any, metric: Any):
 
 
 def _sqrt_up(sq: Fraction) -> float:
-    """A float >= sqrt(sq)."""
-    r = math.nextafter(math.sqrt(float(sq)), INF) if sq else 0.0
-    while Fraction(r) ** 2 < sq:
+    """The least float >= sqrt(sq), in exact integer arithmetic.
+
+    (Stepping up one ulp at a time from ``sqrt(float(sq))`` never ends when ``float(sq)``
+    underflows: squares of subnormal differences, which Hypothesis finds on fresh seeds.)
+    """
+    if sq <= 0:
+        return 0.0
+    # n/2^k >= sqrt(sq) with at least 64 significant bits: n = ceil(sqrt(sq·4^k))
+    k = 64 - (sq.numerator.bit_length() - sq.denominator.bit_length()) // 2
+    scaled = sq * Fraction(4) ** k
+    n = math.isqrt(math.ceil(scaled))
+    while Fraction(n * n) < scaled:
+        n += 1
+    bound = Fraction(n, 2**k) if k >= 0 else Fraction(n * 2**-k)
+    r = float(bound)
+    if Fraction(r) < bound:
         r = math.nextafter(r, INF)
+    while r > 0 and Fraction(math.nextafter(r, 0.0)) ** 2 >= sq:  # the least such float
+        r = math.nextafter(r, 0.0)
     return r
 
 

@@ -217,3 +217,11 @@ def test_typed_errors() -> None:
         mk(dp.atom_domain(T=float), dp.symmetric_distance(), dp.max_divergence(), [1.0], 0.5, 1.0)
     with pytest.raises(NotImplementedForType):
         mk(*space, dp.approximate(dp.max_divergence()), [1.0], alpha=0.5, scale=1.0)  # type: ignore[arg-type]
+
+
+def test_a_tiny_alpha_on_empty_data_releases_a_candidate() -> None:
+    """α = 2^-100 has den = 2^100: with n = 0 the int64 guard once passed and numpy overflowed
+    multiplying by den − num (found by the chaining law on a fresh example)."""
+    space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0))), dp.symmetric_distance()
+    m = dp.m.make_private_quantile(*space, dp.max_divergence(), [0.0, 5.0, 10.0], 2.0**-100, 1.0)
+    assert m([]) in (0.0, 5.0, 10.0)
