@@ -346,7 +346,24 @@ def _check_result(check: Callable[[object], Any], d_out: object, what: str) -> A
         raise FailedMap(f"{what} returned an invalid value: {e}") from e
 
 
-class Transformation(Generic[TI, TO, DI, DO]):
+class _InputTypes:
+    """The input types of a transformation or measurement, as OpenDP names them."""
+
+    input_domain: Domain[Any]
+    input_metric: Metric[Any]
+
+    @property
+    def input_carrier_type(self) -> str:
+        """The input carrier type as OpenDP names it, e.g. ``"Vec<i32>"``."""
+        return _type_name(self.input_domain.carrier_type)
+
+    @property
+    def input_distance_type(self) -> str:
+        """The type of ``d_in``, e.g. ``"u32"``."""
+        return _type_name(self.input_metric.distance_type)
+
+
+class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
     """A stable function from ``input_domain`` to ``output_domain``.
 
     Type parameters: input carrier ``TI``, output carrier ``TO``, input distance ``DI``,
@@ -385,16 +402,6 @@ class Transformation(Generic[TI, TO, DI, DO]):
     @property
     def output_space(self) -> tuple[Domain[TO], Metric[DO]]:
         return self.output_domain, self.output_metric
-
-    @property
-    def input_carrier_type(self) -> str:
-        """The input carrier type as OpenDP names it, e.g. ``"Vec<i32>"``."""
-        return _type_name(self.input_domain.carrier_type)
-
-    @property
-    def input_distance_type(self) -> str:
-        """The type of ``d_in``, e.g. ``"u32"``."""
-        return _type_name(self.input_metric.distance_type)
 
     @property
     def output_distance_type(self) -> str:
@@ -457,7 +464,7 @@ class Transformation(Generic[TI, TO, DI, DO]):
 # Measurements
 
 
-class Measurement(Generic[TI, TO, DI, MO]):
+class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     """A randomised function whose output law is ``map(d_in)``-private in ``output_measure``.
 
     Type parameters: input carrier ``TI``, output type ``TO``, input distance ``DI``, privacy
@@ -483,16 +490,6 @@ class Measurement(Generic[TI, TO, DI, MO]):
     @property
     def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
         return self.input_domain, self.input_metric
-
-    @property
-    def input_carrier_type(self) -> str:
-        """The input carrier type as OpenDP names it, e.g. ``"Vec<i32>"``."""
-        return _type_name(self.input_domain.carrier_type)
-
-    @property
-    def input_distance_type(self) -> str:
-        """The type of ``d_in``, e.g. ``"u32"``."""
-        return _type_name(self.input_metric.distance_type)
 
     @property
     def output_distance_type(self) -> str:
