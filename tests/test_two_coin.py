@@ -18,12 +18,13 @@ from opendp_lite.measurements.two_coin import (
     share_of_yes,
     two_coin_uncertainty,
 )
+from tests.conftest import ALPHA
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
 # 36 binomial tests per run: at 1e-3 one fails on fresh OS randomness about 1 run in 30 (seen:
 # p = 2e-4 at the true coins); wrong coins (x0.7, x1.3) are still rejected at z > 20.
-ALPHA = 1e-6
+
 N = 40_000
 
 

@@ -23,10 +23,11 @@ from opendp_lite.measurements.two_coin import (
     two_coin_uncertainty,
 )
 from opendp_lite.sensitivity import GaussianMixture, make_random_dp, sample_sensitivity
+from tests.conftest import ALPHA
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-ALPHA = 1e-3
+
 BOOLS = dp.vector_domain(dp.atom_domain(T=bool))
 
 

@@ -18,10 +18,10 @@ import pytest
 import opendp_lite.prelude as dp
 from opendp_lite.errors import FailedFunction, InvalidParameter, NotImplementedForType
 from opendp_lite.samplers.bernoulli import sample_bernoulli
-from tests.conftest import scaled
+from tests.conftest import ALPHA, scaled
 
 SPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
-ALPHA = 1e-4
+
 ROUNDS = 6  # categories: success or stop at rounds 1..ROUNDS, and "longer"
 
 

@@ -22,11 +22,12 @@ import pytest
 
 import opendp_lite.prelude as dp
 from opendp_lite.samplers import rng
+from tests.conftest import ALPHA
 
 da = pytest.importorskip("dask.array")
 stats = pytest.importorskip("scipy.stats")
 
-ALPHA = 1e-3
+
 K = 200  # bins of the histogram: noise values per release
 R = 20  # releases per input
 N = 30_000

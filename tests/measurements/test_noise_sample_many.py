@@ -9,8 +9,9 @@ import pytest
 from scipy import stats
 
 import opendp_lite.prelude as dp
+from tests.conftest import ALPHA
 
-ALPHA, N = 1e-4, 20_000  # n sized so that x1.3 on the integer case is rejected at p ~ 1e-20
+N = 20_000  # n sized so that x1.3 on the integer case is rejected at p ~ 1e-20
 F64 = dp.atom_domain(T=float), dp.absolute_distance(T=float)
 I32 = dp.atom_domain(T=int), dp.absolute_distance(T=int)
 

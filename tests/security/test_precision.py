@@ -27,11 +27,12 @@ import pytest
 import opendp_lite.prelude as dp
 from opendp_lite.audit import _granularity
 from opendp_lite.samplers import rng
+from tests.conftest import ALPHA
 
 stats = pytest.importorskip("scipy.stats")
 
 F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
-ALPHA = 1e-3
+
 N = 6000
 K = -2
 SCALE = 1.0

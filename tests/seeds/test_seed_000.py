@@ -20,10 +20,11 @@ from opendp_lite.sensitivity import (
     SensitivitySampler,
     make_random_dp,
 )
+from tests.conftest import ALPHA
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-ALPHA = 1e-3
+
 MU_M, SIGMA_M, MU_F, SIGMA_F = 178, 7, 162, 6.5
 DISTRIBUTION = GaussianMixture(np.array([[MU_M, SIGMA_M], [MU_F, SIGMA_F]]), np.ones(2) / 2.0)
 

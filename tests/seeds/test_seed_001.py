@@ -8,10 +8,9 @@ import pytest
 
 import opendp_lite.prelude as dp
 from opendp_lite.sensitivity import L1Norm
+from tests.conftest import ALPHA
 
 scipy_stats = pytest.importorskip("scipy.stats")
-
-ALPHA = 1e-3
 
 
 def test_l1_norm_example() -> None:

@@ -18,10 +18,11 @@ from opendp_lite.measurements.two_coin import (
     make_randomized_response_coins,
     two_coin_uncertainty,
 )
+from tests.conftest import ALPHA
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-ALPHA = 1e-3
+
 Z = float(scipy_stats.norm.isf(ALPHA / 2))
 BOOLS = dp.vector_domain(dp.atom_domain(T=bool))
 

@@ -11,11 +11,12 @@ import pytest
 import opendp_lite.prelude as dp
 from opendp_lite.data import ADULT_MARITAL_COUNTS, load_adult_marital
 from opendp_lite.errors import InvalidParameter
+from tests.conftest import ALPHA
 
 scipy_stats = pytest.importorskip("scipy.stats")
 integrate = pytest.importorskip("scipy.integrate")
 
-ALPHA = 1e-3
+
 OPTIONS = list(ADULT_MARITAL_COUNTS)
 COUNTS = np.array([ADULT_MARITAL_COUNTS[o] for o in OPTIONS], dtype=float)
 SPACE = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()

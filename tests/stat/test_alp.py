@@ -22,8 +22,8 @@ from scipy import stats
 
 import opendp_lite.prelude as dp
 from opendp_lite.measurements.alp import estimate_unary, sample_flips, sample_round
+from tests.conftest import ALPHA
 
-ALPHA = 1e-4
 DOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
 L1 = dp.l1_distance(T=int)
 

@@ -11,8 +11,8 @@ import numpy as np
 from scipy import stats
 
 import opendp_lite.prelude as dp
+from tests.conftest import ALPHA
 
-ALPHA = 1e-4
 N = 12000
 EDGES = [-math.inf, *np.arange(-6.0, 6.01, 0.5).tolist(), math.inf]
 

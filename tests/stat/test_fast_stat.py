@@ -19,9 +19,8 @@ from scipy import stats
 
 from opendp_lite.samplers import fast
 from opendp_lite.samplers.noise_ref import float_noise_ref, int_noise_ref, round_to_grid
-from tests.conftest import scaled
+from tests.conftest import ALPHA, scaled
 
-ALPHA = 1e-4
 WRONG = (0.7, 1.3)
 
 

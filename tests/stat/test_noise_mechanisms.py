@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from tests.conftest import scaled
+from tests.conftest import ALPHA, scaled
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-ALPHA = 1e-4
+
 N = 20_000
 N_KS = 5_000
 WRONG = (0.7, 1.3)

@@ -14,8 +14,8 @@ from scipy import stats
 
 import opendp_lite.prelude as dp
 from opendp_lite.measurements.randomized_response import bitvector_domain
+from tests.conftest import ALPHA
 
-ALPHA = 1e-4
 N = 8000
 
 

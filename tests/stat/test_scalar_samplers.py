@@ -17,11 +17,11 @@ from opendp_lite.samplers.bernoulli import sample_bernoulli, sample_bernoulli_ex
 from opendp_lite.samplers.discrete_gaussian import sample_discrete_gaussian
 from opendp_lite.samplers.discrete_laplace import sample_discrete_laplace
 from opendp_lite.samplers.geometric import sample_geometric
-from tests.conftest import scaled
+from tests.conftest import ALPHA, scaled
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-ALPHA = 1e-4
+
 N = 20_000
 WRONG = (0.7, 1.3)
 

@@ -27,9 +27,8 @@ from opendp_lite.samplers.selection import (
     noisy_top_k,
     reset_fallback_counts,
 )
-from tests.conftest import scaled
+from tests.conftest import ALPHA, scaled
 
-ALPHA = 1e-4
 N = 6000
 SCORES = [0, 1, 2, 3]
 SCALE = 1.5

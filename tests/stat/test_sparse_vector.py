@@ -18,8 +18,8 @@ from scipy import stats
 
 import opendp_lite.prelude as dp
 from opendp_lite.transformations.user import make_user_transformation
+from tests.conftest import ALPHA
 
-ALPHA = 1e-4
 N = 6000
 VALUES = [-4, -1, 1, 3]
 THRESHOLD = 0.5

@@ -16,8 +16,8 @@ from opendp_lite.samplers.uniform import (
     sample_uniform_below,
     sample_uniform_bits,
 )
+from tests.conftest import ALPHA
 
-ALPHA = 1e-4
 N = 6000
 
 
