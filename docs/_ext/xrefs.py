@@ -79,6 +79,10 @@ class CrossReferences(griffe.Extension):
     def resolve(name: str, obj: Any, pkg: Any, by_name: dict[str, set[str]]) -> str | None:
         """The canonical path ``name`` refers to from ``obj``'s docstring, if documented."""
         name = name.strip().removesuffix("()")
+        if name.startswith("."):  # relative to the docstring's package, as in an import
+            module = obj if obj.is_module else obj.module
+            package = module if module.is_package else module.parent
+            return _lookup(package, name.lstrip(".")) if package is not None else None
         if name.startswith("opendp_lite."):
             return _lookup(pkg, name.removeprefix("opendp_lite."))
         scope = obj
