@@ -369,8 +369,8 @@ class Calibration:
 
     ``accuracy`` is a such that Pr[|noise| >= a] <= ``alpha`` for integer (discrete Laplace
     or discrete Gaussian) noise, so ``release(data)`` returns the value and the interval
-    [value − a, value + a], which covers the exact (unnoised) answer with probability
-    >= 1 − ``alpha``.  It accounts for the noise only, not for clamping.
+    [value − a, value + a], which covers the exact (unnoised) answer with probability at
+    least 1 − ``alpha``.  It accounts for the noise only, not for clamping.
     """
 
     measurement: Measurement[Any, Any, Any, Any]
