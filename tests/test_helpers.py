@@ -82,27 +82,31 @@ def test_contributions_scale_the_noise() -> None:
 
 
 def test_calibration_interval_covers_with_the_stated_probability() -> None:
-    """n = 400 releases at α = 0.1: coverage below 1 − α by 4 sd would fail."""
+    """n = 400 releases at α = 0.1: the interval must cover at least 1 − α − 4 sd of the time,
+    and the same interval at half width (a wrong accuracy) must fall below that line."""
     space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
     cal = h.calibrate(lambda s: space >> dp.t.then_count() >> dp.m.then_laplace(s), 0.5, alpha=0.1)
-    data = list(range(1000))
-    covered = sum(lo <= 1000 <= hi for _, (lo, hi) in (cal.release(data) for _ in range(400)))
-    assert covered >= 400 * (0.9 - 4 * math.sqrt(0.09 / 400))
-    # and the interval is not vacuous: a third of its width covers clearly less
-    narrow = sum(abs(cal.release(data)[0] - 1000) < cal.accuracy / 3 for _ in range(400))
-    assert narrow < covered
+    data, n = list(range(1000)), 400
+    line = n * (0.9 - 4 * math.sqrt(0.9 * 0.1 / n))
+    errors = [abs(cal.release(data)[0] - 1000) for _ in range(n)]
+    assert sum(e <= cal.accuracy for e in errors) >= line
+    assert sum(e <= cal.accuracy / 2 for e in errors) < line  # about 0.68 n expected
 
 
 def test_randomized_response_is_epsilon_ldp_and_debiasing_is_unbiased() -> None:
+    """n = 80 000 answers, truth 0.3: the estimate is within 5 sd; debiasing with the p of a
+    wrong ε (× 0.7 or × 1.3) lands more than 5 sd away (about 20 and 10 sd expected)."""
     p = h._response_prob(1.0)
     assert dp.m.make_randomized_response_bool(p).map(1) <= 1.0
     assert p == pytest.approx(math.e / (1 + math.e), rel=1e-9)
-    n, truth = 20_000, 0.3
+    n, truth = 80_000, 0.3
     answers = np.arange(n) < truth * n
     reports = h.randomized_response(answers, epsilon=1.0)
-    assert reports.mean() != pytest.approx(truth, abs=0.05)  # the raw share is biased
     sd = math.sqrt(0.25 / n) / (2 * p - 1)
+    assert abs(reports.mean() - truth) > 10 * sd  # the raw share is biased
     assert abs(h.debias_randomized_response(reports, epsilon=1.0) - truth) < 5 * sd
+    for wrong in (0.7, 1.3):
+        assert abs(h.debias_randomized_response(reports, epsilon=wrong) - truth) > 5 * sd
 
 
 def test_mode_and_histogram_are_keyed_by_category() -> None:
