@@ -40,6 +40,16 @@ TASKS: dict[int, str] = {
     9: "a DP linear regression in scikit-learn style",
     10: "DP sum by group over a pandas DataFrame",
 }
+#: What a reader of the table should know about a task's versions.
+NOTES: dict[int, str] = {
+    6: "diffprivlib, Tumult Analytics and PipelineDP have no zCDP-to-(ε, δ) conversion.",
+    9: "Ours waits for the scikit-learn-style estimators being added to the library.",
+    10: (
+        "Ours and diffprivlib's take the total ε from parallel composition over public regions "
+        "with one row per person, an argument the user makes; Tumult Analytics and PipelineDP "
+        "bound each person's groups themselves. Ours will use the grouped API once it lands."
+    ),
+}
 #: Peers in the table's column order, with how their snippets were obtained.
 PEERS: dict[str, str] = {
     "diffprivlib": "diffprivlib 0.6.6 (installed; the snippets run in tests/docs)",
@@ -163,6 +173,8 @@ def render(table: list[Row]) -> str:
         "",
         "A dash for opendp_lite: the task is not written yet (see the how-to index). A dash for",
         "a peer: it has no version of the task (no zCDP conversion, say) or none was written.",
+        "",
+        *[f"- Task {task}: {note}" for task, note in NOTES.items()],
         "",
     ]
     return "\n".join(lines)
