@@ -42,7 +42,7 @@ TASKS: dict[int, str] = {
 }
 #: What a reader of the table should know about a task's versions.
 NOTES: dict[int, str] = {
-    6: "diffprivlib, Tumult Analytics and PipelineDP have no zCDP-to-(ε, δ) conversion.",
+    6: "diffprivlib has no zCDP accounting; no Tumult Analytics or PipelineDP version was written.",
     9: "Ours waits for the scikit-learn-style estimators being added to the library.",
     10: (
         "Ours and diffprivlib's take the total ε from parallel composition over public regions "

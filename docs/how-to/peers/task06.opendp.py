@@ -1,5 +1,5 @@
 # (6) zCDP Gaussian releases converted to (epsilon, delta), OpenDP 0.16.
-# diffprivlib, Tumult Analytics and PipelineDP have no zCDP-to-(epsilon, delta) conversion.
+# diffprivlib has no zCDP accounting (no version of this task there).
 import opendp.prelude as dp
 
 dp.enable_features("contrib")
