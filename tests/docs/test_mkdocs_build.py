@@ -55,6 +55,15 @@ def check_offline(site: Path) -> None:
     assert (site / "vendor" / "katex" / "katex.min.js").is_file()
     clamp = (site / "api" / "transformations" / "clamp" / "index.html").read_text(encoding="utf-8")
     assert re.search(r'Proof: <a [^>]*href="[^"]*proofs/make_clamp/', clamp)
+    linked: set[str] = set()
+    for page in site.rglob("api/**/*.html"):
+        linked |= set(
+            re.findall(r'href="[^"]*proofs/(make_\w+)/', page.read_text(encoding="utf-8"))
+        )
+    proofs = {p.stem for p in (ROOT / "docs" / "proofs").glob("make_*.md")}
+    assert proofs <= linked, (
+        f"constructors whose API entry does not link its proof: {proofs - linked}"
+    )
     count = (site / "api" / "transformations" / "count" / "index.html").read_text(encoding="utf-8")
     assert 'class="arithmatex"' in count
     assert 'class="highlight"' in (
