@@ -48,6 +48,12 @@ def check_offline(site: Path) -> None:
         if REMOTE.search(p.read_text(encoding="utf-8", errors="replace"))
     ]
     assert not remote, f"pages that load something from the network: {remote}"
+    overloads = [
+        str(p.relative_to(site))
+        for p in site.rglob("api/**/*.html")
+        if "doc-overloads" in p.read_text(encoding="utf-8")
+    ]
+    assert not overloads, f"overloaded signatures shown in {overloads}"
     raw = [
         str(p.relative_to(site)) for p in site.rglob("api/**/*.html") if ROLES.search(p.read_text())
     ]
