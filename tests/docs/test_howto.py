@@ -52,6 +52,26 @@ def test_task_pages_use_the_peers_sample_data_and_no_feature(page: Path) -> None
         assert "enable_features" not in code and "honest-but-curious" not in code
 
 
+@pytest.mark.parametrize("page", TASK_PAGES, ids=[p.name for p in TASK_PAGES])
+def test_our_tasks_run_with_no_feature_enabled(
+    page: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Other pages (the exponential-mechanism seed) enable ``honest-but-curious`` in this
+    process; each task here runs with every feature withdrawn."""
+    import opendp_lite.core as core
+
+    saved = set(core._FEATURES)
+    core._FEATURES.clear()
+    try:
+        for _, code in counts.MARKER.findall(page.read_text(encoding="utf-8")):
+            namespace: dict[str, object] = {"__name__": "task"}
+            exec(compile(SETUP, "_setup.py", "exec"), namespace)  # noqa: S102
+            exec(compile(code, page.name, "exec"), namespace)  # noqa: S102
+    finally:
+        core._FEATURES.update(saved)
+    assert capsys.readouterr().out.strip()
+
+
 @pytest.mark.parametrize("peer", PEER_FILES, ids=[p.name for p in PEER_FILES])
 def test_installed_peers_snippets_run(peer: Path, capsys: pytest.CaptureFixture[str]) -> None:
     name = peer.name.split(".")[1]
