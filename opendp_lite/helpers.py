@@ -11,7 +11,8 @@ post-processing.
 individual adds or removes at most ``contributions`` records.  A float column may hold NaN:
 the missing values are dropped first (``then_drop_null``).  ``data`` may also be a
 :class:`~opendp_lite.context.Context` made by :func:`budget`: the release is then charged to
-its budget, which refuses it (before any noise is drawn) if it does not fit.
+its budget, which refuses it (before any noise is drawn) if it does not fit, and the
+context's privacy unit applies (a different ``contributions`` is refused).
 
 >>> import numpy as np
 >>> from opendp_lite.helpers import budget, dp_count, dp_mean
@@ -114,6 +115,12 @@ def _target(data: Any, contributions: int) -> tuple[Any, Any, Callable[[Any], An
             raise NotImplementedForType(
                 f"helpers release under pure DP; the context measures "
                 f"{data.accountant.output_measure!r}: use context.query() instead"
+            )
+        if contributions not in (1, data.d_in):
+            raise InvalidParameter(
+                f"contributions={contributions!r} differs from this context's privacy unit "
+                f"{data.d_in!r}; the context's unit applies to every release: make it with "
+                f"budget(data, epsilon=..., contributions={contributions!r})"
             )
         space: Any = (data.accountant.input_domain, data.accountant.input_metric)
         d_in: Any = data.d_in

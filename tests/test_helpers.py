@@ -59,6 +59,17 @@ def test_split_and_zcdp_contexts_are_refused_with_the_fix() -> None:
         h.dp_count(zcdp, epsilon=0.5)
 
 
+def test_a_context_keeps_its_privacy_unit() -> None:
+    """Asking a one-row session for protection of 3 rows is refused, not silently weakened."""
+    session = h.budget(AGES, epsilon=1.0)
+    with pytest.raises(InvalidParameter, match="contributions=3"):
+        h.dp_count(session, epsilon=0.1, contributions=3)
+    assert session.current_privacy_loss() == 0.0
+    three = h.budget(AGES, epsilon=1.0, contributions=3)
+    h.dp_count(three, epsilon=0.3, contributions=3)
+    assert 0.29 <= three.current_privacy_loss() <= 0.3
+
+
 @pytest.mark.parametrize("eps", [0.0, -1.0, math.inf, math.nan])
 def test_bad_epsilon_is_refused(eps: float) -> None:
     with pytest.raises(InvalidParameter, match="epsilon"):
