@@ -163,7 +163,12 @@ def _param(
 
 
 def _solve(build: Callable[[float], Any], d_in: Any, epsilon: float) -> Any:
-    """The chain at the smallest scale whose proven map gives at most ``epsilon``."""
+    """The chain at the smallest scale whose proven map gives at most ``epsilon``.
+
+    The chain is built once at scale 1 first, so that a bad argument raises its own typed
+    error rather than failing the search.
+    """
+    build(1.0)
     return build(_param(build, d_in, epsilon))
 
 
@@ -255,12 +260,15 @@ def dp_quantiles(
     integers among them for an integer column).
 
     Raises:
-        InvalidParameter: if ``epsilon`` is not finite and > 0, or an alpha is outside [0, 1].
+        InvalidParameter: if ``epsilon`` is not finite and > 0, ``alphas`` is empty or an
+            alpha is outside [0, 1].
 
     >>> q1, q3 = dp_quantiles(list(range(100)), [0.25, 0.75], bounds=(0, 99), epsilon=1.0)
     >>> 0 <= q1 <= q3 <= 99 or q1 > q3
     True
     """
+    if not alphas:
+        raise InvalidParameter("alphas must hold at least one quantile in [0, 1], got []")
     start, d_in, release = _target(data, contributions)
     eps = _epsilon(epsilon)
     cands = list(candidates) if candidates is not None else _candidates(start, bounds)
@@ -318,11 +326,13 @@ def dp_mode(data: Any, categories: Sequence[C], epsilon: float, contributions: i
     The argmax of :func:`dp_histogram` (post-processing), so it costs ``epsilon``.
 
     Raises:
-        InvalidParameter: as :func:`dp_histogram`.
+        InvalidParameter: as :func:`dp_histogram`, or if ``categories`` is empty.
 
     >>> dp_mode(["a"] * 500 + ["b"] * 10, ["a", "b"], epsilon=1.0)
     'a'
     """
+    if not categories:
+        raise InvalidParameter("categories must not be empty: list the public categories")
     counts = dp_histogram(data, categories, epsilon, contributions)
     return max(categories, key=lambda c: counts[c])
 

@@ -76,6 +76,18 @@ def test_bad_epsilon_is_refused(eps: float) -> None:
         h.dp_count(AGES, epsilon=eps)
 
 
+def test_bad_arguments_raise_their_own_typed_error() -> None:
+    """Not a failed search: the constructor's message, naming the parameter."""
+    with pytest.raises(InvalidParameter, match="alpha"):
+        h.dp_quantiles(AGES, [1.5], bounds=(18.0, 90.0), epsilon=1.0)
+    with pytest.raises(InvalidParameter, match="alphas"):
+        h.dp_quantiles(AGES, [], bounds=(18.0, 90.0), epsilon=1.0)
+    with pytest.raises(InvalidParameter, match="categories"):
+        h.dp_mode(["a"], [], epsilon=1.0)
+    with pytest.raises(InvalidParameter, match="bound"):
+        h.dp_mean(AGES, bounds=(90.0, 18.0), epsilon=1.0)
+
+
 def test_missing_values_are_dropped_and_the_mean_is_accurate() -> None:
     data = np.concatenate([np.full(20_000, 40.0), np.full(500, np.nan)])
     assert abs(h.dp_mean(data, bounds=(0.0, 100.0), epsilon=1.0) - 40.0) < 1.0
