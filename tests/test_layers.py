@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("transformations", "measurements"),
     ("combinators",),
     ("accuracy", "search", "audit", "sensitivity", "mod"),
-    ("context", "prelude", "extras"),
+    ("context", "prelude", "extras", "helpers"),
     ("data", "tour", "__main__", "__init__"),
 ]
 

@@ -10,8 +10,12 @@ import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 GUIDE = ["index.md", "getting-started.md", "context.md"]  # the guide (others may add pages)
+HOWTO = sorted(DOCS.glob("how-to/*.md"))  # every how-to page is an executed page
 PAGES = (
-    [DOCS / name for name in GUIDE] + sorted(DOCS.glob("seeds/*.md")) + [DOCS.parent / "README.md"]
+    [DOCS / name for name in GUIDE]
+    + sorted(DOCS.glob("seeds/*.md"))
+    + HOWTO
+    + [DOCS.parent / "README.md"]
 )
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 

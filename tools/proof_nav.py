@@ -1,0 +1,125 @@
+"""Write ``docs/proofs/.nav.yml``: the proofs grouped by family in the site's navigation.
+
+Each proof's header names its constructor's ``module:``; the families are the API reference's
+(``FAMILIES``), so a constructor's reference page and its proof sit under the same heading.  A
+proof whose module is in no family (a new one) is still listed, under "Other", by the closing
+glob; rerun ``python -m tools.proof_nav`` to file it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROOFS = ROOT / "docs" / "proofs"
+OUT = PROOFS / ".nav.yml"
+
+#: (section, subsection, module suffixes), in navigation order.
+FAMILIES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("Core", "Chaining", ("core",)),
+    ("Transformations", "Load and parse", ("transformations.dataset", "transformations.cast")),
+    (
+        "Transformations",
+        "Clean and bound",
+        (
+            "transformations.nulls",
+            "transformations.clamp",
+            "transformations.resize",
+            "transformations.order",
+            "transformations.lookup",
+        ),
+    ),
+    (
+        "Transformations",
+        "Count and aggregate",
+        (
+            "transformations.count",
+            "transformations.sum",
+            "transformations.moments",
+            "transformations.quantile",
+            "transformations.tree",
+        ),
+    ),
+    ("Transformations", "Other", ("transformations.lipschitz", "transformations.user")),
+    (
+        "Measurements",
+        "Additive noise",
+        ("measurements.noise", "measurements.canonical_noise", "measurements.threshold"),
+    ),
+    (
+        "Measurements",
+        "Selection",
+        (
+            "measurements.noisy_max",
+            "measurements.exponential",
+            "measurements.quantile",
+            "measurements.sparse_vector",
+        ),
+    ),
+    ("Measurements", "Local DP", ("measurements.randomized_response", "measurements.two_coin")),
+    (
+        "Measurements",
+        "Other",
+        ("measurements.alp", "measurements.sensitivity_sampling", "measurements.user"),
+    ),
+    ("Combinators", "Composition", ("combinators.composition",)),
+    ("Combinators", "Conversions", ("combinators.conversions",)),
+    (
+        "Combinators",
+        "Other",
+        (
+            "combinators.amplification",
+            "combinators.local",
+            "combinators.select_private_candidate",
+            "combinators.random_dp",
+        ),
+    ),
+]
+MODULE = re.compile(r"^module:\s*(\S+)\s*$", re.MULTILINE)
+
+
+def module_of(proof: Path) -> str:
+    """The ``module:`` of a proof's header ('' if none)."""
+    m = MODULE.search(proof.read_text(encoding="utf-8").split("\n---", 1)[0])
+    return m.group(1) if m else ""
+
+
+def render() -> str:
+    """The ``.nav.yml`` text."""
+    proofs = sorted(PROOFS.glob("*.md"))
+    lines = [
+        "# Written by `python -m tools.proof_nav` from each proof's `module:` header: do not edit.",
+        "nav:",
+        "  - Shared lemmas:",
+        '      - "lemmas/*.md"',
+    ]
+    sampling = [n for n in ("samplers.md", "vectorized_sampling.md") if (PROOFS / n).is_file()]
+    if sampling:
+        lines += ["  - Sampling:", *[f"      - {n}" for n in sampling]]
+    section = ""
+    for name, sub, modules in FAMILIES:
+        pages = [p.name for p in proofs if module_of(p).removeprefix("opendp_lite.") in modules]
+        if not pages:
+            continue
+        if name != section:
+            lines.append(f"  - {name}:")
+            section = name
+        lines.append(f"      - {sub}:")
+        lines += [f"          - {page}" for page in pages]
+    lines += [
+        "  - Other:",
+        '      - glob: "*.md"',
+        "        ignore_no_matches: true",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Write the file."""
+    OUT.write_text(render(), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
