@@ -218,7 +218,11 @@ def _lookup(col: npt.NDArray[Any], comp: Sequence[Any]) -> npt.NDArray[np.int64]
     if not comp:
         return np.full(n, -1, dtype=np.int64)
     ref = np.asarray(list(comp))
-    if col.dtype.kind in "iub" and ref.dtype.kind in "iu":
+    ck, rk = col.dtype.kind, ref.dtype.kind
+    # u64 against signed integers: numpy would compare them as float64; exact dict instead
+    u64 = (ck == "u" and col.itemsize == 8) or (rk == "u" and ref.itemsize == 8)
+    mixed64 = u64 and ck in "iu" and rk in "iu" and ck != rk
+    if ck in "iub" and rk in "iu" and not u64:
         lo, hi = int(ref.min()), int(ref.max())
         if hi - lo <= 4 * len(ref) + (1 << 16):  # a direct table: one gather per row
             table = np.full(hi - lo + 1, -1, dtype=np.int64)
@@ -228,7 +232,7 @@ def _lookup(col: npt.NDArray[Any], comp: Sequence[Any]) -> npt.NDArray[np.int64]
             out = np.full(n, -1, dtype=np.int64)
             out[inside] = table[c[inside] - lo]
             return out
-    if col.dtype.kind in "iuf" and ref.dtype.kind in "iuf":
+    if ck in "iuf" and rk in "iuf" and not mixed64:
         order = np.argsort(ref, kind="stable")
         srt = ref[order]
         pos = np.clip(np.searchsorted(srt, col), 0, len(srt) - 1)
@@ -269,41 +273,39 @@ def _columns(frame: Mapping[Any, Any], by: tuple[Any, ...]) -> list[npt.NDArray[
 
 
 def _codes(cols: list[npt.NDArray[Any]], keys: tuple[Any, ...] | None) -> tuple[Any, Any]:
-    """(codes, keys): group index of each row; the keys found (sorted) when ``keys`` is None."""
+    """(codes, keys): group index of each row (-1: dropped); with ``keys=None`` the keys
+    present, sorted (a row with a NaN key cell matches no key and is dropped)."""
     n = len(cols[0]) if cols else 0
     if keys is None:
-        comps = [_distinct_sorted(c) for c in cols]
+        comps = [[v for v in _distinct_sorted(c) if v == v] for c in cols]  # no NaN label
         parts = [_lookup(c, comp) for c, comp in zip(cols, comps, strict=True)]
-        combined = np.zeros(n, dtype=np.int64)
-        for p, comp in zip(parts, comps, strict=True):
-            combined = combined * max(len(comp), 1) + p
-        uniq, inv = np.unique(combined, return_inverse=True)
-        found = []
-        for u in uniq.tolist():
-            label = []
-            for comp in reversed(comps):
-                u, r = divmod(u, max(len(comp), 1))
-                label.append(comp[r])
-            label.reverse()
-            found.append(label[0] if len(cols) == 1 else tuple(label))
-        return inv.reshape(-1).astype(np.int64), tuple(found)
+        if len(cols) == 1:
+            return parts[0], tuple(comps[0])
+        valid = np.logical_and.reduce([p >= 0 for p in parts])
+        stacked = np.stack([p[valid] for p in parts], axis=1)
+        rows, inv = np.unique(stacked, axis=0, return_inverse=True)  # lexicographic order
+        codes = np.full(n, -1, dtype=np.int64)
+        codes[valid] = inv.reshape(-1)
+        found = tuple(tuple(comps[j][i] for j, i in enumerate(r)) for r in rows.tolist())
+        return codes, found
     if len(cols) == 1:
         return _lookup(cols[0], list(keys)), keys
-    comps = [list(dict.fromkeys(k[j] for k in keys)) for j in range(len(cols))]
-    parts = [_lookup(c, comp) for c, comp in zip(cols, comps, strict=True)]
-    combined = np.zeros(n, dtype=np.int64)
-    valid = np.ones(n, dtype=bool)
-    for p, comp in zip(parts, comps, strict=True):
-        valid &= p >= 0
-        combined = combined * len(comp) + p
-    key_codes = np.zeros(len(keys), dtype=np.int64)
-    for i, k in enumerate(keys):
-        c = 0
-        for j, comp in enumerate(comps):
-            c = c * len(comp) + comp.index(k[j])
-        key_codes[i] = c
-    out = _lookup(combined, key_codes.tolist())
-    return np.where(valid, out, -1), keys
+    # several columns: extend the code of each row's key prefix one column at a time; every
+    # intermediate code is below len(keys)², so nothing overflows whatever the columns
+    cur = np.zeros(n, dtype=np.int64)
+    key_prefix = np.zeros(len(keys), dtype=np.int64)
+    for j, col in enumerate(cols):
+        comp = list(dict.fromkeys(k[j] for k in keys))
+        index = {v: i for i, v in enumerate(comp)}
+        part = _lookup(col, comp)
+        pairs = key_prefix * len(comp) + np.array([index[k[j]] for k in keys], dtype=np.int64)
+        uniq, key_prefix = np.unique(pairs, return_inverse=True)
+        key_prefix = key_prefix.reshape(-1)
+        row_pairs = np.where((cur >= 0) & (part >= 0), cur * len(comp) + part, -1)
+        cur = _lookup(row_pairs, uniq.tolist())
+    to_key = np.empty(len(keys), dtype=np.int64)
+    to_key[key_prefix] = np.arange(len(keys))  # keys are distinct: a bijection
+    return np.where(cur >= 0, to_key[np.maximum(cur, 0)], -1), keys
 
 
 @dataclass(frozen=True)

@@ -180,3 +180,37 @@ def test_adding_one_individual_moves_counts_within_the_map(k: int, m: int) -> No
     if k <= 2:
         assert int(diff.sum()) == l1 and int(diff.max()) == linf
     assert t.map(1) == l1  # the count vector's l1 sensitivity is the map
+
+
+# -- key matching edge cases (regressions found in review) -----------------------------------
+
+
+def test_private_keys_drop_nan_rows_without_mixing_groups() -> None:
+    t = dp.t.make_partition_by(FRAME, SYM, by=["g", "h"])
+    parts = t({"g": [1.0, float("nan"), 1.0, 2.0], "h": ["a", "a", "b", "a"], "v": [1, 2, 3, 4]})
+    assert list(parts) == [(1.0, "a"), (1.0, "b"), (2.0, "a")]
+    assert groups(parts, "v") == {(1.0, "a"): [1], (1.0, "b"): [3], (2.0, "a"): [4]}
+    t1 = dp.t.make_partition_by(FRAME, SYM, by="g")
+    p1 = t1({"g": [float("nan"), 2.0, 2.0]})
+    assert list(p1) == [2.0] and len(p1[2.0]["g"]) == 2
+
+
+def test_many_key_columns_do_not_overflow() -> None:
+    # 5 columns of 2^16 distinct key values: a mixed-radix code needs 2^80 and wraps in int64,
+    # so (0, 1, 1, 1, 1) and (1, 1, 1, 1, 1) would share a code
+    keys = [(i,) * 5 for i in range(1 << 16)]
+    rows = np.array([(1, 1, 1, 1, 1), (0, 1, 1, 1, 1), (7, 7, 7, 7, 7)], dtype=np.int64)
+    cols = {c: rows[:, j] for j, c in enumerate("vwxyz")}
+    t = dp.t.make_partition_by(FRAME, SYM, by=list("vwxyz"), keys=keys)
+    counts = (t >> dp.t.then_grouped_count())(cols)
+    assert counts[1] == 1 and counts[7] == 1 and counts.sum() == 2
+    tp = dp.t.make_partition_by(FRAME, SYM, by=list("vwxyz"))
+    assert list(tp(cols)) == sorted(map(tuple, rows.tolist()))
+
+
+def test_uint64_keys_compare_exactly() -> None:
+    col = np.array([2**64 - 1, 2**63, 5], dtype=np.uint64)
+    t = dp.t.make_partition_by(FRAME, SYM, by="g", keys=[-1, 0, 5])
+    assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {-1: 0, 0: 0, 5: 1}
+    t = dp.t.make_partition_by(FRAME, SYM, by="g", keys=[2**63, 2**63 + 1])
+    assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {2**63: 1, 2**63 + 1: 0}
