@@ -225,9 +225,14 @@ def _lookup(col: npt.NDArray[Any], comp: Sequence[Any]) -> npt.NDArray[np.int64]
     if ck in "iub" and rk in "iu" and not u64:
         lo, hi = int(ref.min()), int(ref.max())
         if hi - lo <= 4 * len(ref) + (1 << 16):  # a direct table: one gather per row
+            c = col.astype(np.int64, copy=False)
+            if n and lo >= 0 and int(c.min()) >= 0 and int(c.max()) <= hi:
+                # every value indexes the table directly: one gather, no temporaries
+                table = np.full(hi + 1, -1, dtype=np.int64)
+                table[ref] = np.arange(len(ref))
+                return np.take(table, c)
             table = np.full(hi - lo + 1, -1, dtype=np.int64)
             table[ref - lo] = np.arange(len(ref))
-            c = col.astype(np.int64, copy=False)
             inside = (c >= lo) & (c <= hi)
             out = np.full(n, -1, dtype=np.int64)
             out[inside] = table[c[inside] - lo]
@@ -642,18 +647,26 @@ def _grid_group_sums(
     s_hi = np.zeros(k, dtype=object)
     s_lo = np.zeros(k, dtype=object)
     scale = math.ldexp(1.0, p)
+    m = min(len(col), _GCHUNK)
+    v, h, low = np.empty(m), np.empty(m), np.empty(m)
     for i in range(0, len(col), _GCHUNK):
         c = codes[i : i + _GCHUNK]
-        v = np.clip(col[i : i + _GCHUNK], lo, hi, dtype=np.float64)
-        keep = c >= 0
-        if not keep.all():
-            c, v = c[keep], v[keep]
-        np.multiply(v, scale, out=v)  # exact: p keeps |v·2^p| <= 2^46 (no subnormal products)
-        np.trunc(v, out=v)
-        h = np.floor(v / _SPLIT)  # exact: division by a power of two, then floor
-        low = v - h * _SPLIT  # exact: an integer in [0, 2^23)
-        s_hi += np.bincount(c, weights=h, minlength=k).astype(np.int64).astype(object)
-        s_lo += np.bincount(c, weights=low, minlength=k).astype(np.int64).astype(object)
+        x = col[i : i + _GCHUNK]
+        vb, hb, lb = v[: len(c)], h[: len(c)], low[: len(c)]
+        np.clip(x, lo, hi, out=vb, dtype=np.float64)
+        if int(c.min(initial=0)) < 0:  # rows outside the keys (or truncated): left out
+            keep = c >= 0
+            c = c[keep]
+            vb, hb, lb = vb[: len(c)], hb[: len(c)], lb[: len(c)]
+            vb[:] = np.clip(x[keep], lo, hi, dtype=np.float64)
+        np.multiply(vb, scale, out=vb)  # exact: |v·2^p| <= 2^46 (a product below 1 truncates
+        np.trunc(vb, out=vb)  # to 0 either way)
+        np.multiply(vb, 1.0 / _SPLIT, out=hb)  # exact: scaling an integer by 2^-23
+        np.floor(hb, out=hb)
+        np.multiply(hb, _SPLIT, out=lb)
+        np.subtract(vb, lb, out=lb)  # exact: an integer in [0, 2^23)
+        s_hi += np.bincount(c, weights=hb, minlength=k).astype(np.int64).astype(object)
+        s_lo += np.bincount(c, weights=lb, minlength=k).astype(np.int64).astype(object)
     return [int(a) * (1 << 23) + int(b) for a, b in zip(s_hi, s_lo, strict=True)]
 
 

@@ -51,12 +51,13 @@ def test_sum_chunks_agree_with_python_ints() -> None:
     i = np.arange(n)
     g = (i * 7919) % 13
     x = ((i * 104729) % 20001 - 10000) / 3.0
-    t = part(range(13)) >> dp.t.then_grouped_sum("x", (-2000.0, 3000.0))
+    t = part(range(12)) >> dp.t.then_grouped_sum("x", (-2000.0, 3000.0))  # group 12 dropped
     out = t({"g": g, "x": x})
     p = 46 - math.frexp(3000.0)[1]
     xc = np.clip(x, -2000.0, 3000.0)
     ks = np.trunc(xc * 2.0**p).astype(np.int64)
-    for j in range(13):
+    assert len(out) == 12
+    for j in range(12):
         total = sum(int(v) for v in ks[g == j])  # Python ints: exact
         assert out[j] == float(Fraction(total, 2**p))
 
