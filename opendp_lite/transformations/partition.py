@@ -317,6 +317,7 @@ def _codes(cols: list[npt.NDArray[Any]], keys: tuple[Any, ...] | None) -> tuple[
 class _Bounds:
     max_partitions: int
     max_per_partition: int
+    max_total: int | None = None
 
 
 def _truncate(
@@ -345,6 +346,10 @@ def _truncate(
     run = np.cumsum(new_group) - 1
     group_rank = run - np.maximum.accumulate(np.where(new_id, run, 0))
     keep = (row_rank < b.max_per_partition) & (group_rank < b.max_partitions)
+    if b.max_total is not None:  # then its first max_total kept rows, in the same order
+        kept = np.cumsum(keep)
+        base = np.maximum.accumulate(np.where(new_id, kept - keep, 0))
+        keep &= kept - base <= b.max_total
     out[valid[order[keep]]] = sg[keep]
     return out
 
@@ -405,6 +410,7 @@ def make_partition_by(
     keys: Sequence[Any] | None = None,
     max_partitions: int | None = None,
     max_contributions_per_partition: int | None = None,
+    max_contributions: int | None = None,
 ) -> Transformation[Any, Partitioned, int, Triple]:
     r"""Partition a dataframe into groups by the columns ``by``.
 
@@ -417,11 +423,13 @@ def make_partition_by(
     Under ``symmetric_id_distance(identifier)`` each individual's rows are first cut to
     ``k = max_partitions`` groups (its smallest group indices) and ``m =
     max_contributions_per_partition`` rows per group (its first rows in a canonical order of
-    all columns), so a contribution beyond the bounds is never counted.
+    all columns), and, if ``c = max_contributions`` is given, to its first ``c`` of those rows
+    in the same order, so a contribution beyond the bounds is never counted.
 
     Stability map, into ``partition_distance()``:
         symmetric distance:  d ↦ (d, d, d)
-        symmetric_id_distance:  d ↦ (d·k, d·k·m, d·m)
+        symmetric_id_distance:  d ↦ (d·min(k, c), d·min(k·m, c), d·min(m, c))   (c = ∞
+        when not given)
 
     Raises:
         DomainMismatch: if ``input_domain`` is not a ``dataframe_domain``.
@@ -460,11 +468,15 @@ def make_partition_by(
         bounds = _Bounds(
             _check_count("max_partitions", max_partitions),
             _check_count("max_contributions_per_partition", max_contributions_per_partition),
+            None
+            if max_contributions is None
+            else _check_count("max_contributions", max_contributions),
         )
     elif isinstance(input_metric, SymmetricDistance):
-        if max_partitions is not None or max_contributions_per_partition is not None:
+        if (max_partitions, max_contributions_per_partition, max_contributions) != (None,) * 3:
             raise InvalidParameter(
-                "max_partitions/max_contributions_per_partition need an identifier: under "
+                "max_partitions, max_contributions_per_partition and max_contributions need an "
+                "identifier: under "
                 "symmetric_distance() each record is its own individual (one group, one row); "
                 "use symmetric_id_distance(identifier) to bound individuals with several rows"
             )
@@ -488,10 +500,11 @@ def make_partition_by(
         def stability_map(d_in: int) -> Triple:
             return d_in, d_in, d_in
     else:
-        k, m = bounds.max_partitions, bounds.max_per_partition
+        k, m, c = bounds.max_partitions, bounds.max_per_partition, bounds.max_total
+        l0, l1, li = (k, k * m, m) if c is None else (min(k, c), min(k * m, c), min(m, c))
 
         def stability_map(d_in: int) -> Triple:
-            return d_in * k, d_in * k * m, d_in * m
+            return d_in * l0, d_in * l1, d_in * li
 
     return Transformation(
         input_domain, input_metric, out_domain, partition_distance(), function, stability_map
@@ -503,11 +516,12 @@ def then_partition_by(
     keys: Sequence[Any] | None = None,
     max_partitions: int | None = None,
     max_contributions_per_partition: int | None = None,
+    max_contributions: int | None = None,
 ) -> PartialTransformation[Any, Partitioned, int, Triple]:
     """Partial of :func:`make_partition_by`."""
     return PartialTransformation(
         lambda d, m: make_partition_by(
-            d, m, by, keys, max_partitions, max_contributions_per_partition
+            d, m, by, keys, max_partitions, max_contributions_per_partition, max_contributions
         )
     )
 

@@ -145,6 +145,28 @@ def test_individual_truncated_to_k_groups_and_m_rows() -> None:
     assert sums == [13.0, 8.0, 0.0]
 
 
+def test_total_contribution_bound() -> None:
+    part = dp.t.make_partition_by(
+        FRAME,
+        ID,
+        by="g",
+        keys=["A", "B", "C"],
+        max_partitions=3,
+        max_contributions_per_partition=2,
+        max_contributions=3,
+    )
+    # u: A keeps 2 (3.0, 4.0), then B 1 (its smallest, 1.0): 3 rows in all; v: A 6.0
+    assert groups(part(CRAFTED), "x") == {"A": [3.0, 4.0, 6.0], "B": [1.0], "C": []}
+    assert part.map(1) == (3, 3, 2)
+    assert part.map(2) == (6, 6, 4)
+    tight = dp.t.make_partition_by(
+        FRAME, ID, by="g", max_partitions=3, max_contributions_per_partition=2, max_contributions=1
+    )
+    assert tight.map(1) == (1, 1, 1)
+    with pytest.raises(InvalidParameter, match="identifier"):
+        dp.t.make_partition_by(FRAME, SYM, by="g", max_contributions=2)
+
+
 def test_truncation_uses_only_kept_keys() -> None:
     # rows outside the public keys do not use up one of the individual's groups
     part = count_by_id(1, 5, ["B", "C"])
