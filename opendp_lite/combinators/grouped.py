@@ -222,8 +222,8 @@ def _epsilon(epsilon: object) -> float:
 
 def _space(by: Any, keys: Sequence[Any] | None, identifier: Any, bounds: Any) -> Any:
     metric = symmetric_distance() if identifier is None else SymmetricIdDistance(identifier)
-    k, m = (None, None) if identifier is None else bounds
-    return make_partition_by(dataframe_domain(), metric, by, keys, k, m)
+    k, m, c = (None, None, None) if identifier is None else bounds
+    return make_partition_by(dataframe_domain(), metric, by, keys, k, m, c)
 
 
 def _label(keys: Sequence[Any], values: Any) -> dict[Any, Any]:
@@ -238,11 +238,13 @@ def grouped_count(
     identifier: Any = None,
     max_partitions: int = 1,
     max_contributions_per_partition: int = 1,
+    max_contributions: int | None = None,
 ) -> dict[Any, int]:
     """An ε-DP count of rows per group, as ``{key: noisy count}`` (discrete Laplace noise).
 
     Each record is one individual; with ``identifier`` each individual (all its rows) is
-    truncated to ``max_partitions`` groups and ``max_contributions_per_partition`` rows in each.
+    truncated to ``max_partitions`` groups, ``max_contributions_per_partition`` rows in each
+    and ``max_contributions`` rows in all (see :func:`make_partition_by`).
 
     Raises:
         InvalidParameter: as :func:`~opendp_lite.transformations.make_partition_by`, or if
@@ -255,7 +257,8 @@ def grouped_count(
     ['n', 's', 'w']
     """
     eps = _epsilon(epsilon)
-    part = _space(by, keys, identifier, (max_partitions, max_contributions_per_partition))
+    bounds_id = (max_partitions, max_contributions_per_partition, max_contributions)
+    part = _space(by, keys, identifier, bounds_id)
     t = part >> make_grouped_count(part.output_domain, part.output_metric)
     scale = ar.div_up(t.map(1), eps)
     m = t >> make_laplace(t.output_domain, t.output_metric, scale)
@@ -272,6 +275,7 @@ def grouped_sum(
     identifier: Any = None,
     max_partitions: int = 1,
     max_contributions_per_partition: int = 1,
+    max_contributions: int | None = None,
 ) -> dict[Any, float]:
     """An ε-DP sum of ``clamp(column, bounds)`` per group, as ``{key: noisy sum}``.
 
@@ -287,7 +291,8 @@ def grouped_sum(
     ['n', 's']
     """
     eps = _epsilon(epsilon)
-    part = _space(by, keys, identifier, (max_partitions, max_contributions_per_partition))
+    bounds_id = (max_partitions, max_contributions_per_partition, max_contributions)
+    part = _space(by, keys, identifier, bounds_id)
     t = part >> make_grouped_sum(part.output_domain, part.output_metric, column, bounds)
     scale = ar.div_up(t.map(1), eps)
     m = t >> make_laplace(t.output_domain, t.output_metric, scale)
@@ -304,6 +309,7 @@ def grouped_mean(
     identifier: Any = None,
     max_partitions: int = 1,
     max_contributions_per_partition: int = 1,
+    max_contributions: int | None = None,
 ) -> dict[Any, float]:
     """An ε-DP mean per group: a noisy sum (ε/2) over a noisy count (ε/2), clamped to bounds.
 
@@ -319,7 +325,7 @@ def grouped_mean(
     """
     eps = _epsilon(epsilon)
     frame = _frame(data)
-    args = (identifier, max_partitions, max_contributions_per_partition)
+    args = (identifier, max_partitions, max_contributions_per_partition, max_contributions)
     sums = grouped_sum(frame, by, column, bounds, eps / 2, keys, *args)
     counts = grouped_count(frame, by, eps / 2, keys, *args)
     lo, hi = float(bounds[0]), float(bounds[1])

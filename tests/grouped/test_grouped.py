@@ -214,6 +214,17 @@ def test_helpers_with_identifier_truncate() -> None:
         max_contributions_per_partition=2,
     )
     assert c == {"a": 3, "b": 1}
+    c = dp.c.grouped_count(
+        df,
+        by="g",
+        epsilon=1e9,
+        keys=["a", "b"],
+        identifier="id",
+        max_partitions=2,
+        max_contributions_per_partition=2,
+        max_contributions=2,
+    )
+    assert c == {"a": 3, "b": 0}  # id 1 keeps its first 2 rows: both in a (first group)
 
 
 def test_helpers_refuse_bad_epsilon() -> None:
