@@ -250,8 +250,16 @@ def _lookup(col: npt.NDArray[Any], comp: Sequence[Any]) -> npt.NDArray[np.int64]
         # get_indexer matches by ==: keep only cells that are str, like the keys
         is_str = np.fromiter((type(v) is str for v in col.tolist()), dtype=bool, count=n)
         return np.where(is_str, codes, -1)
-    table_d = {(type(v), v): i for i, v in enumerate(comp)}
-    return np.fromiter((table_d.get((type(v), v), -1) for v in col.tolist()), np.int64, n)
+    table_d = {_typed(v): i for i, v in enumerate(comp)}
+    return np.fromiter((table_d.get(_typed(v), -1) for v in col.tolist()), np.int64, n)
+
+
+def _typed(v: Any) -> tuple[type, Any]:
+    """An exact dictionary key: numpy scalars as Python ones, and the type kept, so that
+    ``1``, ``1.0`` and ``True`` stay three different keys."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    return type(v), v
 
 
 def _sort_key(v: Any) -> tuple[str, Any]:

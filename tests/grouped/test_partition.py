@@ -236,3 +236,10 @@ def test_uint64_keys_compare_exactly() -> None:
     assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {-1: 0, 0: 0, 5: 1}
     t = dp.t.make_partition_by(FRAME, SYM, by="g", keys=[2**63, 2**63 + 1])
     assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {2**63: 1, 2**63 + 1: 0}
+
+
+def test_object_columns_of_numpy_scalars_match_python_keys() -> None:
+    col = np.array([np.int64(1), 2, np.float64(2.0), True], dtype=object)
+    t = dp.t.make_partition_by(FRAME, SYM, by="g", keys=[1, 2])
+    # np.int64(1) is the key 1; the float 2.0 and the bool True are other types: dropped
+    assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {1: 1, 2: 1}
