@@ -741,7 +741,8 @@ def make_grouped_sum(
     Raises:
         DomainMismatch, MetricMismatch: if the space is not a partition space.
         InvalidParameter: if the keys are private, ``norm`` is not 1 or 2, the bounds are not
-            finite and ordered, or ``size_limit`` is not a positive int or could overflow f64.
+            finite and ordered (or max(|L|, |U|) < 2^-950), or
+            ``size_limit`` is not a positive int or could overflow f64.
         NotInDomain: at invocation, before any randomness, if ``column`` is not numeric or
             holds NaN.
 
