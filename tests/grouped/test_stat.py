@@ -96,3 +96,34 @@ def test_grouped_count_on_dask_has_the_same_law() -> None:
     assert discrete_laplace_pvalue(z, 2.0) > ALPHA
     for f in (0.7, 1.3):
         assert discrete_laplace_pvalue(z, 2.0 * f) < ALPHA
+
+
+def test_make_grouped_runs_the_inner_law_on_each_group() -> None:
+    """A measurement mapped over the groups: each group's release has the inner law, with
+    independent noise per group."""
+    inner = (
+        dp.t.make_select_column("x", TOA=float)
+        >> dp.t.then_count()
+        >> dp.m.then_gaussian(1.5, MO="ZeroConcentratedDivergence")
+    )
+    part = dp.t.make_partition_by(dp.dataframe_domain(), dp.symmetric_distance(), "g", KEYS)
+    m = part >> dp.c.then_grouped(inner)
+    out = np.array([[r[k] - TRUE[k] for k in KEYS] for r in (m(DATA) for _ in range(250))])
+    assert discrete_gaussian_pvalue(out.ravel(), 1.5) > ALPHA
+    for f in (0.7, 1.3):
+        assert discrete_gaussian_pvalue(out.ravel(), 1.5 * f) < ALPHA
+    r = np.corrcoef(out[:, :-1].ravel(), out[:, 1:].ravel())[0, 1]
+    assert abs(r) < 5 / math.sqrt(out[:, 1:].size)
+
+
+def discrete_gaussian_pvalue(z: np.ndarray, sigma: float) -> float:
+    """χ² of integer noise against the discrete Gaussian 𝒩_ℤ(0, σ²), bins -B..B and tails."""
+    b = int(3 * sigma)
+    w = {k: math.exp(-(k * k) / (2 * sigma * sigma)) for k in range(-200, 201)}
+    total = sum(w.values())
+    probs = [w[k] / total for k in range(-b, b + 1)]
+    tail = (1 - sum(probs)) / 2
+    obs = [int(np.sum(z < -b))] + [int(np.sum(z == k)) for k in range(-b, b + 1)]
+    obs.append(int(np.sum(z > b)))
+    exp = np.array([tail, *probs, tail]) * len(z)
+    return float(stats.chisquare(obs, exp).pvalue)
