@@ -233,3 +233,21 @@ def test_helpers_refuse_bad_epsilon() -> None:
             dp.c.grouped_count(DATA, by="g", epsilon=eps, keys=["a"])
     with pytest.raises(InvalidParameter, match="DataFrame"):
         dp.c.grouped_count([1, 2], by="g", epsilon=1.0, keys=["a"])
+
+
+def test_chain_with_identifier_charges_each_group_an_individual_reaches() -> None:
+    part = dp.t.make_partition_by(
+        FRAME,
+        dp.symmetric_id_distance("id"),
+        by="g",
+        keys=["a", "b", "c"],
+        max_partitions=2,
+        max_contributions_per_partition=3,
+    )
+    m = part >> dp.c.then_grouped(count(1.0))  # ε(d) = d
+    # one individual: (l0, l1, l∞) = (2, 6, 3): min(2·ε(3), 6·ε(1)) = 6
+    assert part.map(1) == (2, 6, 3)
+    assert m.map(1) == 6.0
+    # the vector path charges the same through the l1 sensitivity of the counts
+    v = part >> dp.t.then_grouped_count() >> dp.m.then_laplace(1.0)
+    assert v.map(1) == 6.0
