@@ -102,6 +102,12 @@ from .accuracy import (
 from .measurements.randomized_response import BitVectorDomain, bitvector_domain
 from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
 from .search import binary_search, binary_search_chain, binary_search_param
+from .transformations.partition import (
+    PartitionDistance,
+    SymmetricIdDistance,
+    partition_distance,
+    symmetric_id_distance,
+)
 
 # isort: split
 # -- OpenDP module paths, type descriptors and the Context API (issue 14) --
@@ -176,6 +182,7 @@ __all__ = [
     "PartialChain",
     "PartialMeasurement",
     "PartialTransformation",
+    "PartitionDistance",
     "PrivacyProfile",
     "Query",
     "Queryable",
@@ -184,6 +191,7 @@ __all__ = [
     "SmoothedMaxDivergence",
     "String",
     "SymmetricDistance",
+    "SymmetricIdDistance",
     "Transformation",
     "UserDistance",
     "UserDivergence",
@@ -240,6 +248,7 @@ __all__ = [
     "new_function",
     "new_queryable",
     "option_domain",
+    "partition_distance",
     "register",
     "renyi_divergence",
     "set_default_float_type",
@@ -247,6 +256,7 @@ __all__ = [
     "smoothed_max_divergence",
     "space_of",
     "symmetric_distance",
+    "symmetric_id_distance",
     "t",
     "u8",
     "u16",

@@ -35,3 +35,11 @@ from .select_private_candidate import (
 from .local import make_local_release as make_local_release
 from .local import then_local_release as then_local_release
 from .random_dp import make_random_dp_as_worst_case as make_random_dp_as_worst_case
+
+# isort: split
+# -- grouped releases: a measurement mapped over the groups of a partition (issue 15) --
+from .grouped import grouped_count as grouped_count
+from .grouped import grouped_mean as grouped_mean
+from .grouped import grouped_sum as grouped_sum
+from .grouped import make_grouped as make_grouped
+from .grouped import then_grouped as then_grouped

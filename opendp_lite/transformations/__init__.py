@@ -88,3 +88,12 @@ from .sum import then_sum as then_sum
 from .tree import make_b_ary_tree as make_b_ary_tree
 from .tree import make_consistent_b_ary_tree as make_consistent_b_ary_tree
 from .tree import then_b_ary_tree as then_b_ary_tree
+
+# isort: split
+# -- partition by keys and per-group aggregates (issue 15, grouped) --
+from .partition import make_grouped_count as make_grouped_count
+from .partition import make_grouped_sum as make_grouped_sum
+from .partition import make_partition_by as make_partition_by
+from .partition import then_grouped_count as then_grouped_count
+from .partition import then_grouped_sum as then_grouped_sum
+from .partition import then_partition_by as then_partition_by

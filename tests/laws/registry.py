@@ -1720,6 +1720,78 @@ def _odometer(draw: Draw) -> Case:
 # privacy_loss its queryable reports after the queries: monotone, the exact sum rounded up
 register(Entry("make_fully_adaptive_composition", "O", fixed(_odometer)))
 
+# -- grouped releases (issue 15): each entry is a chain from the frames of the laws' spaces
+# (columns "a", "b" of short strings) through make_partition_by, so law 1 compares vectors
+
+
+_GROUP_KEYS = st.lists(st.sampled_from(["", "a", "b", "1", "ab", "ba", "11"]), unique=True)
+
+
+def _partition(draw: Draw) -> Any:
+    keys = draw(_GROUP_KEYS)
+    return dp.t.make_partition_by(dp.dataframe_domain(), dp.symmetric_distance(), "a", keys)
+
+
+def _grouped_count(draw: Draw) -> Case:
+    norm = draw(st.sampled_from([1, 2]))
+    return Case(_partition(draw) >> dp.t.then_grouped_count(norm), {"norm": norm})
+
+
+def _b_as_length() -> Any:
+    """Row by row: column "b" replaced by its length as a float (a float column to sum)."""
+
+    def function(x: Any) -> Any:
+        return {"a": x["a"], "b": [float(len(v)) for v in x["b"]]}
+
+    return dp.Transformation(
+        dp.dataframe_domain(),
+        dp.symmetric_distance(),
+        dp.dataframe_domain(),
+        dp.symmetric_distance(),
+        function,
+        lambda d: d,
+    )
+
+
+def _grouped_sum(draw: Draw) -> Case:
+    lo, hi = draw(float_bounds())
+    norm = draw(st.sampled_from([1, 2]))
+    part = _b_as_length() >> _partition(draw)
+    t = attempt(lambda: part >> dp.t.then_grouped_sum("b", (lo, hi), norm), {"bounds": (lo, hi)})
+    return Case(t.obj, {"bounds": (lo, hi)})
+
+
+def _grouped_sum_formula(c: Case, d: Any) -> Any:
+    """d·M′ (the sensitivity term, a lower bound of the map; the rounding relaxation is not
+    recomputed), M′ = max(|k(L)|, |k(U)|)·2^-p on the grid of make_sum."""
+    lo, hi = c.p["bounds"]
+    mag = max(abs(lo), abs(hi))
+    if mag == 0:
+        return Q(0)
+    p = 46 - math.frexp(mag)[1]
+    k = max(abs(math.trunc(Q(lo) * Q(2) ** p)), abs(math.trunc(Q(hi) * Q(2) ** p)))
+    return Q(d) * Q(k) * Q(2) ** -p
+
+
+def _grouped(draw: Draw) -> Case:
+    scale = draw(st.floats(0.5, 100))
+    inner = dp.t.make_select_column("b", TOA=str) >> dp.t.then_count() >> dp.m.then_laplace(scale)
+    return Case(_partition(draw) >> dp.c.then_grouped(inner), {"scale": scale})
+
+
+register(Entry("make_partition_by", "T", fixed(_grouped_count), formula=d_identity))
+register(Entry("make_grouped_count", "T", fixed(_grouped_count), formula=d_identity))
+register(Entry("make_grouped_sum", "T", fixed(_grouped_sum), formula=_grouped_sum_formula))
+register(
+    Entry(
+        "make_grouped",
+        "M",
+        fixed(_grouped),
+        formula=lambda c, d: Q(d) / Q(c.p["scale"]),
+        randomized=True,
+    )
+)
+
 #: public constructors the laws do not reach, each with its reason (none at present)
 EXEMPT: dict[str, str] = {}
 

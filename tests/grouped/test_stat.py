@@ -1,0 +1,129 @@
+"""The law of each group's release: discrete Laplace on grouped counts, Laplace on grouped
+sums, independent across groups.  α and n are fixed up front; scale × 0.7 and × 1.3 are
+rejected."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import opendp_lite.prelude as dp
+from tests.conftest import scaled
+
+ALPHA = 1e-4
+GROUPS = 40
+KEYS = [f"k{i}" for i in range(GROUPS)]
+TRUE = {k: 3 * i for i, k in enumerate(KEYS)}  # group k_i has 3·i rows
+DATA = {
+    "g": [k for k in KEYS for _ in range(TRUE[k])],
+    "x": [float(i % 7) for i, k in enumerate(KEYS) for _ in range(TRUE[k])],
+}
+
+
+def discrete_laplace_pvalue(z: np.ndarray, scale: float) -> float:
+    """χ² of integer noise against 𝓛_ℤ(scale), bins -B..B and two tails."""
+    b = int(4 * scale)
+    a = math.exp(-1 / scale)
+    pmf = lambda k: (1 - a) / (1 + a) * a ** abs(k)  # noqa: E731
+    probs = [pmf(k) for k in range(-b, b + 1)]
+    tail = (1 - sum(probs)) / 2
+    obs = [int(np.sum(z < -b))] + [int(np.sum(z == k)) for k in range(-b, b + 1)]
+    obs.append(int(np.sum(z > b)))
+    exp = np.array([tail, *probs, tail]) * len(z)
+    return float(stats.chisquare(obs, exp).pvalue)
+
+
+def noise_of_counts(releases: int, epsilon: float) -> np.ndarray:
+    out = []
+    for _ in range(releases):
+        r = dp.c.grouped_count(DATA, by="g", epsilon=epsilon, keys=KEYS)
+        assert list(r) == KEYS  # labelled, in key order
+        out.append([r[k] - TRUE[k] for k in KEYS])
+    return np.array(out)
+
+
+def test_grouped_count_is_discrete_laplace_per_group() -> None:
+    z = noise_of_counts(250, epsilon=0.5)  # scale = l1 sensitivity 1 / ε = 2
+    assert discrete_laplace_pvalue(z.ravel(), 2.0) > ALPHA
+    for f in (0.7, 1.3):
+        assert discrete_laplace_pvalue(z.ravel(), 2.0 * f) < ALPHA
+    # each group on its own has the law too (smallest and largest group)
+    for j in (0, GROUPS - 1):
+        assert discrete_laplace_pvalue(z[:, j], 2.0) > ALPHA / GROUPS
+    # independent across groups: neighbouring groups' noises are uncorrelated
+    r = np.corrcoef(z[:, :-1].ravel(), z[:, 1:].ravel())[0, 1]
+    assert abs(r) < 5 / math.sqrt(z[:, 1:].size)
+
+
+def _laplace_ks(z: np.ndarray, scale: float) -> float:
+    return float(stats.kstest(z, stats.laplace(scale=scale).cdf).pvalue)
+
+
+def test_grouped_sum_is_laplace_per_group() -> None:
+    bounds = (0.0, 10.0)
+    rows = list(zip(DATA["g"], DATA["x"], strict=True))
+    sums = {k: sum(min(max(v, 0.0), 10.0) for g, v in rows if g == k) for k in KEYS}
+    part = dp.t.make_partition_by(dp.dataframe_domain(), dp.symmetric_distance(), "g", KEYS)
+    scale = (part >> dp.t.then_grouped_sum("x", bounds)).map(1) / 1.0  # ε = 1
+    z = []
+    for _ in range(250):
+        r = dp.c.grouped_sum(DATA, by="g", column="x", bounds=bounds, epsilon=1.0, keys=KEYS)
+        z.extend(r[k] - sums[k] for k in KEYS)
+    arr = np.array(z)
+    assert _laplace_ks(arr, scale) > ALPHA
+    for f in (0.7, 1.3):
+        assert _laplace_ks(arr, scale * f) < ALPHA
+
+
+@pytest.mark.slow
+def test_grouped_count_on_dask_has_the_same_law() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    import dask
+
+    ddf = dd.from_pandas(pd.DataFrame(DATA), npartitions=3)
+    releases = scaled(400, minimum=100)
+    out: list[Any] = []
+    with dask.config.set(scheduler="sync"):
+        for _ in range(releases):
+            r = dp.c.grouped_count(ddf, by="g", epsilon=0.5, keys=KEYS)
+            out.extend(r[k] - TRUE[k] for k in KEYS)
+    z = np.array(out)
+    assert discrete_laplace_pvalue(z, 2.0) > ALPHA
+    for f in (0.7, 1.3):
+        assert discrete_laplace_pvalue(z, 2.0 * f) < ALPHA
+
+
+def test_make_grouped_runs_the_inner_law_on_each_group() -> None:
+    """A measurement mapped over the groups: each group's release has the inner law, with
+    independent noise per group."""
+    inner = (
+        dp.t.make_select_column("x", TOA=float)
+        >> dp.t.then_count()
+        >> dp.m.then_gaussian(1.5, MO="ZeroConcentratedDivergence")
+    )
+    part = dp.t.make_partition_by(dp.dataframe_domain(), dp.symmetric_distance(), "g", KEYS)
+    m = part >> dp.c.then_grouped(inner)
+    out = np.array([[r[k] - TRUE[k] for k in KEYS] for r in (m(DATA) for _ in range(250))])
+    assert discrete_gaussian_pvalue(out.ravel(), 1.5) > ALPHA
+    for f in (0.7, 1.3):
+        assert discrete_gaussian_pvalue(out.ravel(), 1.5 * f) < ALPHA
+    r = np.corrcoef(out[:, :-1].ravel(), out[:, 1:].ravel())[0, 1]
+    assert abs(r) < 5 / math.sqrt(out[:, 1:].size)
+
+
+def discrete_gaussian_pvalue(z: np.ndarray, sigma: float) -> float:
+    """χ² of integer noise against the discrete Gaussian 𝒩_ℤ(0, σ²), bins -B..B and tails."""
+    b = int(3 * sigma)
+    w = {k: math.exp(-(k * k) / (2 * sigma * sigma)) for k in range(-200, 201)}
+    total = sum(w.values())
+    probs = [w[k] / total for k in range(-b, b + 1)]
+    tail = (1 - sum(probs)) / 2
+    obs = [int(np.sum(z < -b))] + [int(np.sum(z == k)) for k in range(-b, b + 1)]
+    obs.append(int(np.sum(z > b)))
+    exp = np.array([tail, *probs, tail]) * len(z)
+    return float(stats.chisquare(obs, exp).pvalue)
