@@ -24,8 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from ._validate import check_int
 from .core import Domain
-from .errors import InvalidParameter, NotInDomain, ParameterTypeError
+from .errors import InvalidParameter, NotInDomain
 
 # -- backends: lazy, distributed carriers (Dask) register themselves here ------------------------
 
@@ -455,10 +456,8 @@ def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDoma
     Raises:
         InvalidParameter: if ``size`` is negative or not an integer.
     """
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
-        raise ParameterTypeError(f"size must be a non-negative int or None, got {size!r}")
-    if size is not None and size < 0:
-        raise InvalidParameter(f"size must be a non-negative int or None, got {size!r}")
+    if size is not None:
+        size = check_int("size", size, min=0, what="a non-negative int or None")
     if not isinstance(atom_domain, Domain):
         raise InvalidParameter(f"atom_domain must be a Domain, got {atom_domain!r}")
     return VectorDomain(atom_domain, size)

@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from .._arith import q, up
 from .._types import int_bounds, is_int
+from .._validate import check_int, check_real
 from ..core import Domain, Measurement, Metric, PartialMeasurement, Queryable
 from ..domains import AtomDomain, MapDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType
@@ -184,18 +185,6 @@ def estimate_unary(bits: npt.NDArray[np.bool_]) -> Fraction:
 # Constructor
 
 
-def _positive_int(name: str, value: object, top: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InvalidParameter(
-            f"{name} must be a positive integer, got {type(value).__name__} {value!r}"
-        )
-    v = int(value)
-    if v < 1 or (top is not None and v > top):
-        rng = f"[1, {top}]" if top is not None else ">= 1"
-        raise InvalidParameter(f"{name} must be an integer in {rng}, got {value!r}")
-    return v
-
-
 def _check_space(
     input_domain: Domain[Any], input_metric: Metric[Any], who: str
 ) -> tuple[AtomDomain[Any], AtomDomain[Any]]:
@@ -266,21 +255,19 @@ def make_alp_queryable(
     """
     who = "make_alp_queryable"
     key, value = _check_space(input_domain, input_metric, who)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(f"scale must be a real number, got {type(scale).__name__} {scale!r}")
-    if not (math.isfinite(float(scale)) and float(scale) > 0):
+    if not (math.isfinite(check_real("scale", scale)) and float(scale) > 0):
         raise InvalidParameter(f"scale must be finite and > 0, got {scale!r}")
     s = Fraction(float(scale))
-    a = _positive_int("alpha", alpha, 2**32 - 3)
-    total = _positive_int("total_limit", total_limit)
-    factor = _positive_int("size_factor", size_factor, 2**32 - 1)
+    a = check_int("alpha", alpha, min=1, max=2**32 - 3)
+    total = check_int("total_limit", total_limit, min=1)
+    factor = check_int("size_factor", size_factor, min=1, max=2**32 - 1)
     if value_limit is None:
         if value.bounds is None:
             raise InvalidParameter(
                 f"value_limit is required when the value domain is unbounded, got {value!r}"
             )
         value_limit = value.bounds[1]
-    beta = _positive_int("value_limit", value_limit, int_bounds(value.T)[1])
+    beta = check_int("value_limit", value_limit, min=1, max=int_bounds(value.T)[1])
     c = s / a
     m = math.ceil(beta * c)
     target = math.floor(factor * total * c)

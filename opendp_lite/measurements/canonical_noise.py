@@ -23,7 +23,7 @@ import math
 import sys
 from fractions import Fraction
 
-from .._arith import check_finite_nonneg
+from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain
 from ..errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType

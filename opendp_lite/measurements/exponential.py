@@ -25,7 +25,8 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import check_finite_nonneg, q, up
+from .._arith import q, up
+from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, PartialMeasurement, assert_features
 from ..errors import FailedFunction, InvalidParameter
 from ..measures import max_divergence

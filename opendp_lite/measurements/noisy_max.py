@@ -35,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from .._arith import check_finite_nonneg, q, up
+from .._arith import q, up
 from .._types import is_float, is_int
+from .._validate import check_finite_nonneg, check_int
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedFunction, InvalidParameter, MetricMismatch, NotImplementedForType
@@ -195,9 +196,7 @@ def make_noisy_top_k(
     _check_space(input_domain, input_metric, who)
     zcdp = _check_measure(output_measure, who)
     scale = check_finite_nonneg("scale", scale)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-        raise InvalidParameter(f"k must be an int >= 0, got {k!r}")
-    k = int(k)
+    k = check_int("k", k, min=0)
     monotonic = bool(getattr(input_metric, "monotonic", False))
 
     def function(arg: Any) -> list[int]:

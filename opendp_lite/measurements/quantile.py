@@ -24,8 +24,9 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import check_finite_nonneg, q, up
+from .._arith import q, up
 from .._types import carrier_dtype, is_float, is_int
+from .._validate import check_finite_nonneg, check_real
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, VectorDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
@@ -134,7 +135,7 @@ def make_private_quantile(
         raise InvalidParameter("candidates must not be empty")
     if any(not a < b for a, b in pairwise(cands)):
         raise InvalidParameter(f"candidates must be strictly increasing, got {list(candidates)!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+    if not 0 <= check_real("alpha", alpha, what="a number in [0, 1]") <= 1:
         raise InvalidParameter(f"alpha must be a number in [0, 1], got {alpha!r}")
     a = Fraction(alpha)
     scale = check_finite_nonneg("scale", scale)

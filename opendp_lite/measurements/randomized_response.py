@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .._arith import log1p_up, mul_up, q
+from .._validate import check_int, check_real
 from ..core import Domain, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
@@ -43,11 +44,7 @@ C = TypeVar("C")
 
 def _probability(name: str, value: object, lower: Fraction, lower_open: bool = False) -> Fraction:
     """The exact rational value of a probability in ``[lower, 1]`` (or ``(lower, 1]``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(
-            f"{name} must be a real number, got {type(value).__name__} {value!r}"
-        )
-    v = float(value)
+    v = check_real(name, value)
     if not math.isfinite(v):
         raise InvalidParameter(f"{name} must be finite, got {value!r}")
     p = Fraction(v)
@@ -231,10 +228,8 @@ def bitvector_domain(max_weight: int | None = None) -> BitVectorDomain:
     Raises:
         InvalidParameter: if ``max_weight`` is not a non-negative int.
     """
-    if max_weight is not None and (
-        isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 0
-    ):
-        raise InvalidParameter(f"max_weight must be a non-negative int or None, got {max_weight!r}")
+    if max_weight is not None:
+        max_weight = check_int("max_weight", max_weight, min=0, what="a non-negative int or None")
     return BitVectorDomain(max_weight)
 
 

@@ -30,8 +30,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._arith import check_finite_nonneg, q, up
+from .._arith import q, up
 from .._types import is_int
+from .._validate import check_finite_nonneg, check_int
 from ..core import (
     Domain,
     Measurement,
@@ -111,14 +112,8 @@ def make_sparse_vector(
     SparseVectorHalted the sparse vector has given its 1 positive answer(s); it is halted
     """
     d_in = input_metric._check_distance(d_in)
-    if isinstance(query_sensitivity, bool) or not isinstance(query_sensitivity, (int, np.integer)):
-        raise InvalidParameter(f"query_sensitivity must be an int >= 0, got {query_sensitivity!r}")
-    if query_sensitivity < 0:
-        raise InvalidParameter(f"query_sensitivity must be an int >= 0, got {query_sensitivity!r}")
-    if isinstance(max_positives, bool) or not isinstance(max_positives, (int, np.integer)):
-        raise InvalidParameter(f"max_positives must be an int >= 1, got {max_positives!r}")
-    if max_positives < 1:
-        raise InvalidParameter(f"max_positives must be an int >= 1, got {max_positives!r}")
+    delta = check_int("query_sensitivity", query_sensitivity, min=0)
+    c = check_int("max_positives", max_positives, min=1)
     if monotonic:
         assert_features("honest-but-curious")
     b_t = check_finite_nonneg("threshold_scale", threshold_scale)
@@ -131,7 +126,6 @@ def make_sparse_vector(
         raise InvalidParameter(
             f"threshold must be a finite real number, got {threshold!r}"
         ) from None
-    delta, c = int(query_sensitivity), int(max_positives)
     factor = 1 if monotonic else 2
     bound = d_in
 

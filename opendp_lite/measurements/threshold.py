@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .._arith import check_finite_nonneg, exp_down, exp_up, q, sqrt_up, up
+from .._arith import exp_down, exp_up, q, sqrt_up, up
 from .._types import int_bounds, is_float, is_int
+from .._validate import check_finite_nonneg, check_int
 from ..core import Domain, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, MapDomain
 from ..errors import (
@@ -235,8 +236,7 @@ def _check_space(
     kmin = _k_min(value.T)
     if k is None:
         k = kmin
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise InvalidParameter(f"{who}: k must be an int, got {type(k).__name__} {k!r}")
+    k = check_int("k", k, who=who)
     if not kmin <= int(k) <= _K_MAX[value.T]:
         raise InvalidParameter(f"{who}: k must be in [{kmin}, {_K_MAX[value.T]}], got {k}")
     return _Grid(value.T, int(k), Fraction(2) ** int(k) - Fraction(2) ** kmin)

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import exp_down, log_up, q, up
+from .._validate import check_finite_nonneg, check_int
 from ..core import Measurement
 from ..domains import atom_domain
 from ..errors import InvalidParameter
@@ -158,11 +159,7 @@ def coins_from_epsilon(epsilon: float) -> tuple[float, float]:
     >>> epsilon_two_coin(a, b) <= math.nextafter(math.log(3), math.inf), b
     (True, 0.5)
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(f"epsilon must be a real number, got {epsilon!r}")
-    e = float(epsilon)
-    if not (math.isfinite(e) and e >= 0):
-        raise InvalidParameter(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    e = check_finite_nonneg("epsilon", epsilon)
     a = min(1.0, up(q(2) / (1 + q(exp_down(e)))))
     return a, 0.5
 
@@ -203,8 +200,7 @@ def two_coin_uncertainty(
     _coin("prob_head_second", prob_head_second)
     if a == 1:
         raise InvalidParameter("prob_head_first = 1: the answers carry no information")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InvalidParameter(f"n must be an integer >= 1, got {n!r}")
+    n = check_int("n", n, min=1)
     rr = float(r)
     if not 0 <= rr <= 1:
         raise InvalidParameter(f"r must be in [0, 1], got {r!r}")
