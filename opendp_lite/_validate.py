@@ -27,9 +27,11 @@ from typing import Any, SupportsIndex, cast
 
 import numpy as np
 
-from .errors import InvalidParameter, NotImplementedForType, ParameterTypeError
+from ._arith import q
+from .errors import FailedMap, InvalidParameter, NotImplementedForType, ParameterTypeError
 
 __all__ = [
+    "check_exact_real",
     "check_finite_nonneg",
     "check_int",
     "check_metric",
@@ -114,6 +116,22 @@ def check_real(name: str, value: object, *, who: str = "", what: str = "a real n
             f"{_prefix(who)}{name} must be {what}, got {type(value).__name__} {value!r}"
         )
     return float(cast("float", value))
+
+
+def check_exact_real(name: str, value: object) -> Any:
+    """The exact rational value (an ``_arith`` rational) of a finite real number.
+
+    Python ints are taken exactly, however large; numpy scalars by their value.
+
+    Raises:
+        InvalidParameter: ``threshold must be a finite real number, got nan``.
+    """
+    if not is_real_value(value):
+        raise InvalidParameter(f"{name} must be a finite real number, got {value!r}")
+    try:
+        return q(value.item() if isinstance(value, np.generic) else value)
+    except (FailedMap, ValueError, OverflowError):
+        raise InvalidParameter(f"{name} must be a finite real number, got {value!r}") from None
 
 
 def check_finite_nonneg(name: str, value: object) -> float:

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import q, up
+from .._arith import Rational, q, up
 from .._types import int_bounds, is_int
 from .._validate import check_int, check_real
 from ..core import Domain, Measurement, Metric, PartialMeasurement, Queryable
@@ -41,8 +40,8 @@ from ..domains import AtomDomain, MapDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measures import max_divergence
 from ..metrics import AbsoluteDistance, L1Distance
-from ..samplers.bernoulli import sample_bernoulli
-from ..samplers.rng import fill_bytes, fill_uint64
+from ..samplers.bernoulli import sample_flips, sample_round
+from ..samplers.rng import fill_uint64
 from .threshold import L0PInfDistance
 
 __all__ = ["make_alp_queryable", "then_alp_queryable"]
@@ -99,36 +98,6 @@ class Hashers:
 
 
 # ----------------------------------------------------------------------------------------------
-# Exact randomness
-
-
-def sample_round(y: Fraction) -> int:
-    """Randomized rounding: ⌊y⌋ + Bernoulli(y − ⌊y⌋), so the mean is exactly ``y``."""
-    floor = math.floor(y)
-    return floor + int(sample_bernoulli(y - floor))
-
-
-def sample_flips(n: int, denominator: int) -> npt.NDArray[np.bool_]:
-    """``n`` independent exact Bernoulli(1/denominator) coins.
-
-    Each coin is a uniform 32-bit word accepted below the largest multiple of ``denominator``
-    (so the accepted word is uniform on that range) and is True iff the word is ≡ 0 modulo
-    ``denominator``: probability exactly 1/denominator.
-    """
-    out = np.empty(n, dtype=np.bool_)
-    limit = (2**32 // denominator) * denominator
-    filled = 0
-    while filled < n:
-        need = min(n - filled, 2**20)  # bounded memory per round
-        batch = need + need // 8 + 16  # acceptance > 1/2; usually far above
-        words = np.frombuffer(fill_bytes(4 * batch), dtype="<u4")
-        words = words[words < limit][:need]
-        out[filled : filled + len(words)] = words % denominator == 0
-        filled += len(words)
-    return out
-
-
-# ----------------------------------------------------------------------------------------------
 # The projection (ALP21 Algorithm 4) and the estimator (Algorithms 3 and 5)
 
 
@@ -140,7 +109,7 @@ class AlpFunction:
     def __init__(
         self,
         key_domain: Domain[Any],
-        scale: Fraction,
+        scale: Rational,
         alpha: int,
         value_limit: int,
         hashers: Hashers,
@@ -174,11 +143,11 @@ class AlpFunction:
         return Queryable(lambda key: self.estimate(z, key))
 
 
-def estimate_unary(bits: npt.NDArray[np.bool_]) -> Fraction:
+def estimate_unary(bits: npt.NDArray[np.bool_]) -> Rational:
     """The mean of the positions t ∈ {0..m} maximising Σ_{j<t} (2·bits_j − 1)."""
     prefix = np.concatenate(([0], np.cumsum(np.where(bits, 1, -1))))
     peaks = np.flatnonzero(prefix == prefix.max())
-    return Fraction(int(peaks.sum()), len(peaks))
+    return q(int(peaks.sum())) / len(peaks)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -257,7 +226,7 @@ def make_alp_queryable(
     key, value = _check_space(input_domain, input_metric, who)
     if not (math.isfinite(check_real("scale", scale)) and float(scale) > 0):
         raise InvalidParameter(f"scale must be finite and > 0, got {scale!r}")
-    s = Fraction(float(scale))
+    s = q(float(scale))
     a = check_int("alpha", alpha, min=1, max=2**32 - 3)
     total = check_int("total_limit", total_limit, min=1)
     factor = check_int("size_factor", size_factor, min=1, max=2**32 - 1)
@@ -269,8 +238,8 @@ def make_alp_queryable(
         value_limit = value.bounds[1]
     beta = check_int("value_limit", value_limit, min=1, max=int_bounds(value.T)[1])
     c = s / a
-    m = math.ceil(beta * c)
-    target = math.floor(factor * total * c)
+    m = int(math.ceil(beta * c))  # noqa: RUF046 - of an mpq, math.ceil gives an mpz
+    target = int(math.floor(factor * total * c))  # noqa: RUF046 - an mpz otherwise
     bits = (target - 1).bit_length() if target >= 1 else 0
     if m > MAX_HASHERS:
         raise InvalidParameter(

@@ -25,14 +25,11 @@ All noise is exact discrete Laplace (CKS20); every comparison is between exact r
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, TypeVar
-
-import numpy as np
 
 from .._arith import q, up
 from .._types import is_int
-from .._validate import check_finite_nonneg, check_int
+from .._validate import check_exact_real, check_finite_nonneg, check_int
 from ..core import (
     Domain,
     Measurement,
@@ -43,7 +40,7 @@ from ..core import (
     assert_features,
 )
 from ..domains import AtomDomain
-from ..errors import FailedMap, InvalidParameter, QueryableError
+from ..errors import FailedMap, QueryableError
 from ..measures import max_divergence
 from ..metrics import AbsoluteDistance
 from ..samplers.discrete_laplace import sample_discrete_laplace
@@ -118,14 +115,7 @@ def make_sparse_vector(
         assert_features("honest-but-curious")
     b_t = check_finite_nonneg("threshold_scale", threshold_scale)
     b_q = check_finite_nonneg("query_scale", query_scale)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
-        raise InvalidParameter(f"threshold must be a finite real number, got {threshold!r}")
-    try:
-        t = Fraction(threshold.item() if isinstance(threshold, np.generic) else threshold)
-    except (ValueError, OverflowError):
-        raise InvalidParameter(
-            f"threshold must be a finite real number, got {threshold!r}"
-        ) from None
+    t = check_exact_real("threshold", threshold)
     factor = 1 if monotonic else 2
     bound = d_in
 
@@ -151,7 +141,7 @@ def make_sparse_vector(
         return query
 
     def function(arg: TI) -> Queryable[Query[TI, DI], bool]:
-        rho = sample_discrete_laplace(Fraction(b_t))
+        rho = sample_discrete_laplace(q(b_t))
         level = t + rho
         positives = 0
 
@@ -162,7 +152,7 @@ def make_sparse_vector(
                     f"the sparse vector has given its {c} positive answer(s); it is halted"
                 )
             answer = admit(query).function(arg)
-            nu = sample_discrete_laplace(Fraction(b_q))
+            nu = sample_discrete_laplace(q(b_q))
             above = bool(int(answer) + nu >= level)
             positives += above
             return above

@@ -26,14 +26,14 @@ True
 from __future__ import annotations
 
 import math
-from fractions import Fraction
+import numbers
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import exp_down, log_up, q, up
-from .._validate import check_finite_nonneg, check_int
+from .._arith import Rational, exp_down, log_up, q, up
+from .._validate import check_finite_nonneg, check_int, check_real
 from ..core import Measurement
 from ..domains import atom_domain
 from ..errors import InvalidParameter
@@ -51,28 +51,28 @@ __all__ = [
 ]
 
 
-def _coin(name: str, value: object) -> Fraction:
-    """The exact rational value of a coin's head probability, which must lie in [0, 1]."""
-    if isinstance(value, bool) or not isinstance(
-        value, (int, float, Fraction, np.integer, np.floating)
-    ):
-        raise InvalidParameter(
-            f"{name} must be a real number, got {type(value).__name__} {value!r}"
-        )
-    if not isinstance(value, Fraction) and not math.isfinite(float(value)):
-        raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
-    p = value if isinstance(value, Fraction) else Fraction(float(value))
+def _coin(name: str, value: object) -> Rational:
+    """The exact rational value of a coin's head probability, which must lie in [0, 1].
+
+    A Python rational (``Fraction``) is taken exactly; other numbers through ``float``.
+    """
+    exact = isinstance(value, numbers.Rational) and not isinstance(value, (int, np.integer))
+    if not exact:
+        check_real(name, value)
+        if not math.isfinite(float(value)):  # type: ignore[arg-type]
+            raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
+    p = q(value) if exact else q(float(value))  # type: ignore[arg-type]
     if not (0 <= p <= 1):
         raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
     return p
 
 
-def _table(a: Fraction, b: Fraction) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+def _table(a: Rational, b: Rational) -> tuple[Rational, Rational, Rational, Rational]:
     """(Pr[yes|yes], Pr[yes|no], Pr[no|no], Pr[no|yes]), exactly."""
     return 1 - a + a * b, a * b, 1 - a * b, a * (1 - b)
 
 
-def _log_ratio_up(num: Fraction, den: Fraction) -> float:
+def _log_ratio_up(num: Rational, den: Rational) -> float:
     if num == 0:
         return 0.0  # the output never occurs under either input
     if den == 0:
