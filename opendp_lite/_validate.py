@@ -22,8 +22,7 @@ numpy integers and floats are accepted and converted.
 from __future__ import annotations
 
 import math
-import operator
-from typing import Any, SupportsIndex, cast
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -45,7 +44,7 @@ def _prefix(who: str) -> str:
     return f"{who}: " if who else ""
 
 
-def is_int_value(value: object) -> bool:
+def is_int_value(value: object) -> TypeGuard[int | np.integer[Any]]:
     """Whether ``value`` is an integer (Python or numpy), and not a bool.
 
     >>> is_int_value(3), is_int_value(np.int8(3)), is_int_value(True), is_int_value(3.0)
@@ -54,7 +53,7 @@ def is_int_value(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def is_real_value(value: object) -> bool:
+def is_real_value(value: object) -> TypeGuard[int | float | np.integer[Any] | np.floating[Any]]:
     """Whether ``value`` is a real number (Python or numpy int or float), and not a bool."""
     return is_int_value(value) or isinstance(value, (float, np.floating))
 
@@ -96,7 +95,7 @@ def check_int(
         raise ParameterTypeError(
             f"{_prefix(who)}{name} must be {phrase}, got {type(value).__name__} {value!r}"
         )
-    v = operator.index(cast("SupportsIndex", value))
+    v = int(value)
     if (min is not None and v < min) or (max is not None and v > max):
         raise InvalidParameter(f"{_prefix(who)}{name} must be {phrase}, got {value!r}")
     return v
@@ -115,7 +114,7 @@ def check_real(name: str, value: object, *, who: str = "", what: str = "a real n
         raise InvalidParameter(
             f"{_prefix(who)}{name} must be {what}, got {type(value).__name__} {value!r}"
         )
-    return float(cast("float", value))
+    return float(value)
 
 
 def check_exact_real(name: str, value: object) -> Any:

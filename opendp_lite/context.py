@@ -38,7 +38,7 @@ from . import _arith
 from . import combinators as _c
 from . import measurements as _m
 from . import transformations as _t
-from ._validate import check_finite_nonneg, check_int
+from ._validate import check_finite_nonneg, check_int, is_int_value, is_real_value
 from .combinators.composition import (
     BudgetExceeded,
     Odometer,
@@ -220,7 +220,7 @@ def _range_note(name: str, value: float, usual: float, warn: float) -> None:
 
 def _budget(name: str, value: object) -> float:
     """A budget: a number >= 0, not NaN; infinity means unbounded (an odometer)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf:
+    if is_real_value(value) and value == math.inf:
         return math.inf
     return check_finite_nonneg(name, value)
 
@@ -315,12 +315,12 @@ def unit_of(
             raise InvalidParameter("local must be the only parameter")
         return discrete_distance(), int(local)
     if contributions is not None:
-        if not isinstance(contributions, (int,)) or isinstance(contributions, bool):
+        if not is_int_value(contributions):
             raise NotImplementedForType(
                 "contributions must be an int (bounds per group need Polars), "
                 f"got {contributions!r}"
             )
-        return (insert_delete_distance() if ordered else symmetric_distance()), contributions
+        return (insert_delete_distance() if ordered else symmetric_distance()), int(contributions)
     if changes is not None:
         return (hamming_distance() if ordered else change_one_distance()), changes
     value: Any = absolute if absolute is not None else l1 if l1 is not None else l2

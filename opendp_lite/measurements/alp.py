@@ -39,10 +39,10 @@ from ..core import Domain, Measurement, Metric, PartialMeasurement, Queryable
 from ..domains import AtomDomain, MapDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measures import max_divergence
-from ..metrics import AbsoluteDistance, L1Distance
+from ..metrics import L1Distance
 from ..samplers.bernoulli import sample_flips, sample_round
 from ..samplers.rng import fill_uint64
-from .threshold import L0PInfDistance
+from .threshold import is_l0pinf
 
 __all__ = ["make_alp_queryable", "then_alp_queryable"]
 
@@ -170,12 +170,7 @@ def _check_space(
             f"K a string, bool or integer type and CI an integer type, got {input_domain!r}"
         )
     l1: L1Distance[Any] = L1Distance(value.T)
-    l01inf = L0PInfDistance(AbsoluteDistance(value.T), 1)
-    if input_metric != l1 and not (
-        type(input_metric).__name__ == "L0PInfDistance"
-        and getattr(input_metric, "p", None) == 1
-        and getattr(input_metric, "inner", None) == l01inf.inner
-    ):
+    if input_metric != l1 and not is_l0pinf(input_metric, value.T, 1):
         raise MetricMismatch(l1, input_metric, who)
     return key, value
 

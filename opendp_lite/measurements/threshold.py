@@ -91,6 +91,16 @@ class L0PInfDistance(Metric[Triple]):
         return int(l0), lp, linf
 
 
+def is_l0pinf(metric: object, T: str, p: int) -> bool:
+    """Whether ``metric`` is L0{p}InfDistance(AbsoluteDistance(T)), compared field by field (not
+    by class identity), so a re-imported module still matches."""
+    return (
+        type(metric).__name__ == "L0PInfDistance"
+        and getattr(metric, "p", None) == p
+        and getattr(metric, "inner", None) == AbsoluteDistance(T)
+    )
+
+
 def l01inf_distance(metric: AbsoluteDistance[Any]) -> L0PInfDistance:
     """The L0,1,∞ distance between maps, with value differences measured by ``metric``.
 
@@ -217,15 +227,8 @@ def _check_space(
         )
     if value.nan:
         raise NotImplementedForType(f"{who}: the value domain must exclude NaN")
-    want = L0PInfDistance(AbsoluteDistance(value.T), p)
-    # compared field by field (not by class identity), so a re-imported module still matches
-    same = (
-        type(input_metric).__name__ == "L0PInfDistance"
-        and getattr(input_metric, "p", None) == p
-        and getattr(input_metric, "inner", None) == want.inner
-    )
-    if not same:
-        raise MetricMismatch(want, input_metric, who)
+    if not is_l0pinf(input_metric, value.T, p):
+        raise MetricMismatch(L0PInfDistance(AbsoluteDistance(value.T), p), input_metric, who)
     if is_int(value.T):
         if k is not None:
             raise NotImplementedForType(f"{who}: k applies to float values only; got k={k!r}")
