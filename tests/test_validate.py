@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -54,3 +56,35 @@ def test_check_metric_names_the_constructor() -> None:
     check_metric("make_x", symmetric_distance(), (SymmetricDistance,))
     with pytest.raises(NotImplementedForType, match=r"make_x needs input_metric in \(Symm"):
         check_metric("make_x", AbsoluteDistance("i32"), (SymmetricDistance,))
+
+
+# Integer parameters of constructors go through check_int: a bool is refused with a
+# ParameterTypeError naming the parameter, and a numpy integer is the same as the Python int.
+def _int_params() -> list[tuple[str, Callable[[Any], Any]]]:
+    import opendp_lite.prelude as dp
+
+    ints = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    linf = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
+    l1 = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
+    return [
+        ("size", lambda v: dp.vector_domain(dp.atom_domain(T=int), size=v)),
+        ("size", lambda v: dp.t.make_resize(*ints, size=v, constant=0)),
+        ("size", lambda v: dp.t.make_sized_bounded_int_checked_sum(v, (0, 10))),
+        ("size_limit", lambda v: dp.t.make_bounded_float_checked_sum(v, (0.0, 1.0))),
+        ("k", lambda v: dp.m.make_noisy_top_k(*linf, dp.max_divergence(), k=v, scale=1.0)),
+        ("leaf_count", lambda v: dp.t.make_b_ary_tree(*l1, leaf_count=v, branching_factor=2)),
+    ]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_constructors_share_the_int_validator(index: int) -> None:
+    name, build = _int_params()[index]
+    with pytest.raises(ParameterTypeError, match=rf"{name} must be .*int.*, got bool True"):
+        build(True)
+    with pytest.raises(ParameterTypeError, match=rf"{name} must be .*int.*, got float 3.0"):
+        build(3.0)
+    a, b = build(3), build(np.int64(3))
+    if hasattr(a, "map"):
+        assert a.map(2) == b.map(2)
+    else:
+        assert a == b
