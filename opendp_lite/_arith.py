@@ -27,7 +27,7 @@ from typing import Any
 
 import gmpy2
 
-from .errors import FailedMap, InvalidParameter
+from .errors import FailedMap
 
 __all__ = [
     "Rational",
@@ -183,33 +183,6 @@ def sqrt_down(x: float | int | Rational) -> float:
 def _positive(x: float | int | Rational) -> None:
     if not q(x) > 0:
         raise FailedMap(f"logarithm of a non-positive value: {x!r}")
-
-
-def check_finite_nonneg(name: str, value: object) -> float:
-    """Validate a scale-like parameter: a real number, finite and ``>= 0``.
-
-    >>> check_finite_nonneg("scale", 2)
-    2.0
-
-    Raises:
-        InvalidParameter: ``scale must be finite and >= 0, got -1.0``.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            import numpy as np
-
-            if isinstance(value, (np.integer, np.floating)):
-                value = float(value)
-            else:
-                raise TypeError
-        except TypeError:
-            raise InvalidParameter(
-                f"{name} must be a real number, got {type(value).__name__} {value!r}"
-            ) from None
-    v = float(value)
-    if not (math.isfinite(v) and v >= 0):
-        raise InvalidParameter(f"{name} must be finite and >= 0, got {value!r}")
-    return v
 
 
 def sum_up(xs: Iterable[float | int | Rational]) -> float:

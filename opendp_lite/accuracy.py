@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ._validate import check_finite_nonneg, check_real
 from .errors import InvalidParameter
 
 __all__ = [
@@ -32,19 +33,8 @@ __all__ = [
 ]
 
 
-def _nonneg(name: str, x: object) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(f"{name} must be a real number, got {type(x).__name__} {x!r}")
-    v = float(x)
-    if not (math.isfinite(v) and v >= 0):
-        raise InvalidParameter(f"{name} must be finite and >= 0, got {x!r}")
-    return v
-
-
 def _alpha(alpha: object, closed: bool) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(f"alpha must be a real number, got {alpha!r}")
-    a = float(alpha)
+    a = check_real("alpha", alpha)
     ok = 0 < a <= 1 if closed else 0 < a < 1
     if not ok:
         raise InvalidParameter(f"alpha must be in (0, 1{']' if closed else ')'}, got {alpha!r}")
@@ -97,7 +87,7 @@ def laplacian_scale_to_accuracy(scale: float, alpha: float, T: object = None) ->
     >>> laplacian_scale_to_accuracy(2.0, 0.5)
     1.3862943611198906
     """
-    return _out(-_nonneg("scale", scale) * math.log(_alpha(alpha, True)), T)
+    return _out(-check_finite_nonneg("scale", scale) * math.log(_alpha(alpha, True)), T)
 
 
 def accuracy_to_laplacian_scale(accuracy: float, alpha: float, T: object = None) -> float:
@@ -109,7 +99,7 @@ def accuracy_to_laplacian_scale(accuracy: float, alpha: float, T: object = None)
     >>> accuracy_to_laplacian_scale(1.0, 0.05)
     0.33380820069533407
     """
-    return _out(-_nonneg("accuracy", accuracy) / math.log(_alpha(alpha, False)), T)
+    return _out(-check_finite_nonneg("accuracy", accuracy) / math.log(_alpha(alpha, False)), T)
 
 
 def gaussian_scale_to_accuracy(scale: float, alpha: float, T: object = None) -> float:
@@ -121,7 +111,7 @@ def gaussian_scale_to_accuracy(scale: float, alpha: float, T: object = None) -> 
     >>> gaussian_scale_to_accuracy(0.0, 0.05)
     0.0
     """
-    s = _nonneg("scale", scale)
+    s = check_finite_nonneg("scale", scale)
     return _out(s * math.sqrt(2) * _erfcinv(_alpha(alpha, True)), T)
 
 
@@ -134,7 +124,7 @@ def accuracy_to_gaussian_scale(accuracy: float, alpha: float, T: object = None) 
     >>> round(accuracy_to_gaussian_scale(1.0, 0.05), 12)
     0.510213456925
     """
-    acc = _nonneg("accuracy", accuracy)
+    acc = check_finite_nonneg("accuracy", accuracy)
     return _out(acc / math.sqrt(2) / _erfcinv(_alpha(alpha, False)), T)
 
 
@@ -150,7 +140,7 @@ def discrete_laplacian_scale_to_accuracy(scale: float, alpha: float, T: object =
     >>> round(discrete_laplacian_scale_to_accuracy(1.0, 0.05), 12)
     3.375617766596
     """
-    s = _nonneg("scale", scale)
+    s = check_finite_nonneg("scale", scale)
     a = _alpha(alpha, True)
     if s == 0:
         return _out(0.0, T)
@@ -166,7 +156,7 @@ def discrete_gaussian_scale_to_accuracy(scale: float, alpha: float, T: object = 
     >>> discrete_gaussian_scale_to_accuracy(10.0, 0.05)
     21.0
     """
-    s = _nonneg("scale", scale)
+    s = check_finite_nonneg("scale", scale)
     a = _alpha(alpha, True)
     if s == 0:
         return _out(1.0, T)
@@ -208,7 +198,7 @@ def accuracy_to_discrete_laplacian_scale(accuracy: float, alpha: float, T: objec
     >>> round(accuracy_to_discrete_laplacian_scale(5.0, 0.05), 9)
     1.52895448
     """
-    acc = _nonneg("accuracy", accuracy)
+    acc = check_finite_nonneg("accuracy", accuracy)
     hi = accuracy_to_laplacian_scale(acc, alpha)
     return _out(
         _bisect_scale(hi, lambda s: discrete_laplacian_scale_to_accuracy(s, alpha) >= acc), T
@@ -224,7 +214,7 @@ def accuracy_to_discrete_gaussian_scale(accuracy: float, alpha: float, T: object
     >>> round(accuracy_to_discrete_gaussian_scale(5.0, 0.05), 9)
     2.314012491
     """
-    acc = _nonneg("accuracy", accuracy)
+    acc = check_finite_nonneg("accuracy", accuracy)
     a = _alpha(alpha, False)
     hi = accuracy_to_gaussian_scale(acc, a)
     n = max(int(acc), 1)  # as OpenDP: a tolerance below 1 asks for Pr[Z = 0] >= 1 - alpha

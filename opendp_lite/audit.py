@@ -59,6 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _arith
+from ._validate import check_int
 from .core import Measurement
 from .errors import InvalidParameter, NotImplementedForType, OpenDPLiteError
 from .measures import Approximate, MaxDivergence, ZeroConcentratedDivergence
@@ -447,8 +448,7 @@ def audit(
         FailedMap: if ``d_in`` is not a valid distance.
     """
     started = time.perf_counter()
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 4:
-        raise InvalidParameter(f"samples must be an integer >= 4, got {samples!r}")
+    samples = check_int("samples", samples, min=4)
     if not (isinstance(confidence, float | int) and 0.0 < confidence < 1.0):
         raise InvalidParameter(f"confidence must be in (0, 1), got {confidence!r}")
     if delta is not None and not (isinstance(delta, float | int) and 0.0 < delta < 1.0):

@@ -38,6 +38,7 @@ from . import _arith
 from . import combinators as _c
 from . import measurements as _m
 from . import transformations as _t
+from ._validate import check_finite_nonneg, check_int, is_int_value, is_real_value
 from .combinators.composition import (
     BudgetExceeded,
     Odometer,
@@ -219,9 +220,9 @@ def _range_note(name: str, value: float, usual: float, warn: float) -> None:
 
 def _budget(name: str, value: object) -> float:
     """A budget: a number >= 0, not NaN; infinity means unbounded (an odometer)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf:
+    if is_real_value(value) and value == math.inf:
         return math.inf
-    return _arith.check_finite_nonneg(name, value)
+    return check_finite_nonneg(name, value)
 
 
 def loss_of(
@@ -256,7 +257,7 @@ def loss_of(
         measure = zero_concentrated_divergence()
     if delta is None:
         return measure, loss
-    d = _arith.check_finite_nonneg("delta", delta)
+    d = check_finite_nonneg("delta", delta)
     if d > 1:
         raise InvalidParameter(f"delta must be at most 1, got {delta!r}")
     _range_note("delta", d, 1e-6, 1e-6)
@@ -314,12 +315,12 @@ def unit_of(
             raise InvalidParameter("local must be the only parameter")
         return discrete_distance(), int(local)
     if contributions is not None:
-        if not isinstance(contributions, (int,)) or isinstance(contributions, bool):
+        if not is_int_value(contributions):
             raise NotImplementedForType(
                 "contributions must be an int (bounds per group need Polars), "
                 f"got {contributions!r}"
             )
-        return (insert_delete_distance() if ordered else symmetric_distance()), contributions
+        return (insert_delete_distance() if ordered else symmetric_distance()), int(contributions)
     if changes is not None:
         return (hamming_distance() if ordered else change_one_distance()), changes
     value: Any = absolute if absolute is not None else l1 if l1 is not None else l2
@@ -362,13 +363,9 @@ def _normalize_compositor(
     if split_evenly_over is not None and split_by_weights is not None:
         raise InvalidParameter("pass at most one of split_evenly_over and split_by_weights")
     if split_evenly_over is not None:
-        if isinstance(split_evenly_over, bool) or not isinstance(split_evenly_over, int):
-            raise InvalidParameter(f"split_evenly_over must be an int, got {split_evenly_over!r}")
-        if split_evenly_over < 1:
-            raise InvalidParameter(f"split_evenly_over must be >= 1, got {split_evenly_over!r}")
-        weights = [1.0] * split_evenly_over
+        weights = [1.0] * check_int("split_evenly_over", split_evenly_over, min=1)
     elif split_by_weights is not None:
-        weights = [_arith.check_finite_nonneg("split_by_weights[i]", w) for w in split_by_weights]
+        weights = [check_finite_nonneg("split_by_weights[i]", w) for w in split_by_weights]
         if not weights or sum(weights) <= 0:
             raise InvalidParameter(
                 "split_by_weights must hold weights >= 0 with a positive sum, "

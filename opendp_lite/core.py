@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar, overload
 
+from ._validate import is_real_value
 from .errors import (
     DomainMismatch,
     FailedMap,
@@ -217,7 +218,7 @@ def _check_distance(owner: object, d: object, distance_type: str) -> int | float
     """Validate a scalar distance: a real number, not NaN, finite and ``>= 0``."""
     import numpy as np
 
-    if isinstance(d, bool) or not isinstance(d, (int, float, np.integer, np.floating)):
+    if not is_real_value(d):
         raise FailedMap(f"distance must be a number for {owner!r}, got {type(d).__name__} {d!r}")
     if distance_type.startswith(("i", "u")) and not isinstance(d, (int, np.integer)):
         if not float(d).is_integer():

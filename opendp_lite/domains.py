@@ -24,8 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from ._validate import check_int
 from .core import Domain
-from .errors import InvalidParameter, NotInDomain, ParameterTypeError
+from .errors import InvalidParameter, NotInDomain
 
 # -- backends: lazy, distributed carriers (Dask) register themselves here ------------------------
 
@@ -64,6 +65,7 @@ def _vector_backend(x: object) -> Backend | None:
 
 def _frame_backend(x: object) -> Backend | None:
     return next((b for b in _BACKENDS if b.owns_frame(x)), None)
+
 
 __all__ = [
     "AtomDomain",
@@ -129,30 +131,36 @@ def _coerce_scalar(T: str, x: object) -> Any:
             return bool(x)
     elif is_float(T):
         if isinstance(x, (float, int, np.floating, np.integer)):
-            try:
-                v = float(x)
-            except OverflowError:  # a Python int beyond the float range
-                raise NotInDomain(
-                    f"an int of {int(x).bit_length()} bits is too large for {T}"
-                ) from None
-            if T == "f32":
-                with np.errstate(over="ignore"):
-                    v32 = float(np.float32(v))
-                if math.isinf(v32) and not math.isinf(v):
-                    raise NotInDomain(f"{x!r} overflows f32")
-                v = v32
-            return v
+            return _coerce_float_scalar(T, x)
     elif is_int(T):
         if isinstance(x, (int, np.integer)):
-            lo, hi = int_bounds(T)
-            v_int = int(x)
-            if not lo <= v_int <= hi:
-                raise NotInDomain(f"{x!r} is outside the range of {T} [{lo}, {hi}]")
-            return v_int
+            return _coerce_int_scalar(T, x)
     elif T == "String":
         if isinstance(x, str):
             return x
     raise NotInDomain(f"inferred type is {type(x).__name__}, expected {T}: got {x!r}")
+
+
+def _coerce_float_scalar(T: str, x: float | int | np.floating[Any] | np.integer[Any]) -> float:
+    try:
+        v = float(x)
+    except OverflowError:  # a Python int beyond the float range
+        raise NotInDomain(f"an int of {int(x).bit_length()} bits is too large for {T}") from None
+    if T == "f32":
+        with np.errstate(over="ignore"):
+            v32 = float(np.float32(v))
+        if math.isinf(v32) and not math.isinf(v):
+            raise NotInDomain(f"{x!r} overflows f32")
+        v = v32
+    return v
+
+
+def _coerce_int_scalar(T: str, x: int | np.integer[Any]) -> int:
+    lo, hi = int_bounds(T)
+    v = int(x)
+    if not lo <= v <= hi:
+        raise NotInDomain(f"{x!r} is outside the range of {T} [{lo}, {hi}]")
+    return v
 
 
 @overload
@@ -252,6 +260,12 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
         return f"Vec<{self.element_domain.carrier_type}>"
 
     def _normalize(self, x: object) -> Vec[C]:
+        """The one entry point of vector normalisation: route ``x`` by kind, then check size.
+
+        Backend vectors (Dask) are checked lazily by their backend, other duck arrays by
+        reductions (:func:`_coerce_lazy_vector`), lists, tuples and numpy arrays eagerly
+        (:func:`_coerce_vector`).
+        """
         arr: npt.NDArray[Any]
         backend = _vector_backend(x)
         if backend is not None and isinstance(self.element_domain, AtomDomain):
@@ -300,97 +314,140 @@ def is_lazy_array(x: object) -> bool:
     )
 
 
+#: An eager vector: a list, a tuple or a 1-d numpy array.
+_Eager = npt.NDArray[Any] | list[Any] | tuple[Any, ...]
+
+
 def _coerce_lazy_vector(element: AtomDomain[Any], x: Any) -> Any:
+    """A lazy (duck) array of atoms, checked by reductions and returned unmaterialised."""
     if x.ndim != 1:
         raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
     T = element.T
-    kind = np.dtype(x.dtype).kind
+    kind = _check_lazy_dtype(T, x)
+    if len(x) == 0:
+        return x.astype(carrier_dtype(T))
+    if is_int(T):
+        _check_int_range(T, x)
+    with np.errstate(over="ignore"):
+        arr = x.astype(carrier_dtype(T)) if np.dtype(x.dtype) != np.dtype(carrier_dtype(T)) else x
+    if is_float(T):
+        _check_float_values(element, kind, x, arr)
+    _check_vector_bounds(element, arr)
+    return arr
+
+
+def _check_lazy_dtype(T: str, x: Any) -> str:
+    """The dtype kind of a lazy array, if it can hold members of carrier ``T``."""
+    kind = str(np.dtype(x.dtype).kind)
     if T == "String" or (T == "bool") != (kind == "b") or kind not in "biuf":
         raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
     if is_int(T) and kind not in "iu":
         raise NotInDomain(f"inferred element type is {x.dtype}, expected {T}")
-    if len(x) == 0:
-        return x.astype(carrier_dtype(T))
-    if is_int(T):
-        lo, hi = int_bounds(T)
-        if int(x.min()) < lo or int(x.max()) > hi:
-            raise NotInDomain(f"a value is outside the range of {T} [{lo}, {hi}]")
-    with np.errstate(over="ignore"):
-        arr = x.astype(carrier_dtype(T)) if np.dtype(x.dtype) != np.dtype(carrier_dtype(T)) else x
-    if is_float(T):
-        if T == "f32" and kind == "f" and bool((np.isinf(arr) & np.isfinite(x)).any()):
-            raise NotInDomain("a value overflows f32")
-        if not element.nan and bool(np.isnan(arr).any()):
-            raise NotInDomain(f"NaN is not a member of {element!r}")
+    return kind
+
+
+def _check_int_range(T: str, a: Any) -> None:
+    """Refuse integer data outside the range of ``T`` (one ``min`` and one ``max`` reduction)."""
+    lo, hi = int_bounds(T)
+    if int(a.min()) < lo or int(a.max()) > hi:
+        raise NotInDomain(f"a value is outside the range of {T} [{lo}, {hi}]")
+
+
+def _check_float_values(element: AtomDomain[Any], kind: str, raw: Any, arr: Any) -> None:
+    """Refuse an f32 overflow (finite ``raw`` that became infinite) and an unadmitted NaN."""
+    if element.T == "f32" and kind == "f" and bool((np.isinf(arr) & np.isfinite(raw)).any()):
+        raise NotInDomain("a value overflows f32")
+    if not element.nan and bool(np.isnan(arr).any()):
+        raise NotInDomain(f"NaN is not a member of {element!r}")
+
+
+def _check_vector_bounds(element: AtomDomain[Any], arr: Any) -> None:
     if element.bounds is not None:
         lo_b, hi_b = element.bounds
         if not (bool(arr.min() >= lo_b) and bool(arr.max() <= hi_b)):
             raise NotInDomain(f"a value is outside the bounds of {element!r}")
-    return arr
 
 
 def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
-    if isinstance(x, np.ndarray):
-        if isinstance(x, np.ma.MaskedArray):
-            # its data under the mask is arbitrary: the caller decides what a masked entry means
-            raise NotInDomain(
-                "a masked array is not a vector: pass x.compressed(), or x.filled(value), or "
-                "None for masked entries in an option vector"
-            )
-        if x.ndim != 1:
-            raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
-    elif not isinstance(x, list | tuple):
-        raise NotInDomain(
-            f"inferred type is {type(x).__name__}, expected Vec<{element.carrier_type}>"
-        )
+    """An eager vector (list, tuple or 1-d numpy array) as a numpy array of the carrier dtype.
+
+    Dispatches by element domain: options, other non-atom domains, strings, then numeric and
+    bool atoms (read as one array, then checked by carrier kind and bounds).
+    """
+    seq = _eager_sequence(element, x)
     if isinstance(element, OptionDomain):
-        return _coerce_option_vector(element, x)
+        return _coerce_option_vector(element, seq)
     if not isinstance(element, AtomDomain):
-        out = np.empty(len(x), dtype=object)
-        for i, v in enumerate(x):
-            out[i] = element._normalize(v)
-        return out
-    T = element.T
-    if T == "String":
-        if isinstance(x, np.ndarray) and x.dtype.kind == "U":
-            # a numpy unicode array holds only str: no per-element check is needed
-            return x.astype(object)
-        arr = np.empty(len(x), dtype=object)
-        arr[:] = list(x)
-        if not all(isinstance(v, str) for v in arr):
-            raise NotInDomain(f"expected a vector of str for {element!r}")
-        return arr
-    raw = _read_scalars(element, x)
+        return _coerce_element_vector(element, seq)
+    if element.T == "String":
+        return _coerce_string_vector(element, seq)
+    raw = _read_scalars(element, seq)
     if raw.size == 0:
-        return np.empty(0, dtype=carrier_dtype(T))
-    kind = raw.dtype.kind
-    if T == "bool":
-        if kind != "b":
+        return np.empty(0, dtype=carrier_dtype(element.T))
+    if element.T == "bool":
+        if raw.dtype.kind != "b":
             raise NotInDomain(f"expected a vector of bool, got dtype {raw.dtype}")
         return raw.view()
-    if is_int(T):
-        if kind not in "iu":
-            raise NotInDomain(f"inferred element type is {raw.dtype}, expected {T}")
-        lo, hi = int_bounds(T)
-        # a dtype whose every value fits T (e.g. int64 data for i64) needs no scan of the data
-        fits = np.can_cast(raw.dtype, carrier_dtype(T))
-        if not fits and (int(raw.min()) < lo or int(raw.max()) > hi):
-            raise NotInDomain(f"a value is outside the range of {T} [{lo}, {hi}]")
-        arr = raw.astype(carrier_dtype(T), copy=False)
-    else:  # float carriers
-        if kind not in "fiu":
-            raise NotInDomain(f"inferred element type is {raw.dtype}, expected {T}")
-        with np.errstate(over="ignore"):
-            arr = raw.astype(carrier_dtype(T), copy=False)
-        if T == "f32" and kind == "f" and np.any(np.isinf(arr) & np.isfinite(raw)):
-            raise NotInDomain("a value overflows f32")
-        if not element.nan and np.isnan(arr).any():
-            raise NotInDomain(f"NaN is not a member of {element!r}")
-    if element.bounds is not None:
-        lo_b, hi_b = element.bounds
-        if not (arr.min() >= lo_b and arr.max() <= hi_b):
-            raise NotInDomain(f"a value is outside the bounds of {element!r}")
+    arr = _int_array(element.T, raw) if is_int(element.T) else _float_array(element, raw)
+    _check_vector_bounds(element, arr)
     return arr.view() if arr is raw else arr
+
+
+def _eager_sequence(element: Domain[Any], x: object) -> _Eager:
+    """``x`` if it is a list, a tuple or a 1-d numpy array (not a masked array)."""
+    if isinstance(x, np.ma.MaskedArray):
+        # its data under the mask is arbitrary: the caller decides what a masked entry means
+        raise NotInDomain(
+            "a masked array is not a vector: pass x.compressed(), or x.filled(value), or "
+            "None for masked entries in an option vector"
+        )
+    if isinstance(x, np.ndarray):
+        if x.ndim != 1:
+            raise NotInDomain(f"expected a 1-d vector, got an array of shape {x.shape}")
+        return x
+    if isinstance(x, list | tuple):
+        return x
+    raise NotInDomain(f"inferred type is {type(x).__name__}, expected Vec<{element.carrier_type}>")
+
+
+def _coerce_element_vector(element: Domain[Any], x: _Eager) -> npt.NDArray[Any]:
+    """A vector of non-atom elements (maps, bit vectors, ...): each checked by its domain."""
+    out = np.empty(len(x), dtype=object)
+    for i, v in enumerate(x):
+        out[i] = element._normalize(v)
+    return out
+
+
+def _coerce_string_vector(element: AtomDomain[Any], x: _Eager) -> npt.NDArray[Any]:
+    if isinstance(x, np.ndarray) and x.dtype.kind == "U":
+        # a numpy unicode array holds only str: no per-element check is needed
+        return x.astype(object)
+    arr = np.empty(len(x), dtype=object)
+    arr[:] = list(x)
+    if not all(isinstance(v, str) for v in arr):
+        raise NotInDomain(f"expected a vector of str for {element!r}")
+    return arr
+
+
+def _int_array(T: str, raw: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """A numeric array as carrier ``T`` (an integer type), refusing values out of its range."""
+    if raw.dtype.kind not in "iu":
+        raise NotInDomain(f"inferred element type is {raw.dtype}, expected {T}")
+    # a dtype whose every value fits T (e.g. int64 data for i64) needs no scan of the data
+    if not np.can_cast(raw.dtype, carrier_dtype(T)):
+        _check_int_range(T, raw)
+    return raw.astype(carrier_dtype(T), copy=False)
+
+
+def _float_array(element: AtomDomain[Any], raw: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """A numeric array as a float carrier, refusing f32 overflow and unadmitted NaN."""
+    kind = raw.dtype.kind
+    if kind not in "fiu":
+        raise NotInDomain(f"inferred element type is {raw.dtype}, expected {element.T}")
+    with np.errstate(over="ignore"):
+        arr = raw.astype(carrier_dtype(element.T), copy=False)
+    _check_float_values(element, kind, raw, arr)
+    return arr
 
 
 def _read_scalars(element: AtomDomain[Any], x: Any) -> npt.NDArray[Any]:
@@ -404,11 +461,8 @@ def _read_scalars(element: AtomDomain[Any], x: Any) -> npt.NDArray[Any]:
     if isinstance(x, np.ndarray) and x.dtype.kind == "O":
         # an object array (e.g. the non-missing part of an option vector) is read by value
         x = x.tolist()
-    if isinstance(x, list | tuple) and any(isinstance(v, (bool, np.bool_)) for v in x):
-        # bool is a subclass of int: a stray True must not pass as the integer 1
-        for i, v in enumerate(x):
-            if (T == "bool") != isinstance(v, (bool, np.bool_)):
-                raise NotInDomain(f"position {i}: {v!r} is not a member of {element!r}")
+    if isinstance(x, list | tuple):
+        _refuse_mixed_bools(element, x)
     try:
         raw = np.asarray(x)
     except (ValueError, OverflowError):  # ragged: some cell is not a scalar
@@ -416,14 +470,27 @@ def _read_scalars(element: AtomDomain[Any], x: Any) -> npt.NDArray[Any]:
     if raw.ndim != 1:
         raise NotInDomain(f"expected a 1-d vector of {T}, got shape {raw.shape}")
     if raw.dtype.kind in "OUS":
-        cells = []
-        for i, v in enumerate(x):
-            try:
-                cells.append(_coerce_scalar(T, v))
-            except NotInDomain as e:
-                raise NotInDomain(f"position {i}: {e}") from None
-        raw = np.array(cells, dtype=carrier_dtype(T))
+        raw = _read_cells(T, x)
     return raw
+
+
+def _refuse_mixed_bools(element: AtomDomain[Any], x: list[Any] | tuple[Any, ...]) -> None:
+    """Bool is a subclass of int: a stray ``True`` must not pass as the integer 1 (or back)."""
+    if any(isinstance(v, (bool, np.bool_)) for v in x):
+        for i, v in enumerate(x):
+            if (element.T == "bool") != isinstance(v, (bool, np.bool_)):
+                raise NotInDomain(f"position {i}: {v!r} is not a member of {element!r}")
+
+
+def _read_cells(T: str, x: Any) -> npt.NDArray[Any]:
+    """Cells numpy cannot hold in a numeric dtype, checked one by one (the error names one)."""
+    cells = []
+    for i, v in enumerate(x):
+        try:
+            cells.append(_coerce_scalar(T, v))
+        except NotInDomain as e:
+            raise NotInDomain(f"position {i}: {e}") from None
+    return np.array(cells, dtype=carrier_dtype(T))
 
 
 def _coerce_option_vector(element: OptionDomain[Any], x: Any) -> npt.NDArray[Any]:
@@ -455,10 +522,8 @@ def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDoma
     Raises:
         InvalidParameter: if ``size`` is negative or not an integer.
     """
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
-        raise ParameterTypeError(f"size must be a non-negative int or None, got {size!r}")
-    if size is not None and size < 0:
-        raise InvalidParameter(f"size must be a non-negative int or None, got {size!r}")
+    if size is not None:
+        size = check_int("size", size, min=0, what="a non-negative int or None")
     if not isinstance(atom_domain, Domain):
         raise InvalidParameter(f"atom_domain must be a Domain, got {atom_domain!r}")
     return VectorDomain(atom_domain, size)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from ._validate import check_real
 from .core import Measure, _check_distance
 from .errors import FailedMap, InvalidParameter
 
@@ -252,9 +253,7 @@ def user_divergence(identifier: str, descriptor: Any = None) -> UserDivergence:
 
 def check_gamma(gamma: object) -> float:
     """γ of random DP, a real number in (0, 1)."""
-    if isinstance(gamma, bool) or not isinstance(gamma, int | float):
-        raise InvalidParameter(f"gamma must be a real number in (0, 1), got {gamma!r}")
-    g = float(gamma)
+    g = check_real("gamma", gamma, what="a real number in (0, 1)")
     if not (0 < g < 1):
         raise InvalidParameter(f"gamma must be in (0, 1), got {gamma!r}")
     return g

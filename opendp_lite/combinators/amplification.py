@@ -6,6 +6,7 @@ import math
 from typing import Any, TypeVar
 
 from .. import _arith
+from .._validate import check_int
 from ..core import Measurement, assert_features
 from ..domains import VectorDomain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -80,8 +81,7 @@ def make_population_amplification(
         raise NotImplementedForType(
             f"output_measure must be MaxDivergence() or its approximate, got {measure!r}"
         )
-    if isinstance(population_size, bool) or not isinstance(population_size, int):
-        raise InvalidParameter(f"population_size must be an int, got {population_size!r}")
+    population_size = check_int("population_size", population_size)
     sample_size = domain.size
     if population_size < sample_size or population_size < 1:
         raise InvalidParameter(

@@ -10,6 +10,7 @@ import math
 from typing import Any, TypeVar
 
 from .. import _arith
+from .._validate import check_finite_nonneg
 from ..core import Measurement
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType
 from ..measures import (
@@ -242,7 +243,7 @@ def make_fix_delta(
     >>> fixed.output_measure, fixed.check(1.0, (5.68, 1e-7))
     (Approximate(MaxDivergence()), True)
     """
-    delta = _arith.check_finite_nonneg("delta", delta)
+    delta = check_finite_nonneg("delta", delta)
     if delta > 1:
         raise InvalidParameter(f"delta must be in [0, 1], got {delta!r}")
     measure = measurement.output_measure

@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import check_finite_nonneg, mul_up, q, up
+from .._arith import mul_up, q, up
+from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, PartialMeasurement, assert_features
 from ..domains import AtomDomain, VectorDomain
 from ..errors import (

@@ -7,6 +7,7 @@ import numbers
 from typing import Any, TypeVar
 
 from .. import _arith
+from .._validate import check_finite_nonneg, check_real
 from ..core import Measurement
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType
 from ..measures import MaxDivergence
@@ -55,12 +56,10 @@ def make_select_private_candidate(
         raise NotImplementedForType(
             f"measurement must satisfy MaxDivergence(), got {measurement.output_measure!r}"
         )
-    stop = _arith.check_finite_nonneg("stop_probability", stop_probability)
+    stop = check_finite_nonneg("stop_probability", stop_probability)
     if not stop < 1:
         raise InvalidParameter(f"stop_probability must be in [0, 1), got {stop_probability!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-        raise InvalidParameter(f"threshold must be a real number, got {threshold!r}")
-    limit = float(threshold)
+    limit = check_real("threshold", threshold)
     if not math.isfinite(limit):
         raise InvalidParameter(f"threshold must be finite, got {threshold!r}")
     stop_exact = _arith.q(stop)

@@ -27,22 +27,22 @@ from __future__ import annotations
 
 import hashlib
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import q, up
+from .._arith import Rational, q, up
 from .._types import int_bounds, is_int
+from .._validate import check_int, check_real
 from ..core import Domain, Measurement, Metric, PartialMeasurement, Queryable
 from ..domains import AtomDomain, MapDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measures import max_divergence
-from ..metrics import AbsoluteDistance, L1Distance
-from ..samplers.bernoulli import sample_bernoulli
-from ..samplers.rng import fill_bytes, fill_uint64
-from .threshold import L0PInfDistance
+from ..metrics import L1Distance
+from ..samplers.bernoulli import sample_flips, sample_round
+from ..samplers.rng import fill_uint64
+from .threshold import is_l0pinf
 
 __all__ = ["make_alp_queryable", "then_alp_queryable"]
 
@@ -98,36 +98,6 @@ class Hashers:
 
 
 # ----------------------------------------------------------------------------------------------
-# Exact randomness
-
-
-def sample_round(y: Fraction) -> int:
-    """Randomized rounding: ⌊y⌋ + Bernoulli(y − ⌊y⌋), so the mean is exactly ``y``."""
-    floor = math.floor(y)
-    return floor + int(sample_bernoulli(y - floor))
-
-
-def sample_flips(n: int, denominator: int) -> npt.NDArray[np.bool_]:
-    """``n`` independent exact Bernoulli(1/denominator) coins.
-
-    Each coin is a uniform 32-bit word accepted below the largest multiple of ``denominator``
-    (so the accepted word is uniform on that range) and is True iff the word is ≡ 0 modulo
-    ``denominator``: probability exactly 1/denominator.
-    """
-    out = np.empty(n, dtype=np.bool_)
-    limit = (2**32 // denominator) * denominator
-    filled = 0
-    while filled < n:
-        need = min(n - filled, 2**20)  # bounded memory per round
-        batch = need + need // 8 + 16  # acceptance > 1/2; usually far above
-        words = np.frombuffer(fill_bytes(4 * batch), dtype="<u4")
-        words = words[words < limit][:need]
-        out[filled : filled + len(words)] = words % denominator == 0
-        filled += len(words)
-    return out
-
-
-# ----------------------------------------------------------------------------------------------
 # The projection (ALP21 Algorithm 4) and the estimator (Algorithms 3 and 5)
 
 
@@ -139,7 +109,7 @@ class AlpFunction:
     def __init__(
         self,
         key_domain: Domain[Any],
-        scale: Fraction,
+        scale: Rational,
         alpha: int,
         value_limit: int,
         hashers: Hashers,
@@ -173,27 +143,15 @@ class AlpFunction:
         return Queryable(lambda key: self.estimate(z, key))
 
 
-def estimate_unary(bits: npt.NDArray[np.bool_]) -> Fraction:
+def estimate_unary(bits: npt.NDArray[np.bool_]) -> Rational:
     """The mean of the positions t ∈ {0..m} maximising Σ_{j<t} (2·bits_j − 1)."""
     prefix = np.concatenate(([0], np.cumsum(np.where(bits, 1, -1))))
     peaks = np.flatnonzero(prefix == prefix.max())
-    return Fraction(int(peaks.sum()), len(peaks))
+    return q(int(peaks.sum())) / len(peaks)
 
 
 # ----------------------------------------------------------------------------------------------
 # Constructor
-
-
-def _positive_int(name: str, value: object, top: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InvalidParameter(
-            f"{name} must be a positive integer, got {type(value).__name__} {value!r}"
-        )
-    v = int(value)
-    if v < 1 or (top is not None and v > top):
-        rng = f"[1, {top}]" if top is not None else ">= 1"
-        raise InvalidParameter(f"{name} must be an integer in {rng}, got {value!r}")
-    return v
 
 
 def _check_space(
@@ -212,12 +170,7 @@ def _check_space(
             f"K a string, bool or integer type and CI an integer type, got {input_domain!r}"
         )
     l1: L1Distance[Any] = L1Distance(value.T)
-    l01inf = L0PInfDistance(AbsoluteDistance(value.T), 1)
-    if input_metric != l1 and not (
-        type(input_metric).__name__ == "L0PInfDistance"
-        and getattr(input_metric, "p", None) == 1
-        and getattr(input_metric, "inner", None) == l01inf.inner
-    ):
+    if input_metric != l1 and not is_l0pinf(input_metric, value.T, 1):
         raise MetricMismatch(l1, input_metric, who)
     return key, value
 
@@ -266,24 +219,22 @@ def make_alp_queryable(
     """
     who = "make_alp_queryable"
     key, value = _check_space(input_domain, input_metric, who)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(f"scale must be a real number, got {type(scale).__name__} {scale!r}")
-    if not (math.isfinite(float(scale)) and float(scale) > 0):
+    if not (math.isfinite(check_real("scale", scale)) and float(scale) > 0):
         raise InvalidParameter(f"scale must be finite and > 0, got {scale!r}")
-    s = Fraction(float(scale))
-    a = _positive_int("alpha", alpha, 2**32 - 3)
-    total = _positive_int("total_limit", total_limit)
-    factor = _positive_int("size_factor", size_factor, 2**32 - 1)
+    s = q(float(scale))
+    a = check_int("alpha", alpha, min=1, max=2**32 - 3)
+    total = check_int("total_limit", total_limit, min=1)
+    factor = check_int("size_factor", size_factor, min=1, max=2**32 - 1)
     if value_limit is None:
         if value.bounds is None:
             raise InvalidParameter(
                 f"value_limit is required when the value domain is unbounded, got {value!r}"
             )
         value_limit = value.bounds[1]
-    beta = _positive_int("value_limit", value_limit, int_bounds(value.T)[1])
+    beta = check_int("value_limit", value_limit, min=1, max=int_bounds(value.T)[1])
     c = s / a
-    m = math.ceil(beta * c)
-    target = math.floor(factor * total * c)
+    m = int(math.ceil(beta * c))  # noqa: RUF046 - of an mpq, math.ceil gives an mpz
+    target = int(math.floor(factor * total * c))  # noqa: RUF046 - an mpz otherwise
     bits = (target - 1).bit_length() if target >= 1 else 0
     if m > MAX_HASHERS:
         raise InvalidParameter(

@@ -18,16 +18,17 @@ rejection sampler on rationals (the same law).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import check_finite_nonneg, q, up
+from .._arith import Rational, q, up
+from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, PartialMeasurement, assert_features
-from ..errors import FailedFunction, InvalidParameter
+from ..errors import FailedFunction, FailedMap, InvalidParameter
 from ..measures import max_divergence
 from ..samplers.selection import noisy_top_k, sample_exponential_mechanism
 
@@ -36,15 +37,19 @@ __all__ = ["make_exponential", "then_exponential"]
 C = TypeVar("C")
 
 
-def _score(value: object) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+def _score(value: object) -> Rational:
+    """A score's exact value: ints, floats and Python rationals as they are, others via float."""
+    exact = isinstance(value, (int, float)) or (
+        isinstance(value, numbers.Rational) and not isinstance(value, np.generic)
+    )
+    if isinstance(value, bool) or not exact:
         try:
             value = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             raise FailedFunction(f"a score must be a real number, got {value!r}") from None
     try:
-        return Fraction(value)
-    except (ValueError, OverflowError):
+        return q(value)
+    except (FailedMap, ValueError, OverflowError):
         raise FailedFunction(f"every score must be finite, got {value!r}") from None
 
 
@@ -133,7 +138,7 @@ def make_exponential(
             raise InvalidParameter("epsilon must be > 0 to derive a scale, got 0.0")
         scale = up(q(c) * q(delta_u) / q(eps))
     scale = check_finite_nonneg("scale", scale)
-    s, s_q = Fraction(scale), q(scale)
+    s = s_q = q(scale)
 
     def function(arg: Any) -> C:
         raw = [scoring_function(arg, r) for r in cands]
@@ -144,7 +149,7 @@ def make_exponential(
         if s == 0:
             best = max(scores)
             tied = [i for i, v in enumerate(scores) if v == best]
-            return cands[tied[sample_exponential_mechanism([Fraction(0)] * len(tied))]]
+            return cands[tied[sample_exponential_mechanism([q(0)] * len(tied))]]
         best = max(scores)
         return cands[sample_exponential_mechanism([(best - v) / s for v in scores])]
 

@@ -23,8 +23,9 @@ from typing import Any, Literal, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import check_finite_nonneg, q, up
+from .._arith import q, up
 from .._types import Never, Vec, carrier_dtype, int_bounds, is_float, is_int
+from .._validate import check_finite_nonneg, check_int, is_int_value
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement, Transformation
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
@@ -110,9 +111,7 @@ def _k(k: object, sp: _Space, who: str) -> int:
     kmin = _k_min(sp.T)
     if k is None:
         return kmin
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise InvalidParameter(f"{who}: k must be an int, got {type(k).__name__} {k!r}")
-    k = int(k)
+    k = check_int("k", k, who=who)
     if not kmin <= k <= _K_MAX[sp.T]:
         raise InvalidParameter(f"{who}: k must be in [{kmin}, {_K_MAX[sp.T]}] for {sp.T}, got {k}")
     if k != kmin and sp.vector and sp.size is None:
@@ -466,7 +465,7 @@ def make_geometric(
     if not (
         isinstance(bounds, tuple | list)
         and len(bounds) == 2
-        and all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds)
+        and all(is_int_value(b) for b in bounds)
     ):
         raise InvalidParameter(f"{who}: bounds must be a pair of ints, got {bounds!r}")
     lo, hi = int(bounds[0]), int(bounds[1])

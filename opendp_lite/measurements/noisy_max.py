@@ -29,26 +29,25 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from .._arith import check_finite_nonneg, q, up
+from .._arith import Rational, q, up
 from .._types import is_float, is_int
+from .._validate import check_finite_nonneg, check_int
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, VectorDomain
-from ..errors import FailedFunction, InvalidParameter, MetricMismatch, NotImplementedForType
+from ..errors import (
+    FailedFunction,
+    FailedMap,
+    InvalidParameter,
+    MetricMismatch,
+    NotImplementedForType,
+)
 from ..measures import MaxDivergence, ZeroConcentratedDivergence, max_divergence
 from ..metrics import LInfDistance, linf_distance
-from ..samplers.selection import _exp_bounds as _exp_bounds  # re-exported (tests)
-from ..samplers.selection import exp_bounds_exact as exp_bounds_exact  # re-exported
-from ..samplers.selection import noisy_top_k, sample_peeled_exponential_mechanism
-from ..samplers.selection import sample_exponential_mechanism as sample_exponential_mechanism
-from ..samplers.selection import sample_exponential_top_k as sample_exponential_top_k
-from ..samplers.selection import sample_permute_and_flip as sample_permute_and_flip
-from ..samplers.uniform import sample_uniform_below
+from ..samplers.selection import noisy_top_k, select_exact
 
 __all__ = [
     "make_noisy_max",
@@ -64,13 +63,13 @@ __all__ = [
 # Constructors
 
 
-def _exact_scores(arg: Any, negate: bool) -> list[Fraction]:
+def _exact_scores(arg: Any, negate: bool) -> list[Rational]:
     """The exact rational value of each score (negated if asked)."""
     if len(arg) == 0:
         raise FailedFunction("the vector of scores is empty: there is nothing to select")
     try:
-        scores = [Fraction(v.item() if isinstance(v, np.generic) else v) for v in arg]
-    except (ValueError, OverflowError):
+        scores = [q(v.item() if isinstance(v, np.generic) else v) for v in arg]
+    except (FailedMap, ValueError, OverflowError):
         raise FailedFunction("every score must be finite") from None
     return [-s for s in scores] if negate else scores
 
@@ -116,30 +115,6 @@ def _selection_map(scale: float, k: int, monotonic: bool, zcdp: bool) -> Any:
     return privacy_map
 
 
-def _gammas(scores: Sequence[Fraction], scale: Fraction) -> list[Fraction]:
-    """γ_i = (max s − s_i) / scale, exactly (scale > 0)."""
-    best = max(scores)
-    return [(best - s) / scale for s in scores]
-
-
-def _select(scores: list[Fraction], scale: Fraction, k: int, gumbel: bool) -> list[int]:
-    """The reference path on exact rational scores (scale 0, non-numpy inputs, quantiles)."""
-    if scale == 0:  # the noiseless limit: sort descending, ties in uniformly random order
-        n = len(scores)
-        order = list(range(n))
-        for t in range(n - 1, 0, -1):
-            j = sample_uniform_below(t + 1)
-            order[t], order[j] = order[j], order[t]
-        order.sort(key=lambda i: -scores[i])
-        return order[:k]
-    gammas = _gammas(scores, scale)
-    if gumbel:
-        return sample_peeled_exponential_mechanism(gammas, k)
-    if k == 1:
-        return [sample_permute_and_flip(gammas)]
-    return sample_exponential_top_k(gammas, k)
-
-
 def _select_vector(arg: Any, scale: float, k: int, gumbel: bool, negate: bool) -> list[int]:
     """The certified vectorised race (:mod:`opendp_lite.samplers.selection`) on numeric arrays;
     the exact rational path otherwise (same law either way)."""
@@ -153,7 +128,7 @@ def _select_vector(arg: Any, scale: float, k: int, gumbel: bool, negate: bool) -
         if arg.dtype.kind == "f" and not bool(np.isfinite(arg).all()):
             raise FailedFunction("every score must be finite")
         return noisy_top_k(arg, scale, k, "gumbel" if gumbel else "exponential", negate=negate)
-    return _select(_exact_scores(arg, negate), Fraction(scale), k, gumbel)
+    return select_exact(_exact_scores(arg, negate), q(scale), k, gumbel)
 
 
 def make_noisy_top_k(
@@ -195,9 +170,7 @@ def make_noisy_top_k(
     _check_space(input_domain, input_metric, who)
     zcdp = _check_measure(output_measure, who)
     scale = check_finite_nonneg("scale", scale)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-        raise InvalidParameter(f"k must be an int >= 0, got {k!r}")
-    k = int(k)
+    k = check_int("k", k, min=0)
     monotonic = bool(getattr(input_metric, "monotonic", False))
 
     def function(arg: Any) -> list[int]:

@@ -17,22 +17,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from fractions import Fraction
 from itertools import pairwise
 from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import check_finite_nonneg, q, up
+from .._arith import Rational, q, up
 from .._types import carrier_dtype, is_float, is_int
+from .._validate import check_finite_nonneg, check_real
 from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, VectorDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
 from ..metrics import InsertDeleteDistance, SymmetricDistance, symmetric_distance
-from ..samplers.selection import Noise, noisy_top_k
-from .noisy_max import _select
+from ..samplers.selection import Noise, noisy_top_k, select_exact
 
 __all__ = ["make_private_quantile", "then_private_quantile"]
 
@@ -64,13 +63,13 @@ def _scores(data: Any, keys: Any, num: int, den: int) -> list[int]:
     return v if isinstance(v, list) else cast(list[int], v.tolist())
 
 
-def _race_scale(scaled: Fraction) -> float | None:
+def _race_scale(scaled: Rational) -> float | None:
     """``scaled`` as a float if it is one exactly and > 0 (the race takes a float scale)."""
     try:
         f = float(scaled)
     except OverflowError:
         return None
-    return f if f > 0 and math.isfinite(f) and Fraction(f) == scaled else None
+    return f if f > 0 and math.isfinite(f) and q(f) == scaled else None
 
 
 def make_private_quantile(
@@ -134,16 +133,17 @@ def make_private_quantile(
         raise InvalidParameter("candidates must not be empty")
     if any(not a < b for a, b in pairwise(cands)):
         raise InvalidParameter(f"candidates must be strictly increasing, got {list(candidates)!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+    alpha_f = check_real("alpha", alpha, what="a number in [0, 1]")
+    if not 0 <= alpha_f <= 1:
         raise InvalidParameter(f"alpha must be a number in [0, 1], got {alpha!r}")
-    a = Fraction(alpha)
+    a = q(alpha_f)
     scale = check_finite_nonneg("scale", scale)
-    s = Fraction(scale)
+    s = q(scale)
     assert isinstance(input_domain, VectorDomain)  # noqa: S101 (narrowing; checked above)
     sized = input_domain.size is not None
-    per_unit = Fraction(1) if sized else max(a, 1 - a)
+    per_unit = q(1) if sized else max(a, 1 - a)
     keys = np.asarray(cands, dtype=carrier_dtype(elem.T))
-    num, den = a.numerator, a.denominator
+    num, den = int(a.numerator), int(a.denominator)
     scaled = s * den  # the scale of the den-scaled scores
     # the certified race needs a float scale > 0; den is a power of two (α is a float or 0/1),
     # so scale·den is exact unless it overflows
@@ -156,8 +156,7 @@ def make_private_quantile(
             # the least noisy score: the certified race on the exact integer scores
             return cands[noisy_top_k(scores, race_scale, 1, noise, negate=True)[0]]
         # scale 0 or scores beyond int64: the reference samplers on exact rationals
-        neg = cast(list[Fraction], [-int(v) for v in scores])
-        return cands[_select(neg, scaled, 1, gumbel)[0]]
+        return cands[select_exact([-int(v) for v in scores], scaled, 1, gumbel)[0]]
 
     def privacy_map(d_in: int) -> float:
         delta = per_unit * (d_in // 2 if sized else d_in)

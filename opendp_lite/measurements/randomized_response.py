@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, TypeVar
 
 import numpy as np
 
-from .._arith import log1p_up, mul_up, q
+from .._arith import Rational, log1p_up, mul_up, q
+from .._validate import check_int, check_real
 from ..core import Domain, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
@@ -41,16 +41,12 @@ __all__ = [
 C = TypeVar("C")
 
 
-def _probability(name: str, value: object, lower: Fraction, lower_open: bool = False) -> Fraction:
+def _probability(name: str, value: object, lower: Rational, lower_open: bool = False) -> Rational:
     """The exact rational value of a probability in ``[lower, 1]`` (or ``(lower, 1]``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(
-            f"{name} must be a real number, got {type(value).__name__} {value!r}"
-        )
-    v = float(value)
+    v = check_real(name, value)
     if not math.isfinite(v):
         raise InvalidParameter(f"{name} must be finite, got {value!r}")
-    p = Fraction(v)
+    p = q(v)
     ok = (lower < p if lower_open else lower <= p) and p <= 1
     if not ok:
         bracket = "(" if lower_open else "["
@@ -58,7 +54,7 @@ def _probability(name: str, value: object, lower: Fraction, lower_open: bool = F
     return p
 
 
-def _log_ratio_up(num: Fraction, den: Fraction) -> float:
+def _log_ratio_up(num: Rational, den: Rational) -> float:
     """An upper bound on ``ln(num / den)`` for num >= den (``inf`` when ``den`` is 0).
 
     Computed as log1p(num/den − 1) with the argument exact in ℚ, so a ratio near 1 keeps full
@@ -102,7 +98,7 @@ def make_randomized_response_bool(
     >>> rr.map(1) >= math.log(3)
     True
     """
-    p = _probability("prob", prob, Fraction(1, 2))
+    p = _probability("prob", prob, q(1) / 2)
     if constant_time:
         raise InvalidParameter(
             "constant_time=True is not supported: pure Python cannot sample in constant time"
@@ -169,7 +165,7 @@ def make_randomized_response(
     if len(set(normalized)) != len(normalized):
         raise InvalidParameter(f"categories must be distinct, got {cats!r}")
     k = len(normalized)
-    p = _probability("prob", prob, Fraction(1, k))
+    p = _probability("prob", prob, q(1) / k)
     epsilon = _log_ratio_up(p * (k - 1), 1 - p)
     index = {c: i for i, c in enumerate(normalized)}
 
@@ -231,10 +227,8 @@ def bitvector_domain(max_weight: int | None = None) -> BitVectorDomain:
     Raises:
         InvalidParameter: if ``max_weight`` is not a non-negative int.
     """
-    if max_weight is not None and (
-        isinstance(max_weight, bool) or not isinstance(max_weight, int) or max_weight < 0
-    ):
-        raise InvalidParameter(f"max_weight must be a non-negative int or None, got {max_weight!r}")
+    if max_weight is not None:
+        max_weight = check_int("max_weight", max_weight, min=0, what="a non-negative int or None")
     return BitVectorDomain(max_weight)
 
 
@@ -273,7 +267,7 @@ def make_randomized_response_bitvec(
         )
     if not isinstance(input_metric, DiscreteDistance):
         raise MetricMismatch(discrete_distance(), input_metric, "make_randomized_response_bitvec")
-    fr = _probability("f", f, Fraction(0), lower_open=True)
+    fr = _probability("f", f, q(0), lower_open=True)
     if constant_time:
         raise InvalidParameter(
             "constant_time=True is not supported: pure Python cannot sample in constant time"
@@ -319,7 +313,7 @@ def debias_randomized_response_bitvec(answers: Sequence[bytes], f: float) -> lis
     >>> debias_randomized_response_bitvec([bytes([1]), bytes([3])], f=0.5)
     [3.0, 1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0]
     """
-    fr = _probability("f", f, Fraction(0), lower_open=True)
+    fr = _probability("f", f, q(0), lower_open=True)
     if fr == 1:
         raise InvalidParameter("f must be below 1 to debias (f = 1 carries no signal)")
     rows = [bytes(a) for a in answers]

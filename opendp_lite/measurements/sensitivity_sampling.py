@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _arith
+from .._validate import check_int, check_real
 from ..core import Domain, Measurement, Metric
 from ..domains import VectorDomain
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType
@@ -116,9 +117,7 @@ def _uniform_index(size: int, n: int) -> npt.NDArray[np.int64]:
 
 
 def _finite(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(f"{name} must be a real number, got {value!r}")
-    v = float(value)
+    v = check_real(name, value)
     if not math.isfinite(v):
         raise InvalidParameter(f"{name} must be finite, got {value!r}")
     return v
@@ -401,8 +400,8 @@ def sampler_config(gamma: float | None = None, m: int | None = None) -> SamplerC
     """
     if gamma is None and m is None:
         raise InvalidParameter("give gamma, m, or both")
-    if m is not None and (isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1):
-        raise InvalidParameter(f"m must be an integer >= 1, got {m!r}")
+    if m is not None:
+        m = check_int("m", m, min=1)
     if m is None:
         g = check_gamma(gamma)
         rho = math.exp(lambert_w_minus1(-g / (2 * math.sqrt(math.e))) + 0.5)
@@ -537,11 +536,7 @@ def sample_sensitivity(
     """
     nrm = _norm(norm)
     dist = _as_distribution(distribution)
-    if isinstance(n_data_size, bool) or not isinstance(n_data_size, (int, np.integer)):
-        raise InvalidParameter(f"n_data_size must be an integer >= 1, got {n_data_size!r}")
-    n = int(n_data_size)
-    if n < 1:
-        raise InvalidParameter(f"n_data_size must be an integer >= 1, got {n_data_size!r}")
+    n = check_int("n_data_size", n_data_size, min=1)
     config = sampler_config(gamma=gamma, m=m)
     per = n + 1  # records drawn per pair of neighbours: D (n−1), x and x′
     if progress is None:

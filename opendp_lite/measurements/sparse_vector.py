@@ -25,13 +25,11 @@ All noise is exact discrete Laplace (CKS20); every comparison is between exact r
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, TypeVar
 
-import numpy as np
-
-from .._arith import check_finite_nonneg, q, up
+from .._arith import q, up
 from .._types import is_int
+from .._validate import check_exact_real, check_finite_nonneg, check_int
 from ..core import (
     Domain,
     Measurement,
@@ -42,7 +40,7 @@ from ..core import (
     assert_features,
 )
 from ..domains import AtomDomain
-from ..errors import FailedMap, InvalidParameter, QueryableError
+from ..errors import FailedMap, QueryableError
 from ..measures import max_divergence
 from ..metrics import AbsoluteDistance
 from ..samplers.discrete_laplace import sample_discrete_laplace
@@ -111,27 +109,13 @@ def make_sparse_vector(
     SparseVectorHalted the sparse vector has given its 1 positive answer(s); it is halted
     """
     d_in = input_metric._check_distance(d_in)
-    if isinstance(query_sensitivity, bool) or not isinstance(query_sensitivity, (int, np.integer)):
-        raise InvalidParameter(f"query_sensitivity must be an int >= 0, got {query_sensitivity!r}")
-    if query_sensitivity < 0:
-        raise InvalidParameter(f"query_sensitivity must be an int >= 0, got {query_sensitivity!r}")
-    if isinstance(max_positives, bool) or not isinstance(max_positives, (int, np.integer)):
-        raise InvalidParameter(f"max_positives must be an int >= 1, got {max_positives!r}")
-    if max_positives < 1:
-        raise InvalidParameter(f"max_positives must be an int >= 1, got {max_positives!r}")
+    delta = check_int("query_sensitivity", query_sensitivity, min=0)
+    c = check_int("max_positives", max_positives, min=1)
     if monotonic:
         assert_features("honest-but-curious")
     b_t = check_finite_nonneg("threshold_scale", threshold_scale)
     b_q = check_finite_nonneg("query_scale", query_scale)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
-        raise InvalidParameter(f"threshold must be a finite real number, got {threshold!r}")
-    try:
-        t = Fraction(threshold.item() if isinstance(threshold, np.generic) else threshold)
-    except (ValueError, OverflowError):
-        raise InvalidParameter(
-            f"threshold must be a finite real number, got {threshold!r}"
-        ) from None
-    delta, c = int(query_sensitivity), int(max_positives)
+    t = check_exact_real("threshold", threshold)
     factor = 1 if monotonic else 2
     bound = d_in
 
@@ -157,7 +141,7 @@ def make_sparse_vector(
         return query
 
     def function(arg: TI) -> Queryable[Query[TI, DI], bool]:
-        rho = sample_discrete_laplace(Fraction(b_t))
+        rho = sample_discrete_laplace(q(b_t))
         level = t + rho
         positives = 0
 
@@ -168,7 +152,7 @@ def make_sparse_vector(
                     f"the sparse vector has given its {c} positive answer(s); it is halted"
                 )
             answer = admit(query).function(arg)
-            nu = sample_discrete_laplace(Fraction(b_q))
+            nu = sample_discrete_laplace(q(b_q))
             above = bool(int(answer) + nu >= level)
             positives += above
             return above

@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
-from .._arith import check_finite_nonneg, exp_down, exp_up, q, sqrt_up, up
+from .._arith import Rational, exp_down, exp_up, q, sqrt_up, up
 from .._types import int_bounds, is_float, is_int
+from .._validate import check_exact_real, check_finite_nonneg, check_int
 from ..core import Domain, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, MapDomain
 from ..errors import (
@@ -93,6 +91,16 @@ class L0PInfDistance(Metric[Triple]):
         return int(l0), lp, linf
 
 
+def is_l0pinf(metric: object, T: str, p: int) -> bool:
+    """Whether ``metric`` is L0{p}InfDistance(AbsoluteDistance(T)), compared field by field (not
+    by class identity), so a re-imported module still matches."""
+    return (
+        type(metric).__name__ == "L0PInfDistance"
+        and getattr(metric, "p", None) == p
+        and getattr(metric, "inner", None) == AbsoluteDistance(T)
+    )
+
+
 def l01inf_distance(metric: AbsoluteDistance[Any]) -> L0PInfDistance:
     """The L0,1,∞ distance between maps, with value differences measured by ``metric``.
 
@@ -123,7 +131,7 @@ def l02inf_distance(metric: AbsoluteDistance[Any]) -> L0PInfDistance:
 # Certified upper bounds on the noise tails Pr[Z >= m]
 
 
-def laplace_tail_up(m: int, scale: Fraction) -> float:
+def laplace_tail_up(m: int, scale: Rational) -> float:
     """An upper bound on Pr[Z >= m] for Z ~ 𝓛_ℤ(scale): a^m/(1 + a) for m >= 1, a = e^(−1/scale)."""
     if m <= 0:
         # 1 − Pr[Z >= 1 − m], with the subtracted tail bounded below
@@ -146,7 +154,7 @@ def _gauss_weights(z0: int, z1: int, s2: Any, upward: bool) -> Any:
     return total
 
 
-def gaussian_tail_up(m: int, scale: Fraction) -> float:
+def gaussian_tail_up(m: int, scale: Rational) -> float:
     """An upper bound on Pr[Z >= m] for Z ~ 𝓝_ℤ(0, scale²).
 
     For m >= 1: (Σ_{z=m}^{L} w⁺(z) + (σ²/L)·e^{−L²/2σ²}) / (1 + 2Σ_{z=1}^{L′} w⁻(z)), where w±
@@ -157,7 +165,7 @@ def gaussian_tail_up(m: int, scale: Fraction) -> float:
     For m <= 0: 1 − (a lower bound on Pr[Z >= 1 − m]).
     """
     s2 = q(scale) * q(scale)
-    width = math.ceil(12 * scale) + 2  # exact: scale may be far beyond the float range
+    width = int(math.ceil(12 * scale)) + 2  # noqa: RUF046 - exact (scale may be far beyond the float range); an int, not an mpz
     if m <= 0:
         k = 1 - m
         if width > _MAX_TERMS:
@@ -175,10 +183,10 @@ def gaussian_tail_up(m: int, scale: Fraction) -> float:
     return up((head + tail) / norm)
 
 
-_SQRT_2PI_LO = Fraction(250662, 100000)  # < √(2π) = 2.5066282…
+_SQRT_2PI_LO = q(250662) / 100000  # < √(2π) = 2.5066282…
 
 
-def _gaussian_tail_large_scale(m: int, scale: Fraction) -> float:
+def _gaussian_tail_large_scale(m: int, scale: Rational) -> float:
     """Pr[Z >= m] <= min(e^{−m²/2σ²}, w(m)(1 + σ²/m)/(σ√(2π) − 1)) for m >= 1, Z ~ 𝓝_ℤ(0, σ²).
 
     Numerator: Σ_{z>=m} w(z) <= w(m) + ∫_m^∞ w <= w(m)(1 + σ²/m) (w decreasing; Mills ratio).
@@ -206,7 +214,7 @@ class _Grid:
 
     T: str
     k: int
-    penalty: Fraction
+    penalty: Rational
 
 
 def _check_space(
@@ -219,41 +227,22 @@ def _check_space(
         )
     if value.nan:
         raise NotImplementedForType(f"{who}: the value domain must exclude NaN")
-    want = L0PInfDistance(AbsoluteDistance(value.T), p)
-    # compared field by field (not by class identity), so a re-imported module still matches
-    same = (
-        type(input_metric).__name__ == "L0PInfDistance"
-        and getattr(input_metric, "p", None) == p
-        and getattr(input_metric, "inner", None) == want.inner
-    )
-    if not same:
-        raise MetricMismatch(want, input_metric, who)
+    if not is_l0pinf(input_metric, value.T, p):
+        raise MetricMismatch(L0PInfDistance(AbsoluteDistance(value.T), p), input_metric, who)
     if is_int(value.T):
         if k is not None:
             raise NotImplementedForType(f"{who}: k applies to float values only; got k={k!r}")
-        return _Grid(value.T, 0, Fraction(0))
+        return _Grid(value.T, 0, q(0))
     kmin = _k_min(value.T)
     if k is None:
         k = kmin
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise InvalidParameter(f"{who}: k must be an int, got {type(k).__name__} {k!r}")
+    k = check_int("k", k, who=who)
     if not kmin <= int(k) <= _K_MAX[value.T]:
         raise InvalidParameter(f"{who}: k must be in [{kmin}, {_K_MAX[value.T]}], got {k}")
-    return _Grid(value.T, int(k), Fraction(2) ** int(k) - Fraction(2) ** kmin)
+    return _Grid(value.T, int(k), q(2) ** int(k) - q(2) ** kmin)
 
 
-def _threshold(threshold: object) -> Fraction:
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
-        raise InvalidParameter(f"threshold must be a finite real number, got {threshold!r}")
-    try:
-        return Fraction(threshold.item() if isinstance(threshold, np.generic) else threshold)
-    except (ValueError, OverflowError):
-        raise InvalidParameter(
-            f"threshold must be a finite real number, got {threshold!r}"
-        ) from None
-
-
-def _function(grid: _Grid, threshold: Fraction, scale: Fraction, gaussian: bool) -> Any:
+def _function(grid: _Grid, threshold: Rational, scale: Rational, gaussian: bool) -> Any:
     sampler = sample_discrete_gaussian if gaussian else sample_discrete_laplace
     if is_int(grid.T):
         lo, hi = int_bounds(grid.T)
@@ -268,7 +257,7 @@ def _function(grid: _Grid, threshold: Fraction, scale: Fraction, gaussian: bool)
 
         return int_function
 
-    unit = Fraction(2) ** grid.k
+    unit = q(2) ** grid.k
     grid_scale = scale / unit
 
     def float_function(arg: dict[Any, float]) -> dict[Any, float]:
@@ -284,13 +273,13 @@ def _function(grid: _Grid, threshold: Fraction, scale: Fraction, gaussian: bool)
     return float_function
 
 
-def _delta(l0: int, linf: Any, grid: _Grid, threshold: Fraction, tail: Any) -> float:
+def _delta(l0: int, linf: Any, grid: _Grid, threshold: Rational, tail: Any) -> float:
     """l0 · Pr[Z >= ⌈T/2^k − n(l∞′)⌉] (capped at 1): a key present on one side only has
     |value| <= l∞′, its grid index is at most n(l∞′) (rounding is monotone), and it is
     released iff its grid index plus Z reaches T/2^k."""
-    cap = Fraction(int(linf.numerator), int(linf.denominator))
-    top = cap if is_int(grid.T) else Fraction(round_to_grid(q(cap), grid.k))
-    m = math.ceil(threshold / Fraction(2) ** grid.k - top)
+    cap = q(linf)
+    top = cap if is_int(grid.T) else q(round_to_grid(cap, grid.k))
+    m = int(math.ceil(threshold / q(2) ** grid.k - top))  # noqa: RUF046 - an int, not an mpz
     return min(1.0, up(q(l0) * q(tail(m))))
 
 
@@ -336,9 +325,9 @@ def make_laplace_threshold(
     if MO not in ("Approximate<MaxDivergence>", approximate(max_divergence())):
         raise NotImplementedForType(f"{who}: MO must be Approximate<MaxDivergence>, got {MO!r}")
     scale = check_finite_nonneg("scale", scale)
-    s = Fraction(scale)
-    t = _threshold(threshold)
-    grid_scale = s / Fraction(2) ** grid.k
+    s = q(scale)
+    t = check_exact_real("threshold", threshold)
+    grid_scale = s / q(2) ** grid.k
 
     @lru_cache(maxsize=256)
     def tail(m: int) -> float:
@@ -408,9 +397,9 @@ def make_gaussian_threshold(
             f"{who}: MO must be Approximate<ZeroConcentratedDivergence>, got {MO!r}"
         )
     scale = check_finite_nonneg("scale", scale)
-    s = Fraction(scale)
-    t = _threshold(threshold)
-    grid_scale = s / Fraction(2) ** grid.k
+    s = q(scale)
+    t = check_exact_real("threshold", threshold)
+    grid_scale = s / q(2) ** grid.k
 
     @lru_cache(maxsize=256)
     def tail(m: int) -> float:

@@ -26,13 +26,14 @@ True
 from __future__ import annotations
 
 import math
-from fractions import Fraction
+import numbers
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._arith import exp_down, log_up, q, up
+from .._arith import Rational, exp_down, log_up, q, up
+from .._validate import check_finite_nonneg, check_int, check_real
 from ..core import Measurement
 from ..domains import atom_domain
 from ..errors import InvalidParameter
@@ -50,28 +51,28 @@ __all__ = [
 ]
 
 
-def _coin(name: str, value: object) -> Fraction:
-    """The exact rational value of a coin's head probability, which must lie in [0, 1]."""
-    if isinstance(value, bool) or not isinstance(
-        value, (int, float, Fraction, np.integer, np.floating)
-    ):
-        raise InvalidParameter(
-            f"{name} must be a real number, got {type(value).__name__} {value!r}"
-        )
-    if not isinstance(value, Fraction) and not math.isfinite(float(value)):
-        raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
-    p = value if isinstance(value, Fraction) else Fraction(float(value))
+def _coin(name: str, value: object) -> Rational:
+    """The exact rational value of a coin's head probability, which must lie in [0, 1].
+
+    A Python rational (``Fraction``) is taken exactly; other numbers through ``float``.
+    """
+    exact = isinstance(value, numbers.Rational) and not isinstance(value, (int, np.integer))
+    if not exact:
+        check_real(name, value)
+        if not math.isfinite(float(value)):  # type: ignore[arg-type]
+            raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
+    p = q(value) if exact else q(float(value))  # type: ignore[arg-type]
     if not (0 <= p <= 1):
         raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
     return p
 
 
-def _table(a: Fraction, b: Fraction) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+def _table(a: Rational, b: Rational) -> tuple[Rational, Rational, Rational, Rational]:
     """(Pr[yes|yes], Pr[yes|no], Pr[no|no], Pr[no|yes]), exactly."""
     return 1 - a + a * b, a * b, 1 - a * b, a * (1 - b)
 
 
-def _log_ratio_up(num: Fraction, den: Fraction) -> float:
+def _log_ratio_up(num: Rational, den: Rational) -> float:
     if num == 0:
         return 0.0  # the output never occurs under either input
     if den == 0:
@@ -158,11 +159,7 @@ def coins_from_epsilon(epsilon: float) -> tuple[float, float]:
     >>> epsilon_two_coin(a, b) <= math.nextafter(math.log(3), math.inf), b
     (True, 0.5)
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(f"epsilon must be a real number, got {epsilon!r}")
-    e = float(epsilon)
-    if not (math.isfinite(e) and e >= 0):
-        raise InvalidParameter(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    e = check_finite_nonneg("epsilon", epsilon)
     a = min(1.0, up(q(2) / (1 + q(exp_down(e)))))
     return a, 0.5
 
@@ -203,8 +200,7 @@ def two_coin_uncertainty(
     _coin("prob_head_second", prob_head_second)
     if a == 1:
         raise InvalidParameter("prob_head_first = 1: the answers carry no information")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InvalidParameter(f"n must be an integer >= 1, got {n!r}")
+    n = check_int("n", n, min=1)
     rr = float(r)
     if not 0 <= rr <= 1:
         raise InvalidParameter(f"r must be in [0, 1], got {r!r}")

@@ -17,10 +17,17 @@ from typing import Any
 
 import gmpy2
 import numpy as np
+import numpy.typing as npt
 
 from .rng import fill_bytes
 
-__all__ = ["sample_bernoulli", "sample_bernoulli_exp", "to_rational"]
+__all__ = [
+    "sample_bernoulli",
+    "sample_bernoulli_exp",
+    "sample_flips",
+    "sample_round",
+    "to_rational",
+]
 
 _MPQ = type(gmpy2.mpq(0))
 _MPZ = type(gmpy2.mpz(0))
@@ -105,3 +112,29 @@ def sample_bernoulli_exp(gamma: Any) -> bool:
             return False
         g -= 1
     return _bernoulli_exp_le1(g)
+
+
+def sample_round(y: Any) -> int:
+    """Randomized rounding: ⌊y⌋ + Bernoulli(y − ⌊y⌋), so the mean is exactly ``y``."""
+    floor = int(math.floor(y))  # noqa: RUF046 - of an mpq, math.floor gives an mpz
+    return floor + int(sample_bernoulli(y - floor))
+
+
+def sample_flips(n: int, denominator: int) -> npt.NDArray[np.bool_]:
+    """``n`` independent exact Bernoulli(1/denominator) coins.
+
+    Each coin is a uniform 32-bit word accepted below the largest multiple of ``denominator``
+    (so the accepted word is uniform on that range) and is True iff the word is ≡ 0 modulo
+    ``denominator``: probability exactly 1/denominator.
+    """
+    out = np.empty(n, dtype=np.bool_)
+    limit = (2**32 // denominator) * denominator
+    filled = 0
+    while filled < n:
+        need = min(n - filled, 2**20)  # bounded memory per round
+        batch = need + need // 8 + 16  # acceptance > 1/2; usually far above
+        words = np.frombuffer(fill_bytes(4 * batch), dtype="<u4")
+        words = words[words < limit][:need]
+        out[filled : filled + len(words)] = words % denominator == 0
+        filled += len(words)
+    return out

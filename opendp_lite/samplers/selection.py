@@ -64,6 +64,7 @@ __all__ = [
     "sample_exponential_top_k",
     "sample_peeled_exponential_mechanism",
     "sample_permute_and_flip",
+    "select_exact",
 ]
 
 Noise = Literal["exponential", "gumbel"]
@@ -487,6 +488,31 @@ def sample_peeled_exponential_mechanism(gammas: Sequence[Fraction], k: int) -> l
         pick = sample_exponential_mechanism([gammas[i] - best for i in remaining])
         out.append(remaining.pop(pick))
     return out
+
+
+def select_exact(scores: Sequence[Any], scale: Any, k: int, gumbel: bool) -> list[int]:
+    """The indices of the k largest of s_i + noise, on exact rational scores and scale >= 0.
+
+    The reference path (scale 0, scores that are not a numeric array, quantile scores beyond
+    int64): with γ_i = (max s − s_i)/scale, Gumbel noise is k exponential-mechanism draws
+    without replacement, exponential noise permute-and-flip (k = 1) or the rational race.
+    At scale 0, the noiseless limit: sorted descending, ties in uniformly random order.
+    """
+    if scale == 0:
+        n = len(scores)
+        order = list(range(n))
+        for t in range(n - 1, 0, -1):
+            j = sample_uniform_below(t + 1)
+            order[t], order[j] = order[j], order[t]
+        order.sort(key=lambda i: -scores[i])
+        return order[:k]
+    best = max(scores)
+    gammas = [(best - s) / scale for s in scores]
+    if gumbel:
+        return sample_peeled_exponential_mechanism(gammas, k)
+    if k == 1:
+        return [sample_permute_and_flip(gammas)]
+    return sample_exponential_top_k(gammas, k)
 
 
 # -- exact interval bounds on exp(δ) for rational δ >= 0 -------------------------------------

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from .. import _arith as ar
 from .._dask import clip_source, is_dask_array, reduce_blocks
 from .._types import Never, int_bounds, is_float, is_int
+from .._validate import check_metric  # re-exported for the families
 from ..core import (
     Absorbing,
     Domain,
@@ -92,13 +93,6 @@ def blocks(x: Any) -> Iterator[npt.NDArray[Any]]:
     n = len(x)
     for i in range(0, n, BLOCK):
         yield np.asarray(x[i : i + BLOCK])
-
-
-def check_metric(name: str, metric: Metric[Any], allowed: tuple[type, ...]) -> None:
-    """Refuse a metric outside ``allowed`` with a typed error naming the constructor."""
-    if not isinstance(metric, allowed):
-        names = ", ".join(t.__name__ for t in allowed)
-        raise NotImplementedForType(f"{name} needs input_metric in ({names}), got {metric!r}")
 
 
 def bounded_vector(

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._validate import check_metric  # re-exported for the families
 from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, OptionDomain, VectorDomain, vector_domain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -40,13 +41,6 @@ __all__ = [
 DATASET_METRICS = (SymmetricDistance, InsertDeleteDistance, ChangeOneDistance, HammingDistance)
 #: Metrics that allow the number of records to change (for filters such as drop_null).
 SIZE_CHANGING_METRICS = (SymmetricDistance, InsertDeleteDistance)
-
-
-def check_metric(name: str, metric: Metric[Any], allowed: tuple[type, ...]) -> None:
-    """Refuse a metric outside ``allowed`` with a typed error naming the constructor."""
-    if not isinstance(metric, allowed):
-        names = ", ".join(t.__name__ for t in allowed)
-        raise NotImplementedForType(f"{name} needs input_metric in ({names}), got {metric!r}")
 
 
 def vector_element(name: str, domain: Domain[Any], *, option: bool = False) -> Domain[Any]:

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from .. import _arith as ar
 from .._types import Vec, is_float
+from .._validate import check_int
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -141,10 +142,8 @@ def _ssd(
     S_T = parse_summation(name, S)
     if "<T>" not in str(S) and S_T != T:
         raise NotImplementedForType(f"{name}: S={S!r} does not match the carrier {T}")
-    if ddof is not None and (
-        isinstance(ddof, bool) or not isinstance(ddof, int) or not 0 <= ddof < n
-    ):
-        raise InvalidParameter(f"{name}: ddof must be an int in [0, size), got {ddof!r}")
+    if ddof is not None:
+        ddof = check_int("ddof", ddof, min=0, max=n - 1, who=name, what="an int in [0, size)")
     # grid: 46 bits of M, centred at the lower bound's index and shifted right until the
     # indices fit 26 bits; SSD is shift-invariant, so the centring changes nothing
     p = grid_shift(max(abs(lo), abs(hi)))

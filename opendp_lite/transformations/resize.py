@@ -9,9 +9,10 @@ import numpy.typing as npt
 
 from .. import _dask
 from .._types import Vec
+from .._validate import check_int
 from ..core import Domain, Metric, PartialTransformation, Transformation
 from ..domains import VectorDomain, vector_domain
-from ..errors import InvalidParameter, NotImplementedForType, NotInDomain, ParameterTypeError
+from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
 from ..metrics import InsertDeleteDistance, SymmetricDistance, insert_delete_distance
 from ..metrics import symmetric_distance as _symmetric_distance
 from ._rowwise import SIZE_CHANGING_METRICS, check_metric, uniform_permutation, uniform_prefix
@@ -88,11 +89,7 @@ def make_resize(
         raise NotImplementedForType(f"make_resize needs a vector_domain, got {input_domain!r}")
     check_metric("make_resize", input_metric, SIZE_CHANGING_METRICS)
     out_metric = _output_metric(MO)
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
-        raise ParameterTypeError(f"size must be a positive int, got {size!r}")
-    if size <= 0:
-        raise InvalidParameter(f"size must be a positive int, got {size!r}")
-    size = int(size)
+    size = check_int("size", size, min=1)
     elem = input_domain.element_domain
     try:
         c = elem._normalize(constant)

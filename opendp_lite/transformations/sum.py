@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from .. import _arith as ar
 from .._types import Never, Vec, is_float
+from .._validate import check_int
 from ..core import (
     Domain,
     Metric,
@@ -216,7 +217,7 @@ def make_sized_bounded_int_checked_sum(
     """
     Tn = _int_T(bounds, T)
     lo, hi = _int_bounds_ok("make_sized_bounded_int_checked_sum", Tn, bounds)
-    _check_size(size)
+    size = check_int("size", size, min=0)
     return _int_sum(
         "make_sized_bounded_int_checked_sum", Tn, lo, hi, size, symmetric_distance(), "checked"
     )
@@ -265,7 +266,7 @@ def make_sized_bounded_int_monotonic_sum(
     """
     Tn = _int_T(bounds, T)
     lo, hi = _int_bounds_ok("make_sized_bounded_int_monotonic_sum", Tn, bounds)
-    _check_size(size)
+    size = check_int("size", size, min=0)
     return _int_sum(
         "make_sized_bounded_int_monotonic_sum", Tn, lo, hi, size, symmetric_distance(), "monotonic"
     )
@@ -312,7 +313,7 @@ def make_sized_bounded_int_split_sum(
     """
     Tn = _int_T(bounds, T)
     lo, hi = _int_bounds_ok("make_sized_bounded_int_split_sum", Tn, bounds)
-    _check_size(size)
+    size = check_int("size", size, min=0)
     return _int_sum(
         "make_sized_bounded_int_split_sum", Tn, lo, hi, size, symmetric_distance(), "split"
     )
@@ -361,16 +362,10 @@ def make_sized_bounded_int_ordered_sum(
     """
     Tn = _int_T(bounds, T)
     lo, hi = _int_bounds_ok("make_sized_bounded_int_ordered_sum", Tn, bounds)
-    _check_size(size)
+    size = check_int("size", size, min=0)
     return _int_sum(
         "make_sized_bounded_int_ordered_sum", Tn, lo, hi, size, insert_delete_distance(), "split"
     )
-
-
-def _check_size(size: object) -> int:
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise InvalidParameter(f"size must be a non-negative int, got {size!r}")
-    return size
 
 
 # ----------------------------------------------------------------------------------------------
@@ -451,12 +446,6 @@ def _float_bounds(name: str, T: str, bounds: tuple[Any, Any]) -> tuple[float, fl
     return float(dom.bounds[0]), float(dom.bounds[1])
 
 
-def _check_limit(name: str, size_limit: object) -> int:
-    if isinstance(size_limit, bool) or not isinstance(size_limit, int) or size_limit < 1:
-        raise InvalidParameter(f"{name}: size_limit must be a positive int, got {size_limit!r}")
-    return size_limit
-
-
 def make_bounded_float_checked_sum(
     size_limit: int, bounds: tuple[Any, Any], S: object = "Pairwise<T>"
 ) -> Transformation[Any, float, int, float]:
@@ -488,7 +477,7 @@ def make_bounded_float_checked_sum(
     name = "make_bounded_float_checked_sum"
     T = parse_summation(name, S)
     lo, hi = _float_bounds(name, T, bounds)
-    limit = _check_limit(name, size_limit)
+    limit = check_int("size_limit", size_limit, min=1, who=name)
     return _float_sum(name, T, lo, hi, None, limit, symmetric_distance())
 
 
@@ -514,7 +503,7 @@ def make_bounded_float_ordered_sum(
     name = "make_bounded_float_ordered_sum"
     T = parse_summation(name, S)
     lo, hi = _float_bounds(name, T, bounds)
-    limit = _check_limit(name, size_limit)
+    limit = check_int("size_limit", size_limit, min=1, who=name)
     return _float_sum(name, T, lo, hi, None, limit, insert_delete_distance())
 
 
@@ -543,7 +532,7 @@ def make_sized_bounded_float_checked_sum(
     name = "make_sized_bounded_float_checked_sum"
     T = parse_summation(name, S)
     lo, hi = _float_bounds(name, T, bounds)
-    n = _check_size(size)
+    n = check_int("size", size, min=0)
     return _float_sum(name, T, lo, hi, n, max(n, 1), symmetric_distance())
 
 
@@ -568,7 +557,7 @@ def make_sized_bounded_float_ordered_sum(
     name = "make_sized_bounded_float_ordered_sum"
     T = parse_summation(name, S)
     lo, hi = _float_bounds(name, T, bounds)
-    n = _check_size(size)
+    n = check_int("size", size, min=0)
     return _float_sum(name, T, lo, hi, n, max(n, 1), insert_delete_distance())
 
 

@@ -9,9 +9,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from .._validate import check_int
 from ..core import Domain, Function, Metric, PartialTransformation, Transformation
 from ..domains import AtomDomain, VectorDomain, atom_domain, vector_domain
-from ..errors import FailedFunction, InvalidParameter, NotImplementedForType
+from ..errors import FailedFunction, NotImplementedForType
 from ..metrics import L1Distance, L2Distance, l1_distance, l2_distance
 
 __all__ = ["make_b_ary_tree", "make_consistent_b_ary_tree", "then_b_ary_tree"]
@@ -27,11 +28,10 @@ def _levels(leaf_count: int, b: int) -> int:
 
 
 def _check_tree_args(name: str, leaf_count: object, b: object) -> tuple[int, int]:
-    if isinstance(leaf_count, bool) or not isinstance(leaf_count, int) or leaf_count < 1:
-        raise InvalidParameter(f"{name}: leaf_count must be a positive int, got {leaf_count!r}")
-    if isinstance(b, bool) or not isinstance(b, int) or b < 2:
-        raise InvalidParameter(f"{name}: branching_factor must be an int >= 2, got {b!r}")
-    return leaf_count, b
+    return (
+        check_int("leaf_count", leaf_count, min=1, who=name),
+        check_int("branching_factor", b, min=2, who=name),
+    )
 
 
 def make_b_ary_tree(

@@ -6,6 +6,8 @@ A changed signature fails this test until its proof's header (and so its proof) 
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import pytest
 
@@ -56,11 +58,21 @@ def test_docstring_states_map_and_names_proof(name: str, fn: object) -> None:
 
 LEMMAS = PROOFS / "lemmas"
 # A phrase from each lemma's argument: a constructor's proof cites the lemma instead of
-# restating it, so none of these may appear outside the lemma itself.
+# restating it, so none of these may appear outside the lemma itself (and each must appear in
+# its lemma, so that the fingerprint follows the lemma's text).
 LEMMA_FINGERPRINTS = {
-    "row-by-row.md": "turns every added (removed) record",
-    "post-processing.md": "data-processing inequality for Rényi divergences",
+    "row-by-row.md": "turns each added (removed) record",
+    "post-processing.md": "Pr[f(M(x)) ∈ S] = E[Pr[M(x) ∈ f⁻¹(S)",
+    "exact-integer-sum.md": "64-bit carriers are split into high and low 32-bit halves",
+    "exact-grid-sum.md": "scaling by a power of two is exact unless",
+    "distributed-evaluation.md": "pickled exactly and added in a tree of tasks",
+    "saturating-counts.md": "f32 rounds 2^24 + 1 down",
 }
+
+
+def _normalised(path: Path) -> str:
+    """The text with line breaks folded, so a phrase wrapped over two lines still matches."""
+    return " ".join(path.read_text(encoding="utf-8").split())
 
 
 def test_every_lemma_link_resolves() -> None:
@@ -75,8 +87,20 @@ def test_every_lemma_link_resolves() -> None:
 def test_proofs_cite_lemmas_rather_than_restate_them(lemma: str) -> None:
     assert (LEMMAS / lemma).is_file()
     phrase = LEMMA_FINGERPRINTS[lemma]
-    restating = [p.name for p in sorted(PROOFS.glob("*.md")) if phrase in p.read_text("utf-8")]
+    assert phrase in _normalised(LEMMAS / lemma), f"the fingerprint of {lemma} is not in it"
+    restating = [p.name for p in sorted(PROOFS.glob("*.md")) if phrase in _normalised(p)]
     assert not restating, f"{restating} restate {lemma}; cite it as [..](lemmas/{lemma})"
+
+
+def test_every_lemma_has_a_fingerprint_and_is_cited() -> None:
+    lemmas = {p.name for p in LEMMAS.glob("*.md")}
+    assert lemmas == set(LEMMA_FINGERPRINTS), "give each lemma a fingerprint phrase"
+    cited = {
+        t
+        for p in PROOFS.glob("*.md")
+        for t in re.findall(r"\]\(lemmas/([^)#]+)", p.read_text("utf-8"))
+    }
+    assert lemmas <= cited, f"lemmas no proof cites: {sorted(lemmas - cited)}"
 
 
 def test_source_hash_sees_a_changed_body() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import opendp_lite.prelude as dp
 from opendp_lite.errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType
-from opendp_lite.measurements.canonical_noise import _Tulap
+from opendp_lite.samplers.tulap import _Tulap
 
 SPACE = dp.atom_domain(T=float), dp.absolute_distance(T=float)
 

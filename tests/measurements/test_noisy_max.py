@@ -23,20 +23,18 @@ from opendp_lite.errors import (
     NotImplementedForType,
     NotInDomain,
 )
-from opendp_lite.measurements.noisy_max import (
-    exp_bounds_exact,
-    sample_exponential_mechanism,
-    sample_exponential_top_k,
-    sample_permute_and_flip,
-)
 from opendp_lite.samplers.rng import scripted_randomness
 from opendp_lite.samplers.selection import (
     Noise,
     certification_margin,
+    exp_bounds_exact,
     fallback_counts,
     noisy_top_k,
     noisy_top_k_reference,
     reset_fallback_counts,
+    sample_exponential_mechanism,
+    sample_exponential_top_k,
+    sample_permute_and_flip,
 )
 
 INT_SPACE = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
@@ -242,7 +240,7 @@ def test_samplers_respect_support() -> None:
 
 @pytest.mark.parametrize("delta", [Fraction(700), Fraction(1234), Fraction(10**6 + 1, 3)])
 def test_first_look_bounds_beyond_float_range_bracket_exp(delta: Fraction) -> None:
-    from opendp_lite.measurements.noisy_max import _exp_bounds
+    from opendp_lite.samplers.selection import _exp_bounds
 
     lo, hi = _exp_bounds(delta, 50)
     with gmpy2.context(precision=64):

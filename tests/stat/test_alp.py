@@ -21,7 +21,8 @@ import numpy as np
 from scipy import stats
 
 import opendp_lite.prelude as dp
-from opendp_lite.measurements.alp import estimate_unary, sample_flips, sample_round
+from opendp_lite.measurements.alp import estimate_unary
+from opendp_lite.samplers.bernoulli import sample_flips, sample_round
 from tests.conftest import ALPHA
 
 DOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))

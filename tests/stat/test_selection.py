@@ -20,12 +20,12 @@ import pytest
 from scipy import integrate, stats
 
 import opendp_lite.prelude as dp
-from opendp_lite.measurements.noisy_max import sample_exponential_top_k
 from opendp_lite.samplers.selection import (
     certification_margin,
     fallback_counts,
     noisy_top_k,
     reset_fallback_counts,
+    sample_exponential_top_k,
 )
 from tests.conftest import ALPHA, scaled
 
