@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import _frames
 from ._types import carrier_dtype, is_float, is_int
 from .domains import Backend, register_backend
 from .errors import NotInDomain
@@ -220,6 +221,9 @@ def checked_vector(
         NotInDomain: if the metadata already shows that ``x`` is not a member.
     """
     if _is_dask_series(x):
+        if not isinstance(x.dtype, np.dtype):  # a nullable pandas dtype: map missing values
+            meta = _frames.partition_values(x._meta, element)
+            x = x.map_partitions(_frames.partition_values, element, meta=meta)
         with warnings.catch_warnings():  # pandas string columns become object arrays: fine
             warnings.filterwarnings("ignore", message=".*extension dtypes", category=UserWarning)
             x = x.to_dask_array()  # partition lengths stay unknown (not computed)
