@@ -55,6 +55,7 @@ __all__ = [
     "missing_mode",
     "partition_values",
     "schema",
+    "series_carrier",
 ]
 
 #: The libraries whose objects are read through narwhals (by top-level module name).
@@ -302,6 +303,20 @@ def schema(x: object) -> dict[Any, str | None] | None:
     if df is None:
         return None
     return {name: carrier_of_dtype(dtype) for name, dtype in df.schema.items()}
+
+
+def series_carrier(x: object) -> str | None:
+    """The carrier type of a column (pandas/Polars/pyarrow/Dask series), from its dtype only."""
+    lib = library_of(x)
+    if lib is None:
+        return None
+    if lib == "dask":
+        meta = getattr(x, "_meta", None)
+        if meta is None or library_of(meta) != "pandas":
+            return None
+        x = meta
+    s = _as_series(x)
+    return None if s is None else carrier_of_dtype(s.dtype)
 
 
 def column_names(x: object) -> list[Any]:

@@ -168,6 +168,11 @@ _MESSAGE_FIXES: list[tuple[str, str]] = [
     (r"has no column", "pass the name of one of the columns listed"),
     (r"must have equal lengths", "give every column the same number of rows"),
     (
+        r"needs a vector input_domain, got DataFrameDomain",
+        "select a column first: .select(name) in a Context query, or chain "
+        "make_select_column(name, TOA=...)",
+    ),
+    (
         r"needs a known dataset size",
         "declare vector_domain(..., size=n), or chain then_resize(size=n, constant=v) first",
     ),
