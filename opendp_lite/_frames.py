@@ -167,9 +167,9 @@ def _series_values(s: Any, element: object, mode: Missing) -> npt.NDArray[Any]:
             values = values.astype(np.float64)
         if mode in ("nan", "keep") or values.size == 0:
             return values
-        nan = np.isnan(values)
-        if not nan.any():
+        if not np.isnan(np.min(values)):  # min propagates NaN: one read, no temporary
             return values
+        nan = np.isnan(values)
         if mode == "refuse":
             pos = int(np.argmax(nan))
             value = _cell(s, pos)
