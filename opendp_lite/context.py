@@ -629,6 +629,11 @@ def _frame_domain(data: Any, schema: dict[Any, str | None] | None) -> Domain[Any
     if schema is not None:
         names = list(schema)
         return dataframe_domain(type(names[0]) if names else str)
+    if _frames.library_of(data) == "polars" and type(data).__name__ == "LazyFrame":
+        raise NotImplementedForType(
+            "a Polars LazyFrame is a query plan, not data: pass lazy_frame.collect() (OpenDP's "
+            "LazyFrame plans are not supported)"
+        )
     carrier = _frames.series_carrier(data)
     if carrier is not None:
         return vector_domain(

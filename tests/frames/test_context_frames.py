@@ -147,3 +147,9 @@ def test_group_by_is_a_documented_hook() -> None:
     except AttributeError:
         with pytest.raises(NotImplementedForType, match="make_partition_by"):
             context.query().group_by("r")
+
+
+def test_a_polars_lazy_frame_is_refused_with_the_fix() -> None:
+    pl = pytest.importorskip("polars")
+    with pytest.raises(NotImplementedForType, match=r"collect\(\)"):
+        _context(pl.LazyFrame({"a": [1, 2]}))
