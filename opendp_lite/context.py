@@ -1177,8 +1177,9 @@ class Query(Generic[_Out]):
         """Partition the frame's rows by the key columns ``by`` (the grouped-aggregate hook).
 
         This forwards to the grouped-aggregate constructor ``then_partition_by(by, ...)`` when
-        it is installed (keys, contribution bounds and the aggregates are its parameters);
-        the per-group aggregates then follow as query steps (``.grouped_count()``, ...).
+        it is installed (``keys=``, the contribution bounds ...: its parameters); the per-group
+        release then follows as a query step, e.g. ``.grouped(count_measurement)``
+        (``then_grouped``), which labels its release by group.
 
         Raises:
             NotImplementedForType: if no grouped-aggregate constructor is installed.
@@ -1191,7 +1192,8 @@ class Query(Generic[_Out]):
                 "group_by needs the grouped-aggregate constructors (make_partition_by), which "
                 "this build does not have"
             ) from None
-        return self._then("partition_by", f, kind, (list(by),), kwargs)
+        key = by[0] if len(by) == 1 else list(by)  # one column: scalar group labels
+        return self._then("partition_by", f, kind, (key,), kwargs)
 
     def _fixed(self, bounds: tuple[Any, Any] | None, T: object) -> tuple[Any, Any]:
         """``(param or None, chain)`` with a missing parameter solved for."""
