@@ -729,6 +729,24 @@ def _labelled(counts: Any, labels: list[Any], name: Any, library: str | None) ->
     return dict(zip(labels, values, strict=True))
 
 
+def _labelled_groups(released: Any, name: Any, library: str | None) -> Any:
+    """A grouped release ``{key: value}`` in the type of the context's data (a pandas Series
+    indexed by key, a Polars DataFrame of keys and values); anything else is returned as is."""
+    if not isinstance(released, dict) or library not in ("pandas", "dask", "polars"):
+        return released
+    keys, values = list(released), list(released.values())
+    if library == "polars":
+        pl = __import__("polars")
+        label = "group" if isinstance(name, tuple) else str(name)
+        return pl.DataFrame({label: keys, "value": values}, strict=False)
+    pd = __import__("pandas")
+    if isinstance(name, tuple):
+        index = pd.MultiIndex.from_tuples(keys, names=list(name))
+    else:
+        index = pd.Index(keys, name=name)
+    return pd.Series(values, index=index, name="value")
+
+
 # ----------------------------------------------------------------------------------------------
 # Queries
 
@@ -1193,7 +1211,11 @@ class Query(Generic[_Out]):
                 "this build does not have"
             ) from None
         key = by[0] if len(by) == 1 else list(by)  # one column: scalar group labels
-        return self._then("partition_by", f, kind, (key,), kwargs)
+        grouped = self._then("partition_by", f, kind, (key,), kwargs)
+        library = self._context.library if self._context is not None else None
+        name = by[0] if len(by) == 1 else tuple(by)
+        grouped._wrap_release = lambda released: _labelled_groups(released, name, library)
+        return grouped
 
     def _fixed(self, bounds: tuple[Any, Any] | None, T: object) -> tuple[Any, Any]:
         """``(param or None, chain)`` with a missing parameter solved for."""

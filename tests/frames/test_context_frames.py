@@ -153,3 +153,29 @@ def test_a_polars_lazy_frame_is_refused_with_the_fix() -> None:
     pl = pytest.importorskip("polars")
     with pytest.raises(NotImplementedForType, match=r"collect\(\)"):
         _context(pl.LazyFrame({"a": [1, 2]}))
+
+
+def test_grouped_release_is_labelled_when_the_grouped_constructors_are_installed() -> None:
+    pd = pytest.importorskip("pandas")
+    if not hasattr(dp.t, "then_partition_by"):
+        pytest.skip("the grouped-aggregate constructors are not in this build")
+    df = pd.DataFrame({"region": ["n", "s", "n", "e"] * 50, "income": [1.0, 2.0, 3.0, 4.0] * 50})
+    context = _context(df, split=1)
+    per_group = (
+        dp.t.make_select_column("income", TOA=float) >> dp.t.then_count() >> dp.m.then_laplace(4.0)
+    )
+    released = context.query().group_by("region", keys=["n", "s"]).grouped(per_group).release()
+    assert isinstance(released, pd.Series)
+    assert list(released.index) == ["n", "s"] and released.index.name == "region"
+
+
+def test_grouped_labels_follow_the_data_type() -> None:
+    from opendp_lite.context import _labelled_groups
+
+    assert _labelled_groups({"a": 1}, "g", None) == {"a": 1}
+    pytest.importorskip("pandas")
+    out = _labelled_groups({("a", 1): 5, ("b", 2): 6}, ("g", "h"), "pandas")
+    assert list(out.index.names) == ["g", "h"] and out[("b", 2)] == 6
+    pytest.importorskip("polars")
+    frame = _labelled_groups({"a": 1, "b": 2}, "g", "polars")
+    assert frame["g"].to_list() == ["a", "b"] and frame["value"].to_list() == [1, 2]
