@@ -150,6 +150,12 @@ _MESSAGE_FIXES: list[tuple[str, str]] = [
         "of columns, a pandas/Polars DataFrame or a pyarrow Table for a dataframe",
     ),
     (
+        r"inferred type is NoneType, expected .*: got None",
+        "a missing value: drop or fill it before the release (pandas: df.dropna() / "
+        "df.fillna(v); Polars: drop_nulls() / fill_null(v)), or use a domain that admits it: "
+        "option_domain(...) then chain then_impute_constant(v) or then_drop_null()",
+    ),
+    (
         r"inferred (element )?type is .*expected (f32|f64|[iu]\d+|usize|bool|String)",
         "convert the data to the domain's type (np.asarray(x, dtype=...), series.astype(...)), "
         "or declare the domain with the data's type: atom_domain(T=...); a cast inside the "

@@ -154,6 +154,16 @@ MISTAKES: list[tuple[str, Callable[[], Any], type, str, str, str]] = [
         r"Fix: remove or convert that value",
     ),
     (
+        "a null in a pandas integer column of a frame",
+        lambda: dp.t.make_select_column("n", TOA="i64")(
+            _pd().DataFrame({"n": _pd().Series([1, None], dtype="Int64")})
+        ),
+        NotInDomain,
+        r"column 'n': position 1: .*got None",
+        r"expected i64",
+        r"Fix: a missing value: drop or fill it",
+    ),
+    (
         "a missing column",
         lambda: dp.t.make_select_column("x", TOA=float)({"a": [1.0]}),
         NotInDomain,
