@@ -31,6 +31,7 @@ from __future__ import annotations
 import inspect
 import logging
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, cast
 
@@ -1008,7 +1009,12 @@ class Query(Generic[_Out]):
 
     # the typed steps (any other constructor goes through __getattr__)
     def count(self, *args: Any, **kwargs: Any) -> Query[int]:
-        """``then_count``: the number of records (on a frame: of rows)."""
+        """``then_count``: the number of records (on a frame: of rows).
+
+        On a frame the rows are counted through one column: a float column if there is one
+        (its missing values are NaN, members of its domain), else the first column, whose
+        missing values are then refused; ``.select(column).count()`` picks it yourself.
+        """
         if self._holds_frame():
             return self._rows()._named("count", args, kwargs)
         return self._named("count", args, kwargs)
@@ -1364,7 +1370,7 @@ def _noise_of(
     try:
         domain = _space_of_chain(chain)[0]
         carrier = domain.carrier_type
-        out["discrete"] = any(t in carrier for t in ("i8", "i16", "i32", "i64", "u"))
+        out["discrete"] = re.search(r"(?<![A-Za-z])([iu](8|16|32|64)|usize)\b", carrier) is not None
     except (TypeError, AttributeError):
         pass
     return out
