@@ -157,7 +157,11 @@ def _check_block(
         if not (np.min(block) >= lo_b and np.max(block) <= hi_b):  # False for NaN
             if np.isnan(np.min(block)):
                 raise NotInDomain(f"NaN is not a member of {element!r}")
-            raise NotInDomain(f"a value is outside the bounds of {element!r}")
+            pos = int(np.argmax((block < lo_b) | (block > hi_b)))  # only on the failure path
+            raise NotInDomain(
+                f"position {pos} of a block: {block[pos].item()!r} is outside the bounds of "
+                f"{element!r}"
+            )
         return block
     return coerce(element, block)
 

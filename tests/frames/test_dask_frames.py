@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
@@ -58,3 +59,13 @@ def test_dask_nullable_column_refused_on_the_workers_before_noise() -> None:
     with dask.config.set(scheduler="synchronous"):
         with pytest.raises(NotInDomain, match=r"column 'n', position 0: a missing value \(<NA>\)"):
             meas(frame)
+
+
+def test_dask_value_outside_the_bounds_is_named_with_its_position() -> None:
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.array([1.0, 2.0, 30.0, 4.0]), chunks=2)
+    bounded = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0)))
+    total = dp.t.make_sum(bounded, dp.symmetric_distance())
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(NotInDomain, match=r"position 0 of a block: 30\.0 .*then_clamp"):
+            total(x)
