@@ -1346,8 +1346,13 @@ class Query(Generic[_Out]):
         if isinstance(whole, Odometer):
             raise NotImplementedForType("a nested context needs a finite budget")
 
+        parent = self._context
+
         def wrap(queryable: Any) -> Context:
-            return Context(whole, queryable, d_in, d_mids, filter_d_out, (domain, metric))
+            nested = Context(whole, queryable, d_in, d_mids, filter_d_out, (domain, metric))
+            if parent is not None and isinstance(chain, tuple):  # the same frame: same schema
+                nested.schema, nested.library = parent.schema, parent.library
+            return nested
 
         nested = self.new_with(chain=whole, wrap_release=wrap)
         nested._output_measure = measure

@@ -179,3 +179,11 @@ def test_grouped_labels_follow_the_data_type() -> None:
     pytest.importorskip("polars")
     frame = _labelled_groups({"a": 1, "b": 2}, "g", "polars")
     assert frame["g"].to_list() == ["a", "b"] and frame["value"].to_list() == [1, 2]
+
+
+def test_a_nested_context_on_a_frame_keeps_its_schema(lib: str, frame: Any) -> None:
+    outer = _context(_frame(frame), split=2)
+    inner = outer.query().compositor(split_evenly_over=2).release()
+    assert inner.schema == outer.schema and inner.library == lib
+    released = inner.query().histogram("region", categories=["north"]).laplace().release()
+    assert len(released) == 2
