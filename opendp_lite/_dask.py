@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import _frames
 from ._types import carrier_dtype, is_float, is_int
 from .domains import Backend, register_backend
 from .errors import NotInDomain
@@ -156,7 +157,11 @@ def _check_block(
         if not (np.min(block) >= lo_b and np.max(block) <= hi_b):  # False for NaN
             if np.isnan(np.min(block)):
                 raise NotInDomain(f"NaN is not a member of {element!r}")
-            raise NotInDomain(f"a value is outside the bounds of {element!r}")
+            pos = int(np.argmax((block < lo_b) | (block > hi_b)))  # only on the failure path
+            raise NotInDomain(
+                f"position {pos} of a block: {block[pos].item()!r} is outside the bounds of "
+                f"{element!r}"
+            )
         return block
     return coerce(element, block)
 
@@ -220,6 +225,9 @@ def checked_vector(
         NotInDomain: if the metadata already shows that ``x`` is not a member.
     """
     if _is_dask_series(x):
+        if not isinstance(x.dtype, np.dtype):  # a nullable pandas dtype: map missing values
+            meta = _frames.partition_values(x._meta, element)
+            x = x.map_partitions(_frames.partition_values, element, meta=meta)
         with warnings.catch_warnings():  # pandas string columns become object arrays: fine
             warnings.filterwarnings("ignore", message=".*extension dtypes", category=UserWarning)
             x = x.to_dask_array()  # partition lengths stay unknown (not computed)

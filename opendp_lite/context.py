@@ -31,10 +31,12 @@ from __future__ import annotations
 import inspect
 import logging
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, cast
 
-from . import _arith
+from . import _arith, _frames
+from . import accuracy as _accuracy
 from . import combinators as _c
 from . import measurements as _m
 from . import transformations as _t
@@ -55,7 +57,14 @@ from .combinators.conversions import (
     make_zCDP_to_approxDP,
 )
 from .core import Domain, Measure, Measurement, Metric, Queryable, Transformation
-from .domains import atom_domain, map_domain, option_domain, vector_domain
+from .domains import (
+    DataFrameDomain,
+    atom_domain,
+    dataframe_domain,
+    map_domain,
+    option_domain,
+    vector_domain,
+)
 from .errors import FailedMap, InvalidParameter, NotImplementedForType
 from .measures import (
     Approximate,
@@ -84,6 +93,7 @@ __all__ = [
     "Context",
     "PartialChain",
     "Query",
+    "Summary",
     "domain_of",
     "loss_of",
     "metric_of",
@@ -437,6 +447,12 @@ class Context:
         self.d_out = d_out
         self.d_mids_consumed: list[Any] = []
         self.query_space = query_space
+        self.schema: dict[Any, str | None] | None = None
+        """A frame's column names and carrier types (from its schema), or None."""
+        self.library: str | None = None
+        """``"pandas"``, ``"polars"``, ``"pyarrow"`` or ``"dask"`` for frame data, else None."""
+        self.log: list[dict[str, Any]] = []
+        """One entry per released query: its steps, loss, mechanism and noise scale."""
 
     def __repr__(self) -> str:
         return (
@@ -472,8 +488,9 @@ class Context:
             raise NotImplementedForType(
                 "margins describe Polars LazyFrames, which opendp_lite does not support"
             )
+        schema = _frames.schema(data)
         if domain is None:
-            domain = domain_of(data, infer=True)
+            domain = _frame_domain(data, schema)
         accountant, d_mids, d_out = _normalize_compositor(
             domain, privacy_unit, privacy_loss, split_evenly_over, split_by_weights
         )
@@ -490,7 +507,10 @@ class Context:
                     "domain=dp.vector_domain(domain)",
                 )
             raise
-        return Context(accountant, queryable, privacy_unit[1], d_mids, d_out)
+        context = Context(accountant, queryable, privacy_unit[1], d_mids, d_out)
+        context.schema = schema
+        context.library = _frames.library_of(data)
+        return context
 
     def __call__(self, query: Any) -> Any:
         """Submit a measurement to the accountant and return its answer."""
@@ -549,6 +569,34 @@ class Context:
         space = self.query_space or (self.accountant.input_domain, self.accountant.input_metric)
         return Query(space, measure, self.d_in, d_query, self)
 
+    def summary(self, alpha: float = 0.05) -> Summary:
+        """What each released query spent, its noise scale and its accuracy at level ``alpha``.
+
+        The accuracy is the half-width ``a`` with ``Pr[|noise| > a] <= alpha`` per released
+        number, from :mod:`opendp_lite.accuracy` (discrete for integer queries).  Printing the
+        summary shows a table; :attr:`Summary.rows` holds the same as dicts.
+
+        >>> import opendp_lite.prelude as dp
+        >>> context = dp.Context.compositor(
+        ...     data=[1, 2, 3], privacy_unit=dp.unit_of(contributions=1),
+        ...     privacy_loss=dp.loss_of(epsilon=1.0), split_evenly_over=2)
+        >>> _ = context.query().count().laplace().release()
+        >>> row = context.summary(alpha=0.05).rows[0]
+        >>> row["query"], row["mechanism"], row["scale"], round(row["accuracy"], 2)
+        ('count >> laplace', 'laplace', 2.0, 6.43)
+        """
+        rows = []
+        for entry in self.log:
+            row = dict(entry)
+            row["alpha"] = alpha
+            row["accuracy"] = _accuracy_of(entry, alpha)
+            rows.append(row)
+        try:
+            remaining: Any = self.remaining_privacy_loss()
+        except InvalidParameter:
+            remaining = "unbounded"
+        return Summary(rows, self.current_privacy_loss(), remaining, alpha)
+
     def current_privacy_loss(self) -> Any:
         """The losses spent so far (a list, for a split budget) or the total (otherwise)."""
         if isinstance(self.queryable, OdometerQueryable):
@@ -572,6 +620,129 @@ class Context:
                 )
             return max(0.0, _arith.down(_arith.q(self.d_out) - _arith.q(spent)))
         return None if self.d_mids is None else list(self.d_mids)
+
+
+def _frame_domain(data: Any, schema: dict[Any, str | None] | None) -> Domain[Any]:
+    """The domain of ``data`` from its type and schema only (never its values)."""
+    if schema is not None:
+        names = list(schema)
+        return dataframe_domain(type(names[0]) if names else str)
+    if _frames.library_of(data) == "polars" and type(data).__name__ == "LazyFrame":
+        raise NotImplementedForType(
+            "a Polars LazyFrame is a query plan, not data: pass lazy_frame.collect() (OpenDP's "
+            "LazyFrame plans are not supported)"
+        )
+    carrier = _frames.series_carrier(data)
+    if carrier is not None:
+        return vector_domain(
+            atom_domain(T=carrier, nan=True if carrier in ("f32", "f64") else None)
+        )
+    return domain_of(data, infer=True)
+
+
+#: noise mechanisms whose accuracy the summary reports: name -> (continuous, discrete) helper
+_ACCURACY: dict[str, tuple[Callable[..., float], Callable[..., float]]] = {
+    "laplace": (
+        _accuracy.laplacian_scale_to_accuracy,
+        _accuracy.discrete_laplacian_scale_to_accuracy,
+    ),
+    "geometric": (
+        _accuracy.discrete_laplacian_scale_to_accuracy,
+        _accuracy.discrete_laplacian_scale_to_accuracy,
+    ),
+    "gaussian": (
+        _accuracy.gaussian_scale_to_accuracy,
+        _accuracy.discrete_gaussian_scale_to_accuracy,
+    ),
+}
+
+
+def _accuracy_of(entry: dict[str, Any], alpha: float) -> float | None:
+    helpers = _ACCURACY.get(str(entry.get("mechanism")))
+    scale = entry.get("scale")
+    if helpers is None or not isinstance(scale, (int, float)):
+        return None
+    helper = helpers[1] if entry.get("discrete") else helpers[0]
+    return helper(float(scale), alpha)
+
+
+class Summary:
+    """A printable account of a context: per query, its loss, noise scale and accuracy."""
+
+    def __init__(self, rows: list[dict[str, Any]], spent: Any, remaining: Any, alpha: float):
+        self.rows = rows
+        """One dict per released query: ``query``, ``loss``, ``mechanism``, ``scale``,
+        ``accuracy`` (at ``alpha``, per released number), ``alpha``."""
+        self.spent = spent
+        self.remaining = remaining
+        self.alpha = alpha
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def __str__(self) -> str:
+        head = ("#", "query", "privacy loss", "mechanism", "scale", f"accuracy (α={self.alpha})")
+        table = [head]
+        for i, r in enumerate(self.rows, 1):
+            acc = r.get("accuracy")
+            table.append(
+                (
+                    str(i),
+                    str(r.get("query")),
+                    _short(r.get("loss")),
+                    str(r.get("mechanism") or "-"),
+                    _short(r.get("scale")),
+                    "-" if acc is None else f"±{_short(acc)}",
+                )
+            )
+        widths = [max(len(row[j]) for row in table) for j in range(len(head))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in table]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines.append(f"spent: {_short(self.spent)}; remaining: {_short(self.remaining)}")
+        return "\n".join(line.rstrip() for line in lines)
+
+
+def _short(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    if isinstance(x, (list, tuple)):
+        inner = ", ".join(_short(v) for v in x)
+        return f"[{inner}]" if isinstance(x, list) else f"({inner})"
+    return "-" if x is None else str(x)
+
+
+def _labelled(counts: Any, labels: list[Any], name: Any, library: str | None) -> Any:
+    """Counts keyed by their labels, in the type of the context's data."""
+    values = [v.item() if hasattr(v, "item") else v for v in list(counts)]
+    if len(values) != len(labels):
+        raise InvalidParameter(
+            f"cannot label {len(values)} released values with {len(labels)} labels"
+        )
+    if library in ("pandas", "dask"):
+        pd = __import__("pandas")
+        return pd.Series(values, index=pd.Index(labels, name=name), name="count")
+    if library == "polars":
+        pl = __import__("polars")
+        return pl.DataFrame({str(name or "category"): labels, "count": values}, strict=False)
+    return dict(zip(labels, values, strict=True))
+
+
+def _labelled_groups(released: Any, name: Any, library: str | None) -> Any:
+    """A grouped release ``{key: value}`` in the type of the context's data (a pandas Series
+    indexed by key, a Polars DataFrame of keys and values); anything else is returned as is."""
+    if not isinstance(released, dict) or library not in ("pandas", "dask", "polars"):
+        return released
+    keys, values = list(released), list(released.values())
+    if library == "polars":
+        pl = __import__("polars")
+        label = "group" if isinstance(name, tuple) else str(name)
+        return pl.DataFrame({label: keys, "value": values}, strict=False)
+    pd = __import__("pandas")
+    if isinstance(name, tuple):
+        index = pd.MultiIndex.from_tuples(keys, names=list(name))
+    else:
+        index = pd.Index(keys, name=name)
+    return pd.Series(values, index=index, name="value")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -780,6 +951,8 @@ class Query(Generic[_Out]):
         self._d_out = d_out
         self._context = context
         self._wrap_release = _wrap_release
+        self._steps: list[str] = []
+        self._noise: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return (
@@ -821,7 +994,11 @@ class Query(Generic[_Out]):
                 )
             chain = self._chain
             new = PartialChain(lambda v: _append(chain, f, kind, args, {**kwargs, missing: v}))
-        return self.new_with(chain=new)
+        query = self.new_with(chain=new)
+        query._steps = [*self._steps, name]
+        if name in _ACCURACY:
+            query._noise = _noise_of(name, self._chain, f, kind, args, kwargs, missing)
+        return query
 
     def _named(self, name: str, args: Any, kwargs: Any) -> Query[Any]:
         f, kind = _lookup(name)
@@ -829,8 +1006,37 @@ class Query(Generic[_Out]):
 
     # the typed steps (any other constructor goes through __getattr__)
     def count(self, *args: Any, **kwargs: Any) -> Query[int]:
-        """``then_count``: the number of records."""
+        """``then_count``: the number of records (on a frame: of rows).
+
+        On a frame the rows are counted through one column: a float column if there is one
+        (its missing values are NaN, members of its domain), else the first column, whose
+        missing values are then refused; ``.select(column).count()`` picks it yourself.
+        """
+        if self._holds_frame():
+            return self._rows()._named("count", args, kwargs)
         return self._named("count", args, kwargs)
+
+    def _holds_frame(self) -> bool:
+        if isinstance(self._chain, PartialChain):
+            return False
+        try:
+            return isinstance(_space_of_chain(self._chain)[0], DataFrameDomain)
+        except TypeError:
+            return False
+
+    def _rows(self) -> Query[Any]:
+        """The frame's rows as a vector, to count them: a float column if there is one (its
+        missing values are NaN, members of its domain), else the first column."""
+        schema = self._schema()
+        if not schema:
+            raise InvalidParameter(
+                "counting the rows of a dict of columns needs a column: .select(name).count()"
+            )
+        floats = [c for c, t in schema.items() if t in ("f32", "f64")]
+        column = floats[0] if floats else next(iter(schema))
+        rows = self.select(column)
+        rows._steps[-1] = "rows"
+        return rows
 
     def count_distinct(self, *args: Any, **kwargs: Any) -> Query[int]:
         """``then_count_distinct``: the number of distinct records."""
@@ -864,7 +1070,7 @@ class Query(Generic[_Out]):
         self, *, chain: Chain, wrap_release: Callable[[Any], Any] | None = None
     ) -> Query[Any]:
         """This query with another chain (same loss and context)."""
-        return Query(
+        query: Query[Any] = Query(
             chain,
             self._output_measure,
             self._d_in,
@@ -872,6 +1078,147 @@ class Query(Generic[_Out]):
             self._context,
             wrap_release or self._wrap_release,
         )
+        query._steps = list(self._steps)
+        query._noise = dict(self._noise)
+        return query
+
+    # -- frames: columns, public filters, labelled histograms ----------------------------------
+
+    def _frame_space(self, what: str) -> DataFrameDomain:
+        if isinstance(self._chain, PartialChain):
+            raise InvalidParameter(f"{what} cannot follow a step with a missing parameter")
+        domain, _ = _space_of_chain(self._chain)
+        if not isinstance(domain, DataFrameDomain):
+            raise InvalidParameter(
+                f"{what} needs a data frame, but the query holds {domain!r}. Fix: pass a "
+                "DataFrame (pandas, Polars, pyarrow, Dask) or a dict of columns as the "
+                "context's data, and call it before the column is selected"
+            )
+        return domain
+
+    def _schema(self) -> dict[Any, str | None]:
+        return (self._context.schema if self._context is not None else None) or {}
+
+    def _column_type(self, column: Any, given: object, what: str) -> object:
+        if given is not None:
+            return given
+        schema = self._schema()
+        if column not in schema:
+            known = list(schema) if schema else "unknown (the data is a dict)"
+            raise InvalidParameter(
+                f"{what}: no type for column {column!r}; columns: {known}. Fix: pass one of "
+                "the columns, or the type of its cells, e.g. TOA=float"
+            )
+        carrier = schema[column]
+        if carrier is None:
+            raise InvalidParameter(
+                f"{what}: column {column!r} has a type opendp_lite does not read (dates, "
+                "lists...). Fix: convert it in the frame, or pass TOA= for its cells"
+            )
+        return carrier
+
+    def select(self, column: Any, TOA: object = None, fill: Any = None) -> Query[Any]:
+        """Select one column of the frame as a vector (``make_select_column``).
+
+        ``TOA`` (the type of its cells) is read from the frame's schema when omitted.  A float
+        column may hold NaN (a missing value): ``fill=v`` replaces it with ``v``
+        (``then_impute_constant``), as clamping and sums need; or chain ``.drop_null()``.  A
+        missing value in a non-float column is refused when the query is released, with
+        ``NotInDomain`` naming the column and the position, before any noise is drawn.
+
+        Raises:
+            InvalidParameter: if the query does not hold a frame, or the column is unknown.
+        """
+        domain = self._frame_space("select")
+        T = self._column_type(column, TOA, "select")
+        step = _t.make_select_column(column, TOA=T, K=domain.K)
+        query = self.new_with(chain=_append(self._chain, lambda: step, "plain", (), {}))
+        query._steps = [*self._steps, f"select({column!r})"]
+        if fill is not None:
+            query = query._named("impute_constant", (fill,), {})
+        return query
+
+    def filter(self, column: Any, op: str, value: Any, TIA: object = None) -> Query[_Out]:
+        """Keep the rows whose ``column`` satisfies ``op value`` (``make_filter_rows``).
+
+        A public predicate on one row is a 1-stable transformation: the filter costs no
+        privacy budget (docs/proofs/make_filter_rows.md).  ``op`` is one of ``==``, ``!=``,
+        ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``.
+
+        Raises:
+            InvalidParameter: if the query does not hold a frame, or for a bad ``op``.
+        """
+        self._frame_space("filter")
+        T = self._column_type(column, TIA, "filter")
+        step = _t.then_filter_rows(column, op, value, TIA=T)
+        query = self.new_with(chain=_append(self._chain, lambda: step, "then", (), {}))
+        query._steps = [*self._steps, f"filter({column!r} {op} {value!r})"]
+        return query
+
+    def histogram(
+        self,
+        column: Any = None,
+        categories: Sequence[Any] | None = None,
+        other: Any = "other",
+        TOA: object = None,
+    ) -> Query[Any]:
+        """Count the records in each of the public ``categories``; released *labelled*.
+
+        Chain a noise mechanism after it (``.laplace()``, ``.gaussian()``); the release is
+        keyed by category, with one more entry labelled ``other`` for the records in no
+        category: a pandas Series (index = categories) for pandas or Dask data, a Polars
+        DataFrame (columns ``column``, ``count``) for Polars data, else a ``dict``.  The
+        categories are never read from the data (that would release them): pass them.
+
+        ``column`` selects a column of a frame first (``.select(column)``); leave it out when
+        the query already holds a vector.
+
+        Raises:
+            InvalidParameter: without ``categories``, or if ``other`` is one of them.
+        """
+        if categories is None:
+            raise InvalidParameter(
+                "histogram needs the public list of categories; they are not read from the "
+                "data (that would release them). Fix: pass categories=[...], e.g. "
+                "categories=['north', 'south']"
+            )
+        labels = list(categories)
+        if other in labels:
+            raise InvalidParameter(
+                f"other={other!r} is also a category; pass another label, e.g. other='(other)'"
+            )
+        query: Query[Any] = self.select(column, TOA) if column is not None else self
+        counted = query._named("count_by_categories", (), {"categories": labels})
+        library = self._context.library if self._context is not None else None
+        all_labels = [*labels, other]
+        counted._wrap_release = lambda counts: _labelled(counts, all_labels, column, library)
+        return counted
+
+    def group_by(self, *by: Any, **kwargs: Any) -> Query[Any]:
+        """Partition the frame's rows by the key columns ``by`` (the grouped-aggregate hook).
+
+        This forwards to the grouped-aggregate constructor ``then_partition_by(by, ...)`` when
+        it is installed (``keys=``, the contribution bounds ...: its parameters); the per-group
+        release then follows as a query step, e.g. ``.grouped(count_measurement)``
+        (``then_grouped``), which labels its release by group.
+
+        Raises:
+            NotImplementedForType: if no grouped-aggregate constructor is installed.
+        """
+        self._frame_space("group_by")
+        try:
+            f, kind = _lookup("partition_by")
+        except AttributeError:
+            raise NotImplementedForType(
+                "group_by needs the grouped-aggregate constructors (make_partition_by), which "
+                "this build does not have"
+            ) from None
+        key = by[0] if len(by) == 1 else list(by)  # one column: scalar group labels
+        grouped = self._then("partition_by", f, kind, (key,), kwargs)
+        library = self._context.library if self._context is not None else None
+        name = by[0] if len(by) == 1 else tuple(by)
+        grouped._wrap_release = lambda released: _labelled_groups(released, name, library)
+        return grouped
 
     def _fixed(self, bounds: tuple[Any, Any] | None, T: object) -> tuple[Any, Any]:
         """``(param or None, chain)`` with a missing parameter solved for."""
@@ -896,10 +1243,16 @@ class Query(Generic[_Out]):
             NotImplementedForType: if its measure cannot be restated in the context's.
         """
         _, chain = self._fixed(bounds, T)
+        return self._measurement_of(chain, allow_transformations)
+
+    def _measurement_of(self, chain: Any, allow_transformations: bool = False) -> Any:
         if isinstance(chain, tuple) or (
             isinstance(chain, Transformation) and not allow_transformations
         ):
-            raise InvalidParameter("the query is not yet a measurement; add a noise mechanism")
+            raise InvalidParameter(
+                "the query is not yet a measurement. Fix: add a noise mechanism, e.g. "
+                ".laplace() or .gaussian() (its scale is solved for if omitted)"
+            )
         return _cast_measure(chain, self._output_measure, self._d_out)
 
     def param(
@@ -925,9 +1278,19 @@ class Query(Generic[_Out]):
         """
         if self._context is not None and data is not None:
             raise InvalidParameter("a query in a context is released on the context's data")
-        measurement = self.resolve(bounds=bounds, T=T)
+        param, chain = self._fixed(bounds, T)
+        measurement = self._measurement_of(chain)
         if self._context is not None:
             answer = self._context(measurement)
+            self._context.log.append(
+                {
+                    "query": " >> ".join(self._steps) or "(measurement)",
+                    "loss": self._context.d_mids_consumed[-1],
+                    "mechanism": self._noise.get("mechanism"),
+                    "scale": self._noise.get("scale", param),
+                    "discrete": self._noise.get("discrete", False),
+                }
+            )
         elif data is not None:
             answer = measurement(data)
         else:
@@ -980,13 +1343,39 @@ class Query(Generic[_Out]):
         if isinstance(whole, Odometer):
             raise NotImplementedForType("a nested context needs a finite budget")
 
+        parent = self._context
+
         def wrap(queryable: Any) -> Context:
-            return Context(whole, queryable, d_in, d_mids, filter_d_out, (domain, metric))
+            nested = Context(whole, queryable, d_in, d_mids, filter_d_out, (domain, metric))
+            if parent is not None and isinstance(chain, tuple):  # the same frame: same schema
+                nested.schema, nested.library = parent.schema, parent.library
+            return nested
 
         nested = self.new_with(chain=whole, wrap_release=wrap)
         nested._output_measure = measure
         nested._d_out = d_out
         return cast(Query[Context], nested)
+
+
+def _noise_of(
+    name: str, chain: Any, f: Any, kind: str, args: Any, kwargs: Any, missing: str | None
+) -> dict[str, Any]:
+    """What the summary reports about a noise step: mechanism, given scale, discreteness."""
+    out: dict[str, Any] = {"mechanism": name}
+    if missing is None:
+        params = list(inspect.signature(f).parameters)
+        if kind == "space":
+            params = params[2:]
+        bound = dict(zip(params, args, strict=False)) | dict(kwargs)
+        if "scale" in bound:
+            out["scale"] = bound["scale"]
+    try:
+        domain = _space_of_chain(chain)[0]
+        carrier = domain.carrier_type
+        out["discrete"] = re.search(r"(?<![A-Za-z])([iu](8|16|32|64)|usize)\b", carrier) is not None
+    except (TypeError, AttributeError):
+        pass
+    return out
 
 
 def register(constructor: Callable[..., Any], name: str | None = None) -> None:

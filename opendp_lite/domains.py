@@ -23,6 +23,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
+from . import _frames
 from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ._validate import check_int
 from .core import Domain
@@ -266,6 +267,7 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
         reductions (:func:`_coerce_lazy_vector`), lists, tuples and numpy arrays eagerly
         (:func:`_coerce_vector`).
         """
+        x = _frames.as_vector(x, self.element_domain)  # pandas/Polars/pyarrow columns
         arr: npt.NDArray[Any]
         backend = _vector_backend(x)
         if backend is not None and isinstance(self.element_domain, AtomDomain):
@@ -651,6 +653,7 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
         return f"HashMap<{self.K}, Column>"
 
     def _normalize(self, x: object) -> Mapping[Any, Any]:
+        x = _frames.as_frame(x)  # pandas/Polars DataFrames, pyarrow Tables: dicts of columns
         backend = _frame_backend(x)
         if backend is not None:
             # a lazy dataframe: names checked now, columns when a vector domain reads them

@@ -21,6 +21,8 @@ from .dataset import make_select_column as make_select_column
 from .dataset import make_split_dataframe as make_split_dataframe
 from .dataset import make_split_lines as make_split_lines
 from .dataset import make_split_records as make_split_records
+from .filter import make_filter_rows as make_filter_rows
+from .filter import then_filter_rows as then_filter_rows
 from .lookup import make_find as make_find
 from .lookup import make_find_bin as make_find_bin
 from .lookup import make_identity as make_identity

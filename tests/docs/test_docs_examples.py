@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDE = ["index.md", "getting-started.md", "context.md", "grouped.md"]  # others may add pages
+GUIDE = ["index.md", "getting-started.md", "context.md", "frames.md", "grouped.md"]
 HOWTO = sorted(DOCS.glob("how-to/*.md"))  # every how-to page is an executed page
 PAGES = (
     [DOCS / name for name in GUIDE]

@@ -790,6 +790,17 @@ _fixed_t(
     lambda draw: Case(dp.t.make_split_dataframe(draw(st.sampled_from([",", " "])), ["x", "y"])),
 )
 _fixed_t(
+    "make_filter_rows",
+    lambda draw: Case(
+        dp.t.make_filter_rows(
+            dp.dataframe_domain(),
+            dp.symmetric_distance(),
+            draw(st.sampled_from(["a", "b"])),
+            *draw(st.sampled_from([("==", "a"), ("!=", "1"), (">=", "b"), ("in", ["a", "1"])])),
+        )
+    ),
+)
+_fixed_t(
     "make_select_column",
     lambda draw: Case(dp.t.make_select_column(draw(st.sampled_from(["a", "b"])), TOA=str)),
 )
