@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from . import _arith
+from ._validate import check_finite_nonneg
 from .accuracy import discrete_gaussian_scale_to_accuracy, discrete_laplacian_scale_to_accuracy
 from .combinators import make_basic_composition, make_local_release
 from .context import Context, domain_of, loss_of, unit_of
@@ -97,7 +97,7 @@ def budget(data: Any, epsilon: float, contributions: int = 1) -> Context:
 
 
 def _epsilon(epsilon: object) -> float:
-    eps = _arith.check_finite_nonneg("epsilon", epsilon)
+    eps = check_finite_nonneg("epsilon", epsilon)
     if eps == 0:
         raise InvalidParameter("epsilon must be > 0, got 0: no release is possible at ε = 0")
     return eps

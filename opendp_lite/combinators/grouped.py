@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _arith as ar
 from .. import _dask
+from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, PartialMeasurement
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, map_domain
 from ..errors import DomainMismatch, InvalidParameter, MetricMismatch, NotImplementedForType
@@ -214,7 +215,7 @@ def _frame(data: Any) -> Any:
 
 
 def _epsilon(epsilon: object) -> float:
-    e = ar.check_finite_nonneg("epsilon", epsilon)
+    e = check_finite_nonneg("epsilon", epsilon)
     if e == 0:
         raise InvalidParameter("epsilon must be > 0, got 0")
     return e
