@@ -24,7 +24,8 @@ import sys
 from fractions import Fraction
 
 from .._arith import check_finite_nonneg
-from ..core import Domain, Measurement, Metric, PartialMeasurement
+from .._spine import then
+from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain
 from ..errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measures import Approximate, MaxDivergence
@@ -203,8 +204,4 @@ def make_canonical_noise(
     )
 
 
-def then_canonical_noise(
-    d_in: float, d_out: tuple[float, float]
-) -> PartialMeasurement[float, float, float, tuple[float, float]]:
-    """Partial of :func:`make_canonical_noise`."""
-    return PartialMeasurement(lambda dom, met: make_canonical_noise(dom, met, d_in, d_out))
+then_canonical_noise = then(make_canonical_noise)

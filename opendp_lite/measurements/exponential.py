@@ -26,7 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import check_finite_nonneg, q, up
-from ..core import Domain, Measurement, Metric, PartialMeasurement, assert_features
+from .._spine import release
+from ..core import Domain, Measurement, Metric, assert_features
 from ..errors import FailedFunction, InvalidParameter
 from ..measures import max_divergence
 from ..samplers.selection import noisy_top_k, sample_exponential_mechanism
@@ -158,17 +159,4 @@ def make_exponential(
     return Measurement(input_domain, input_metric, max_divergence(), function, privacy_map)
 
 
-def then_exponential(
-    candidates: Sequence[C],
-    scoring_function: Callable[[Any, C], float],
-    sensitivity: float,
-    scale: float | None = None,
-    epsilon: float | None = None,
-    monotonic: bool = False,
-) -> PartialMeasurement[Any, C, Any, float]:
-    """Partial of :func:`make_exponential`."""
-    return PartialMeasurement(
-        lambda d, m: make_exponential(
-            d, m, candidates, scoring_function, sensitivity, scale, epsilon, monotonic
-        )
-    )
+then_exponential = release(make_exponential)

@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .._arith import log1p_up, mul_up, q
-from ..core import Domain, Measurement, Metric, PartialMeasurement
+from .._spine import then
+from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
 from ..measures import max_divergence
@@ -297,13 +298,7 @@ def make_randomized_response_bitvec(
     )
 
 
-def then_randomized_response_bitvec(
-    f: float, constant_time: bool = False
-) -> PartialMeasurement[bytes, bytes, int, float]:
-    """Partial of :func:`make_randomized_response_bitvec`."""
-    return PartialMeasurement(
-        lambda d, m: make_randomized_response_bitvec(d, m, f=f, constant_time=constant_time)
-    )
+then_randomized_response_bitvec = then(make_randomized_response_bitvec)
 
 
 def debias_randomized_response_bitvec(answers: Sequence[bytes], f: float) -> list[float]:

@@ -26,17 +26,17 @@ All noise is exact discrete Laplace (CKS20); every comparison is between exact r
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
 from .._arith import check_finite_nonneg, q, up
+from .._spine import release
 from .._types import is_int
 from ..core import (
     Domain,
     Measurement,
     Metric,
-    PartialMeasurement,
     Queryable,
     Transformation,
     assert_features,
@@ -189,26 +189,4 @@ def make_sparse_vector(
     return Measurement(input_domain, input_metric, max_divergence(), function, privacy_map)
 
 
-def then_sparse_vector(
-    d_in: Any,
-    query_sensitivity: int,
-    threshold: float,
-    threshold_scale: float,
-    query_scale: float,
-    max_positives: int = 1,
-    monotonic: bool = False,
-) -> PartialMeasurement[Any, Queryable[Any, bool], Any, float]:
-    """Partial of :func:`make_sparse_vector`."""
-    return PartialMeasurement(
-        lambda d, m: make_sparse_vector(
-            d,
-            m,
-            d_in,
-            query_sensitivity,
-            threshold,
-            threshold_scale,
-            query_scale,
-            max_positives,
-            monotonic,
-        )
-    )
+then_sparse_vector = release(make_sparse_vector)

@@ -8,8 +8,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
+from .._spine import keep
 from .._types import Vec
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import Domain, Metric, Transformation
 from ..domains import VectorDomain, vector_domain
 from ..errors import InvalidParameter, NotImplementedForType, NotInDomain, ParameterTypeError
 from ..metrics import InsertDeleteDistance, SymmetricDistance, insert_delete_distance
@@ -120,8 +121,4 @@ def make_resize(
     )
 
 
-def then_resize(
-    size: int, constant: Any, MO: object = "SymmetricDistance"
-) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_resize`."""
-    return PartialTransformation(lambda d, m: make_resize(d, m, size, constant, MO))
+then_resize = keep(make_resize)
