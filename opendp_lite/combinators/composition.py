@@ -436,11 +436,12 @@ class _ThenOdometer(_PartialCompositor[Any, Any, MO]):
 
 
 _P = ParamSpec("_P")
+_M = TypeVar("_M")  # the loss type, bound by the output measure given to the partial
 
 
 def adaptive(
-    make: Callable[Concatenate[Any, Any, Measure[MO], _P], Measurement[Any, Any, Any, MO]],
-) -> Callable[Concatenate[Measure[MO], _P], _ThenAdaptive[MO]]:
+    make: Callable[Concatenate[Any, Any, Measure[Any], _P], Measurement[Any, Any, Any, Any]],
+) -> Callable[Concatenate[Measure[_M], _P], _ThenAdaptive[_M]]:
     """The partial of an adaptive compositor ``make``, typed by :class:`_ThenAdaptive`.
 
     After a transformation, the compositor is built on its output space, as in OpenDP:
@@ -450,8 +451,8 @@ def adaptive(
 
 
 def odometer(
-    make: Callable[Concatenate[Any, Any, Measure[MO], _P], Odometer[Any, Any, MO]],
-) -> Callable[Concatenate[Measure[MO], _P], _ThenOdometer[MO]]:
+    make: Callable[Concatenate[Any, Any, Measure[Any], _P], Odometer[Any, Any, Any]],
+) -> Callable[Concatenate[Measure[_M], _P], _ThenOdometer[_M]]:
     """The partial of an odometer ``make``, typed by :class:`_ThenOdometer`."""
     return derive(make, _ThenOdometer)
 
