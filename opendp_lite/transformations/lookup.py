@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from .. import _dask
 from .._spine import into, same
-from .._types import carrier_dtype, carrier_name, is_float
+from .._types import Vec, carrier_dtype, carrier_name, is_float
 from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, atom_domain, option_domain
 from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
@@ -63,7 +63,7 @@ def _member(elem: AtomDomain[Any], what: str, value: Any) -> Any:
 
 def make_is_equal(
     input_domain: Domain[Any], input_metric: Metric[Any], value: Any
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[bool], int, int]:
     r"""Map each element to whether it equals ``value`` (NaN equals nothing).
 
     Output domain: ``vector_domain(atom_domain(T=bool))``.  Stability map (row by row, any
@@ -102,7 +102,7 @@ def _categories(name: str, elem: AtomDomain[Any], categories: Any) -> list[Any]:
 
 def make_find(
     input_domain: Domain[Any], input_metric: Metric[Any], categories: Any
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[int | None], int, int]:
     r"""Map each element to its index in ``categories``, or ``None`` if it is not there.
 
     Output domain: ``vector_domain(option_domain(atom_domain(T="usize")))``.  Stability map
@@ -148,7 +148,7 @@ def make_find(
 
 def make_find_bin(
     input_domain: Domain[Any], input_metric: Metric[Any], edges: Any
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[int], int, int]:
     r"""Map each element to the number of ``edges`` at or below it (its bin index).
 
     With strictly increasing edges :math:`e_0 < \dots < e_{k-1}`, ``x`` goes to bin

@@ -78,7 +78,7 @@ def _values(inner: AtomDomain[Any], vals: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 def make_is_null(
     input_domain: Domain[Any], input_metric: Metric[Any]
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[bool], int, int]:
     r"""Map each element to whether it is null (NaN, or ``None`` in an option vector).
 
     Output domain: ``vector_domain(atom_domain(T=bool))``.  Stability map (row by row, any

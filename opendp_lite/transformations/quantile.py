@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from .. import _dask
 from .._spine import into
-from .._types import carrier_name, is_float, is_int
+from .._types import Vec, carrier_name, is_float, is_int
 from ..core import Domain, Function, Metric, Transformation
 from ..domains import atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
@@ -42,7 +42,7 @@ def _alpha_fraction(name: str, alpha: float) -> tuple[int, int]:
 
 def make_quantile_score_candidates(
     input_domain: Domain[Any], input_metric: Metric[Any], candidates: Sequence[Any], alpha: float
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[int], int, int]:
     r"""Score each candidate by how far it is from the ``alpha``-quantile of the data.
 
     With ``alpha ≈ num/den`` (the closest fraction with ``den <= 10^4``), the score of candidate

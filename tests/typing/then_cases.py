@@ -77,13 +77,14 @@ def transformations() -> None:
     assert_type(ivec >> dp.t.then_count_distinct(), _T[Vec[int], Any, int, Any])
     assert_type(svec >> dp.t.then_count_by(), _T[Vec[str], Any, int, Any])
     assert_type(svec >> dp.t.then_count_by_categories(["a"]), _T[Vec[str], Any, int, Any])
-    assert_type(svec >> dp.t.then_find(["a"]), _T[Vec[str], Any, int, int])
-    assert_type(ints >> dp.t.then_find_bin([0, 10]), _T[Vec[int], Any, int, int])
+    assert_type(svec >> dp.t.then_find(["a"]), _T[Vec[str], Vec[int | None], int, int])
+    assert_type(ints >> dp.t.then_find_bin([0, 10]), _T[Vec[int], Vec[int], int, int])
     assert_type(ivec >> dp.t.then_index(["a", "b"], "c"), _T[Vec[int], Any, int, int])
-    assert_type(svec >> dp.t.then_is_equal("a"), _T[Vec[str], Any, int, int])
-    assert_type(nanvec >> dp.t.then_is_null(), _T[Vec[float], Any, int, int])
+    assert_type(svec >> dp.t.then_is_equal("a"), _T[Vec[str], Vec[bool], int, int])
+    assert_type(nanvec >> dp.t.then_is_null(), _T[Vec[float], Vec[bool], int, int])
     assert_type(
-        fvec >> dp.t.then_quantile_score_candidates([0.0, 1.0], 0.5), _T[Vec[float], Any, int, int]
+        fvec >> dp.t.then_quantile_score_candidates([0.0, 1.0], 0.5),
+        _T[Vec[float], Vec[int], int, int],
     )
     assert_type(fvec >> dp.t.then_sum_of_squared_deviations(), _T[Vec[float], float, int, float])
     assert_type(fvec >> dp.t.then_variance(), _T[Vec[float], float, int, float])
@@ -227,6 +228,9 @@ def invalid_chains() -> None:
     (ilinf >> dp.m.then_noisy_max(dp.max_divergence(), 1.0)) >> dp.m.then_laplace(1.0)  # type: ignore[operator]
     rr = bits >> dp.m.then_randomized_response_bitvec(0.9)
     rr >> dp.m.then_noisy_max(dp.max_divergence(), 1.0)  # type: ignore[operator]
+    # a declared output flows on: a vector of bools (is_null) is not summed as floats
+    null = ivec >> dp.t.then_cast(float) >> dp.t.then_is_null()
+    null >> dp.t.then_clamp((0.0, 1.0))  # type: ignore[operator]
     # a partial after a partial: only a built transformation or a space can come first
     dp.t.then_clamp((0, 1)) >> dp.t.then_identity()  # type: ignore[operator]
     # an odometer after a transformation (as in OpenDP, run time: TypeError)
