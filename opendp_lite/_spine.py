@@ -29,7 +29,9 @@ type variables of the method.  A few shared patterns cover every constructor:
 * :func:`noise`, :func:`int_noise`: int/float scalars and vectors keep their carrier (vectors
   release arrays); the integer-only mechanisms refuse floats;
 * :func:`release`, :func:`release_vec`: a measurement on any space (or any vector space) whose
-  release and loss types are those ``make_x`` declares.
+  release and loss types are those ``make_x`` declares;
+* :func:`pick`: a measurement that releases one value of the input vector's element type
+  (the private quantile releases a candidate, normalised to the data's carrier).
 
 A ``Never`` input carrier on the pattern classes keeps the untyped partial overloads of
 ``Transformation.__rshift__`` from accepting an ill-typed chain as ``Any``.
@@ -66,6 +68,7 @@ __all__ = [
     "ThenKeep",
     "ThenNoise",
     "ThenNonNull",
+    "ThenPick",
     "ThenRelease",
     "ThenReleaseVec",
     "ThenSame",
@@ -76,6 +79,7 @@ __all__ = [
     "keep",
     "noise",
     "non_null",
+    "pick",
     "release",
     "release_vec",
     "same",
@@ -232,9 +236,7 @@ class ThenSame(_LeftTyped):
     def _after(self, left: Transformation[_TI, _X, _DI, _D]) -> Transformation[_TI, _X, _DI, _D]:
         return _chain(left, self)  # type: ignore[no-any-return]
 
-    def __rrshift__(
-        self, other: tuple[Domain[_X], Metric[_D]]
-    ) -> Transformation[_X, _X, _D, _D]:
+    def __rrshift__(self, other: tuple[Domain[_X], Metric[_D]]) -> Transformation[_X, _X, _D, _D]:
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
@@ -468,9 +470,7 @@ class ThenRelease(_LeftTypedM, Generic[TO, MO]):
     def _after(self, left: Transformation[_TI, _X, _DI, _D]) -> Measurement[_TI, TO, _DI, MO]:
         return _chain(left, self)  # type: ignore[no-any-return]
 
-    def __rrshift__(
-        self, other: tuple[Domain[_X], Metric[_D]]
-    ) -> Measurement[_X, TO, _D, MO]:
+    def __rrshift__(self, other: tuple[Domain[_X], Metric[_D]]) -> Measurement[_X, TO, _D, MO]:
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
@@ -485,6 +485,20 @@ class ThenReleaseVec(_LeftTypedM, Generic[TO, MO]):
     def __rrshift__(  # type: ignore[override]
         self, other: tuple[Domain[Vec[_E]], Metric[_D]]
     ) -> Measurement[Vec[_E], TO, _D, MO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenPick(_LeftTypedM, Generic[MO]):
+    """A measurement on a vector space that releases one value of the vector's element type."""
+
+    __slots__ = ()
+
+    def _after(self, left: Transformation[_TI, Vec[_E], _DI, _D]) -> Measurement[_TI, _E, _DI, MO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+    ) -> Measurement[Vec[_E], _E, _D, MO]:
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
@@ -510,3 +524,10 @@ def release_vec(
 ) -> Callable[P, ThenReleaseVec[TO, MO]]:
     """The partial of ``make``, typed by :class:`ThenReleaseVec` with ``make``'s output types."""
     return derive(make, ThenReleaseVec)
+
+
+def pick(
+    make: Callable[Concatenate[Any, Any, P], Measurement[Any, Any, Any, MO]],
+) -> Callable[P, ThenPick[MO]]:
+    """The partial of ``make``, typed by :class:`ThenPick` with ``make``'s loss type."""
+    return derive(make, ThenPick)

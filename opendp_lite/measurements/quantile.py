@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import check_finite_nonneg, q, up
-from .._spine import release_vec
+from .._spine import pick
 from .._types import carrier_dtype, is_float, is_int
 from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
@@ -172,4 +172,4 @@ def make_private_quantile(
     return Measurement(input_domain, input_metric, output_measure, function, privacy_map)
 
 
-then_private_quantile = release_vec(make_private_quantile)
+then_private_quantile = pick(make_private_quantile)

@@ -145,7 +145,7 @@ def measurements() -> None:
     assert_type(flinf >> dp.m.then_report_noisy_max_gumbel(1.0), _M[Vec[float], int, float, float])
     assert_type(
         fvec >> dp.m.then_private_quantile(dp.max_divergence(), [0.0, 1.0], 0.5, 1.0),
-        _M[Vec[float], Any, int, float],
+        _M[Vec[float], float, int, float],
     )
     assert_type(
         fvec
@@ -215,6 +215,19 @@ def invalid_chains() -> None:
     fsum >> dp.t.then_count_distinct()  # type: ignore[operator]
     fscalar >> dp.m.then_noisy_max(dp.max_divergence(), 1.0)  # type: ignore[operator]
     fsum >> dp.m.then_private_quantile(dp.max_divergence(), [0.0], 0.5, 1.0)  # type: ignore[operator]
+
+    # pick: the release is one element (an int here), not a vector, nor a float
+    def first(v: list[int]) -> int:
+        return v[0]
+
+    def halve(x: float) -> float:
+        return x / 2
+
+    q = ivec >> dp.m.then_private_quantile(dp.max_divergence(), [0, 1], 0.5, 1.0)
+    q >> first  # type: ignore[operator]
+    qf = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    (qf >> dp.m.then_private_quantile(dp.max_divergence(), [0.0], 0.5, 1.0)) >> halve
+    (qf >> dp.m.then_private_quantile(dp.max_divergence(), [0.0], 0.5, 1.0)) >> first  # type: ignore[operator]
     # non_null: nothing to drop from a vector of plain ints
     ivec >> dp.t.then_drop_null()  # type: ignore[operator]
     # then: the carrier fixed by make_x (float-only Lipschitz map, float canonical noise, bytes)
