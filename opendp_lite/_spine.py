@@ -30,6 +30,10 @@ type variables of the method.  A few shared patterns cover every constructor:
   release arrays); the integer-only mechanisms refuse floats;
 * :func:`release`, :func:`release_vec`: a measurement on any space (or any vector space) whose
   release and loss types are those ``make_x`` declares;
+* :func:`keyed`: a measurement on a map that releases a ``dict`` of some of its keys, with
+  values of the map's value type (the stability-threshold mechanisms);
+* :func:`key_queries`: a measurement on a map that releases a queryable answering per key
+  (the ALP sketch);
 * :func:`pick`: a measurement that releases one value of the input vector's element type
   (the private quantile releases a candidate, normalised to the data's carrier).
 
@@ -45,7 +49,7 @@ A ``Never`` input carrier on the pattern classes keeps the untyped partial overl
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 import numpy.typing as npt
@@ -57,26 +61,33 @@ from .core import (
     Metric,
     PartialMeasurement,
     PartialTransformation,
+    Queryable,
     Transformation,
     _space,
 )
 
 __all__ = [
+    "MeasurementPattern",
     "ThenFold",
     "ThenIntNoise",
     "ThenInto",
     "ThenKeep",
+    "ThenKeyQueries",
+    "ThenKeyed",
     "ThenNoise",
     "ThenNonNull",
     "ThenPick",
     "ThenRelease",
     "ThenReleaseVec",
     "ThenSame",
+    "TransformationPattern",
     "derive",
     "fold",
     "int_noise",
     "into",
     "keep",
+    "key_queries",
+    "keyed",
     "noise",
     "non_null",
     "pick",
@@ -101,6 +112,8 @@ _X = TypeVar("_X")
 _U = TypeVar("_U")
 _DU = TypeVar("_DU")
 _Q = TypeVar("_Q")
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -187,7 +200,7 @@ def then(make: Callable[..., Any]) -> Callable[..., Any]:
 # Transformations typed by what they follow
 
 
-class _LeftTyped(PartialTransformation[Never, Any, Any, Any]):
+class TransformationPattern(PartialTransformation[Never, Any, Any, Any]):
     """Base of the transformation patterns: a partial typed by the space it is chained after.
 
     Its own uses stay as untyped as a plain partial: a direct call, and ``partial >> next``.
@@ -212,7 +225,7 @@ class _LeftTyped(PartialTransformation[Never, Any, Any, Any]):
         return super().__rshift__(other)  # type: ignore[call-overload]
 
 
-class ThenKeep(_LeftTyped):
+class ThenKeep(TransformationPattern):
     """A vector stays a vector of the same element type; the distance type is kept."""
 
     __slots__ = ()
@@ -228,7 +241,7 @@ class ThenKeep(_LeftTyped):
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
-class ThenSame(_LeftTyped):
+class ThenSame(TransformationPattern):
     """The identity: any carrier and distance type are kept."""
 
     __slots__ = ()
@@ -240,7 +253,7 @@ class ThenSame(_LeftTyped):
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
-class ThenNonNull(_LeftTyped):
+class ThenNonNull(TransformationPattern):
     """``Vec[E | None] -> Vec[E]``; a float vector (NaN as null) stays ``Vec[float]``."""
 
     __slots__ = ()
@@ -268,7 +281,7 @@ class ThenNonNull(_LeftTyped):
         return _on_space(self, other)
 
 
-class ThenInto(_LeftTyped, Generic[TO, DO]):
+class ThenInto(TransformationPattern, Generic[TO, DO]):
     """A vector (of any element type) becomes a ``TO``; integer distances become ``DO``."""
 
     __slots__ = ()
@@ -284,7 +297,7 @@ class ThenInto(_LeftTyped, Generic[TO, DO]):
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
-class ThenFold(_LeftTyped):
+class ThenFold(TransformationPattern):
     """``Vec[int] -> int`` and ``Vec[float] -> float``, integer distances to the carrier's.
 
     The first overloads, on ``Never``, match only an ``Any`` carrier (an untyped constructor's
@@ -359,8 +372,13 @@ def fold(make: Callable[Concatenate[Any, Any, P], _AnyT]) -> Callable[P, ThenFol
 # Measurements typed by what they follow
 
 
-class _LeftTypedM(PartialMeasurement[Never, Any, Any, Any]):
-    """Base of the measurement patterns; a direct call stays as untyped as a plain partial."""
+class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
+    """Base of the measurement patterns; a direct call stays as untyped as a plain partial.
+
+    A pattern defines ``_after(left)`` (typing ``left >> partial``) and ``__rrshift__(space)``
+    (typing ``space >> partial``) with type variables of the method; at run time both are the
+    ordinary chain (``_chain``, ``_on_space``).
+    """
 
     __slots__ = ()
 
@@ -370,7 +388,7 @@ class _LeftTypedM(PartialMeasurement[Never, Any, Any, Any]):
         return super().__call__(input_domain, input_metric)
 
 
-class ThenNoise(_LeftTypedM):
+class ThenNoise(MeasurementPattern):
     """Noise on int or float scalars and vectors (Laplace, Gaussian): the carrier is kept.
 
     Vectors release numpy arrays.  The first overloads, on ``Never``, match only an ``Any``
@@ -426,7 +444,7 @@ class ThenNoise(_LeftTypedM):
         return _on_space(self, other)
 
 
-class ThenIntNoise(_LeftTypedM):
+class ThenIntNoise(MeasurementPattern):
     """Noise on integer scalars and vectors only (geometric, discrete Laplace/Gaussian)."""
 
     __slots__ = ()
@@ -462,7 +480,7 @@ class ThenIntNoise(_LeftTypedM):
         return _on_space(self, other)
 
 
-class ThenRelease(_LeftTypedM, Generic[TO, MO]):
+class ThenRelease(MeasurementPattern, Generic[TO, MO]):
     """A measurement on any space whose release is a ``TO`` and loss a ``MO``."""
 
     __slots__ = ()
@@ -474,7 +492,7 @@ class ThenRelease(_LeftTypedM, Generic[TO, MO]):
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
-class ThenReleaseVec(_LeftTypedM, Generic[TO, MO]):
+class ThenReleaseVec(MeasurementPattern, Generic[TO, MO]):
     """A measurement on a vector space whose release is a ``TO`` and loss a ``MO``."""
 
     __slots__ = ()
@@ -488,7 +506,7 @@ class ThenReleaseVec(_LeftTypedM, Generic[TO, MO]):
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
-class ThenPick(_LeftTypedM, Generic[MO]):
+class ThenPick(MeasurementPattern, Generic[MO]):
     """A measurement on a vector space that releases one value of the vector's element type."""
 
     __slots__ = ()
@@ -499,6 +517,38 @@ class ThenPick(_LeftTypedM, Generic[MO]):
     def __rrshift__(  # type: ignore[override]
         self, other: tuple[Domain[Vec[_E]], Metric[_D]]
     ) -> Measurement[Vec[_E], _E, _D, MO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenKeyed(MeasurementPattern, Generic[MO]):
+    """A measurement on a map space that releases a ``dict`` of some of its keys and values."""
+
+    __slots__ = ()
+
+    def _after(
+        self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
+    ) -> Measurement[_TI, dict[_K, _V], _DI, MO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
+    ) -> Measurement[Mapping[_K, _V], dict[_K, _V], _D, MO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
+    """A measurement on a map space that releases a queryable answering ``TO`` per key."""
+
+    __slots__ = ()
+
+    def _after(
+        self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
+    ) -> Measurement[_TI, Queryable[_K, TO], _DI, MO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
+    ) -> Measurement[Mapping[_K, _V], Queryable[_K, TO], _D, MO]:
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
@@ -531,3 +581,17 @@ def pick(
 ) -> Callable[P, ThenPick[MO]]:
     """The partial of ``make``, typed by :class:`ThenPick` with ``make``'s loss type."""
     return derive(make, ThenPick)
+
+
+def keyed(
+    make: Callable[Concatenate[Any, Any, P], Measurement[Any, Any, Any, MO]],
+) -> Callable[P, ThenKeyed[MO]]:
+    """The partial of ``make``, typed by :class:`ThenKeyed` with ``make``'s loss type."""
+    return derive(make, ThenKeyed)
+
+
+def key_queries(
+    make: Callable[Concatenate[Any, Any, P], Measurement[Any, Queryable[Any, TO], Any, MO]],
+) -> Callable[P, ThenKeyQueries[TO, MO]]:
+    """The partial of ``make``, typed by :class:`ThenKeyQueries` with ``make``'s answer type."""
+    return derive(make, ThenKeyQueries)

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import q, up
-from .._spine import release
+from .._spine import key_queries
 from .._types import int_bounds, is_int
 from ..core import Domain, Measurement, Metric, Queryable
 from ..domains import AtomDomain, MapDomain
@@ -306,4 +306,4 @@ def make_alp_queryable(
     return Measurement(input_domain, input_metric, max_divergence(), function, privacy_map)
 
 
-then_alp_queryable = release(make_alp_queryable)
+then_alp_queryable = key_queries(make_alp_queryable)

@@ -25,13 +25,14 @@ All noise is exact discrete Laplace (CKS20); every comparison is between exact r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
 from .._arith import check_finite_nonneg, q, up
-from .._spine import release
+from .._spine import MeasurementPattern, derive
 from .._types import is_int
 from ..core import (
     Domain,
@@ -39,6 +40,7 @@ from ..core import (
     Metric,
     Queryable,
     Transformation,
+    _space,
     assert_features,
 )
 from ..domains import AtomDomain
@@ -51,6 +53,11 @@ __all__ = ["SparseVectorHalted", "make_sparse_vector", "then_sparse_vector"]
 
 TI = TypeVar("TI")
 DI = TypeVar("DI")
+_A = TypeVar("_A")
+_B = TypeVar("_B")
+_DA = TypeVar("_DA")
+_DB = TypeVar("_DB")
+_P = ParamSpec("_P")
 
 Query = Transformation[TI, int, DI, int]
 
@@ -189,4 +196,26 @@ def make_sparse_vector(
     return Measurement(input_domain, input_metric, max_divergence(), function, privacy_map)
 
 
-then_sparse_vector = release(make_sparse_vector)
+class _ThenSparseVector(MeasurementPattern):
+    """The partial of the sparse vector technique: its queries are on the space it follows."""
+
+    __slots__ = ()
+
+    def _after(
+        self, left: Transformation[_A, _B, _DA, _DB]
+    ) -> Measurement[_A, Queryable[Query[_B, _DB], bool], _DA, float]:
+        return left >> self
+
+    def __rrshift__(
+        self, other: tuple[Domain[_A], Metric[_DA]]
+    ) -> Measurement[_A, Queryable[Query[_A, _DA], bool], _DA, float]:
+        return self(*_space(other))
+
+
+def _svt(
+    make: Callable[Concatenate[Any, Any, _P], Measurement[Any, Any, Any, float]],
+) -> Callable[_P, _ThenSparseVector]:
+    return derive(make, _ThenSparseVector)
+
+
+then_sparse_vector = _svt(make_sparse_vector)

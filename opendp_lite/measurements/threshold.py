@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._arith import check_finite_nonneg, exp_down, exp_up, q, sqrt_up, up
-from .._spine import release
+from .._spine import keyed
 from .._types import int_bounds, is_float, is_int
 from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain, MapDomain
@@ -441,7 +441,7 @@ def make_gaussian_threshold(
     )
 
 
-then_laplace_threshold = release(make_laplace_threshold)
+then_laplace_threshold = keyed(make_laplace_threshold)
 
 
-then_gaussian_threshold = release(make_gaussian_threshold)
+then_gaussian_threshold = keyed(make_gaussian_threshold)

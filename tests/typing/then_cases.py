@@ -130,6 +130,12 @@ def measurements() -> None:
         _M[Vec[float], float, int, tuple[float, float]],
     )
     assert_type(bits >> dp.m.then_randomized_response_bitvec(0.9), _M[bytes, bytes, int, float])
+    fcounts = dp.map_domain(keys, dp.atom_domain(T=float))
+    assert_type(
+        (fcounts, l01inf_distance(dp.absolute_distance(T=float)))
+        >> dp.m.then_laplace_threshold(1.0, 5.0),
+        _M[Mapping[str, float], dict[str, float], tuple[int, Any, Any], tuple[float, float]],
+    )
     # release / release_vec: the input from the space, the release and loss from make_x
     assert_type(
         ivec >> dp.m.then_exponential(range(10), lambda d, c: 0.0, 1, 1.0),
@@ -155,19 +161,19 @@ def measurements() -> None:
     )
     assert_type(
         ml1 >> dp.m.then_alp_queryable(0.5, 50, 10),
-        _M[Mapping[str, int], Queryable[Any, float], int, float],
+        _M[Mapping[str, int], Queryable[str, float], int, float],
     )
     assert_type(
         m01 >> dp.m.then_laplace_threshold(3.0, 12),
-        _M[Mapping[str, int], dict[Any, int], tuple[int, Any, Any], tuple[float, float]],
+        _M[Mapping[str, int], dict[str, int], tuple[int, Any, Any], tuple[float, float]],
     )
     assert_type(
         m02 >> dp.m.then_gaussian_threshold(3.0, 12),
-        _M[Mapping[str, int], dict[Any, int], tuple[int, Any, Any], tuple[float, float]],
+        _M[Mapping[str, int], dict[str, int], tuple[int, Any, Any], tuple[float, float]],
     )
     assert_type(
         ivec >> dp.m.then_sparse_vector(1, 10, 0.0, 1.0, 1.0),
-        _M[Vec[int], Queryable[Transformation[Any, int, Any, int], bool], int, float],
+        _M[Vec[int], Queryable[Transformation[Vec[int], int, int, int], bool], int, float],
     )
 
 
@@ -228,6 +234,15 @@ def invalid_chains() -> None:
     qf = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
     (qf >> dp.m.then_private_quantile(dp.max_divergence(), [0.0], 0.5, 1.0)) >> halve
     (qf >> dp.m.then_private_quantile(dp.max_divergence(), [0.0], 0.5, 1.0)) >> first  # type: ignore[operator]
+    # keyed / key_queries need a map; the sparse vector's queries are on the space it follows
+    ivec >> dp.m.then_laplace_threshold(1.0, 5)  # type: ignore[operator]
+    ivec >> dp.m.then_alp_queryable(0.5, 50, 10)  # type: ignore[operator]
+    fl1 = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int)), dp.l1_distance(T=int)
+    (fl1 >> dp.m.then_alp_queryable(0.5, 50, 10))({"a": 1})(3)  # type: ignore[arg-type]
+    svt = ivec >> dp.m.then_sparse_vector(1, 10, 0.0, 1.0, 1.0)
+    fv = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    svt([1])(dp.t.make_count(*ivec))
+    svt([1])(dp.t.make_count(*fv))  # type: ignore[arg-type]
     # non_null: nothing to drop from a vector of plain ints
     ivec >> dp.t.then_drop_null()  # type: ignore[operator]
     # then: the carrier fixed by make_x (float-only Lipschitz map, float canonical noise, bytes)
