@@ -145,14 +145,17 @@ def derive(make: Callable[..., Any], partial: type[Any]) -> Callable[..., Any]:
     signature = inspect.signature(make)
     params = list(signature.parameters.values())[2:]
 
+    partial_signature = signature.replace(parameters=params)
+
     def then_x(*args: Any, **kwargs: Any) -> Any:
+        partial_signature.bind(*args, **kwargs)  # a wrong call fails here, as a def would
         return partial(lambda d, m: make(d, m, *args, **kwargs))
 
     then_x.__name__ = then_x.__qualname__ = name
     then_x.__module__ = make.__module__
     then_x.__doc__ = _doc(make, name)
-    then_x.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=params, return_annotation=_partial_annotation(signature, partial)
+    then_x.__signature__ = partial_signature.replace(  # type: ignore[attr-defined]
+        return_annotation=_partial_annotation(signature, partial)
     )
     return then_x
 

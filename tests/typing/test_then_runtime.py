@@ -109,3 +109,14 @@ def test_pattern_partials_refuse_a_bad_left_side() -> None:
         "not a space" >> dp.t.then_resize(2, 0)  # type: ignore[operator]
     with pytest.raises(TypeError, match="domain, metric"):
         "not a space" >> dp.m.then_sparse_vector(1, 1, 0.0, 1.0, 1.0)  # type: ignore[operator]
+
+
+def test_a_wrong_call_of_a_partial_fails_at_once() -> None:
+    # as when then_x was a def: missing, unknown or surplus arguments raise at the call
+    with pytest.raises(TypeError):
+        dp.t.then_clamp()  # type: ignore[call-overload]
+    with pytest.raises(TypeError):
+        dp.m.then_laplace(1.0, scael=2.0)  # type: ignore[call-overload]
+    with pytest.raises(TypeError):
+        dp.t.then_sum(1)  # type: ignore[call-overload]
+    assert isinstance(dp.t.then_clamp(bounds=(0, 1)), PartialTransformation)
