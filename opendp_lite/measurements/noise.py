@@ -275,7 +275,7 @@ def _require_int(input_domain: Domain[Any], who: str) -> None:
 
 # Typed overloads (no runtime effect): mypy infers a chain's carriers from the domain, so a
 # float aggregate feeding an integer mechanism is rejected before anything runs.  The
-# partials (then_*) take the carrier from what they are chained after (the noise patterns of _spine.py).
+# partials (then_*) take the carrier from what they follow (the noise patterns, _spine.py).
 # Vec[float] and Vec[int] both admit a numpy array, hence the overlap ignore on the vector
 # overloads.
 @overload
