@@ -49,6 +49,7 @@ A ``Never`` input carrier on the pattern classes keeps the untyped partial overl
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -121,13 +122,13 @@ _V = TypeVar("_V")
 
 
 def _doc(make: Callable[..., Any], name: str) -> str:
-    """``Partial of make_x`` and the first lines of ``make_x``'s docstring (summary and map)."""
-    lines = inspect.getdoc(make) or ""
-    summary = lines.split("\n\n")[0].strip()
+    """``Partial of make_x``, then ``make_x``'s summary line and the statement of its map."""
+    paragraphs = (inspect.getdoc(make) or "").split("\n\n")
+    summary = paragraphs[0].strip()
     maps = [
-        p.strip()
-        for p in lines.split("\n\n")[1:]
-        if p.lstrip().lower().startswith(("stability map", "privacy map", "map"))
+        para[found.start() :].strip()
+        for para in paragraphs[1:]
+        if (found := re.search(r"(stability|privacy) map", para, re.IGNORECASE))
     ]
     parts = [
         f"Partial of :func:`{make.__name__}`: ``space >> {name}(...)`` is "
