@@ -37,10 +37,11 @@ type variables of the method.  A few shared patterns cover every constructor:
 * :func:`pick`: a measurement that releases one value of the input vector's element type
   (the private quantile releases a candidate, normalised to the data's carrier).
 
-Patterns that need a family's own types subclass the same bases (:class:`TransformationPattern`,
-:class:`MeasurementPattern`) in that family: the compositors (``combinators/composition.py``:
-queries on the space the partial follows) and the sparse vector technique
-(``measurements/sparse_vector.py``).
+Patterns that need a family's own types live in that family and are derived with
+:func:`derive` too: the sparse vector technique (``measurements/sparse_vector.py``, a
+:class:`MeasurementPattern` whose queries are on the space it follows) and the compositors
+(``combinators/composition.py``, on the compositors' own partial base, since an odometer is not
+a measurement).
 
 A ``Never`` input carrier on the pattern classes keeps the untyped partial overloads of
 ``Transformation.__rshift__`` from accepting an ill-typed chain as ``Any``.
