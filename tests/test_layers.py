@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "opendp_lite"
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
     ("_types", "_validate", "_arith", "typing", "_frames"),
-    ("core",),
+    ("core", "_spine"),
     ("samplers",),
     ("domains", "metrics", "measures"),
     ("backends", "_dask"),

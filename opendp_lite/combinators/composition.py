@@ -18,9 +18,10 @@ another query, so it cannot outlive its parent's sequential accounting.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from .. import _arith
+from .._spine import derive
 from ..core import (
     Domain,
     Measure,
@@ -403,17 +404,20 @@ class _PartialCompositor(Generic[TI, DI, MO]):
         return self._make(*_space(other))
 
 
-class _ThenAdaptive(_PartialCompositor[TI, DI, MO]):
+class _ThenAdaptive(_PartialCompositor[Any, Any, MO]):
     """The partial of an adaptive compositor; ``left >> partial`` is typed by :meth:`_after`."""
 
     __slots__ = ()
 
-    def __rrshift__(  # typed: also after a transformation or a partial one
-        self,
-        other: tuple[Domain[TI], Metric[DI]]
-        | Transformation[Any, Any, Any, Any]
-        | PartialTransformation[Any, Any, Any, Any],
-    ) -> Any:
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[_A], Metric[_DA]]
+    ) -> Measurement[_A, Queryable[Measurement[_A, Any, _DA, MO], Any], _DA, MO]: ...
+    @overload
+    def __rrshift__(
+        self, other: Transformation[Any, Any, Any, Any] | PartialTransformation[Any, Any, Any, Any]
+    ) -> Any: ...
+    def __rrshift__(self, other: object) -> Any:  # also after a (partial) transformation
         return self._chain_after(other)
 
     def _after(
@@ -422,33 +426,39 @@ class _ThenAdaptive(_PartialCompositor[TI, DI, MO]):
         return self._chain_after(left)  # type: ignore[no-any-return]
 
 
-def then_adaptive_composition(
-    output_measure: Measure[MO], d_in: Any, d_mids: Sequence[MO]
-) -> _ThenAdaptive[Any, Any, MO]:
-    """Partial of :func:`make_adaptive_composition`: ``space >> then_adaptive_composition(...)``.
+class _ThenOdometer(_PartialCompositor[Any, Any, MO]):
+    """The partial of an odometer: ``space >> partial`` only (not after a transformation)."""
+
+    __slots__ = ()
+
+    def __rrshift__(self, other: tuple[Domain[_A], Metric[_DA]]) -> Odometer[_A, _DA, MO]:
+        return self._chain_after(other)  # type: ignore[no-any-return]
+
+
+_P = ParamSpec("_P")
+_M = TypeVar("_M")  # the loss type, bound by the output measure given to the partial
+
+
+def adaptive(
+    make: Callable[Concatenate[Any, Any, Measure[Any], _P], Measurement[Any, Any, Any, Any]],
+) -> Callable[Concatenate[Measure[_M], _P], _ThenAdaptive[_M]]:
+    """The partial of an adaptive compositor ``make``, typed by :class:`_ThenAdaptive`.
 
     After a transformation, the compositor is built on its output space, as in OpenDP:
     ``transformation >> then_adaptive_composition(...)`` answers queries on transformed data.
-
-    >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
-    >>> (space >> dp.c.then_adaptive_composition(dp.max_divergence(), 1.0, [0.5, 0.25])).map(1.0)
-    0.75
     """
-    return _ThenAdaptive(lambda d, m: make_adaptive_composition(d, m, output_measure, d_in, d_mids))
+    return derive(make, _ThenAdaptive)
 
 
-def then_sequential_composition(
-    output_measure: Measure[MO], d_in: Any, d_mids: Sequence[MO]
-) -> _ThenAdaptive[Any, Any, MO]:
-    """Partial of :func:`make_sequential_composition`.
+def odometer(
+    make: Callable[Concatenate[Any, Any, Measure[Any], _P], Odometer[Any, Any, Any]],
+) -> Callable[Concatenate[Measure[_M], _P], _ThenOdometer[_M]]:
+    """The partial of an odometer ``make``, typed by :class:`_ThenOdometer`."""
+    return derive(make, _ThenOdometer)
 
-    >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
-    >>> (space >> dp.c.then_sequential_composition(dp.max_divergence(), 1.0, [0.5])).map(1.0)
-    0.5
-    """
-    return then_adaptive_composition(output_measure, d_in, d_mids)
+
+then_adaptive_composition = adaptive(make_adaptive_composition)
+then_sequential_composition = adaptive(make_sequential_composition)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -598,20 +608,7 @@ def make_fully_adaptive_composition(
     return Odometer(input_domain, input_metric, output_measure, function)
 
 
-def then_fully_adaptive_composition(
-    output_measure: Measure[MO],
-) -> _PartialCompositor[Any, Any, MO]:
-    """Partial of :func:`make_fully_adaptive_composition`.
-
-    >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
-    >>> space >> dp.c.then_fully_adaptive_composition(dp.max_divergence())
-    Odometer(
-        input_domain   = AtomDomain(T=f64),
-        input_metric   = AbsoluteDistance(f64),
-        output_measure = MaxDivergence())
-    """
-    return _PartialCompositor(lambda d, m: make_fully_adaptive_composition(d, m, output_measure))
+then_fully_adaptive_composition = odometer(make_fully_adaptive_composition)
 
 
 def make_privacy_filter(

@@ -22,8 +22,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import mul_up, q, up
+from .._spine import release_vec
 from .._validate import check_finite_nonneg
-from ..core import Domain, Measurement, Metric, PartialMeasurement, assert_features
+from ..core import Measurement, Metric, assert_features
 from ..domains import AtomDomain, VectorDomain
 from ..errors import (
     DomainMismatch,
@@ -197,12 +198,4 @@ def make_local_release(
     return Measurement(input_domain, input_metric, measure, function, privacy_map)
 
 
-def then_local_release(
-    measurement: Measurement[T, U, Any, Any], record_distance: float | None = None
-) -> PartialMeasurement[Any, npt.NDArray[Any], int, Any]:
-    """Partial of :func:`make_local_release`: ``(vector_domain, hamming_distance()) >> ...``."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> Measurement[Any, npt.NDArray[Any], int, Any]:
-        return make_local_release(d, m, measurement, record_distance)  # type: ignore[arg-type]
-
-    return PartialMeasurement(build)
+then_local_release = release_vec(make_local_release)

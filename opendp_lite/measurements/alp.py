@@ -33,9 +33,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import Rational, q, up
+from .._spine import key_queries
 from .._types import int_bounds, is_int
 from .._validate import check_int, check_real
-from ..core import Domain, Measurement, Metric, PartialMeasurement, Queryable
+from ..core import Domain, Measurement, Metric, Queryable
 from ..domains import AtomDomain, MapDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measures import max_divergence
@@ -256,14 +257,4 @@ def make_alp_queryable(
     return Measurement(input_domain, input_metric, max_divergence(), function, privacy_map)
 
 
-def then_alp_queryable(
-    scale: float,
-    total_limit: Any,
-    value_limit: Any = None,
-    size_factor: Any = 50,
-    alpha: Any = 4,
-) -> PartialMeasurement[Any, Queryable[Any, float], Any, float]:
-    """Partial of :func:`make_alp_queryable`."""
-    return PartialMeasurement(
-        lambda d, m: make_alp_queryable(d, m, scale, total_limit, value_limit, size_factor, alpha)
-    )
+then_alp_queryable = key_queries(make_alp_queryable)

@@ -19,8 +19,9 @@ True
 
 from __future__ import annotations
 
+from .._spine import then
 from .._validate import check_finite_nonneg
-from ..core import Domain, Measurement, Metric, PartialMeasurement
+from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain
 from ..errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measures import Approximate, MaxDivergence
@@ -93,8 +94,4 @@ def make_canonical_noise(
     )
 
 
-def then_canonical_noise(
-    d_in: float, d_out: tuple[float, float]
-) -> PartialMeasurement[float, float, float, tuple[float, float]]:
-    """Partial of :func:`make_canonical_noise`."""
-    return PartialMeasurement(lambda dom, met: make_canonical_noise(dom, met, d_in, d_out))
+then_canonical_noise = then(make_canonical_noise)

@@ -26,8 +26,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import Rational, q, up
+from .._spine import release
 from .._validate import check_finite_nonneg
-from ..core import Domain, Measurement, Metric, PartialMeasurement, assert_features
+from ..core import Domain, Measurement, Metric, assert_features
 from ..errors import FailedFunction, FailedMap, InvalidParameter
 from ..measures import max_divergence
 from ..samplers.selection import noisy_top_k, sample_exponential_mechanism
@@ -163,17 +164,4 @@ def make_exponential(
     return Measurement(input_domain, input_metric, max_divergence(), function, privacy_map)
 
 
-def then_exponential(
-    candidates: Sequence[C],
-    scoring_function: Callable[[Any, C], float],
-    sensitivity: float,
-    scale: float | None = None,
-    epsilon: float | None = None,
-    monotonic: bool = False,
-) -> PartialMeasurement[Any, C, Any, float]:
-    """Partial of :func:`make_exponential`."""
-    return PartialMeasurement(
-        lambda d, m: make_exponential(
-            d, m, candidates, scoring_function, sensitivity, scale, epsilon, monotonic
-        )
-    )
+then_exponential = release(make_exponential)

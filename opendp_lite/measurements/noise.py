@@ -24,9 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import q, up
-from .._types import Never, Vec, carrier_dtype, int_bounds, is_float, is_int
+from .._spine import int_noise, noise
+from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
 from .._validate import check_finite_nonneg, check_int, is_int_value
-from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement, Transformation
+from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
@@ -273,7 +274,7 @@ def _require_int(input_domain: Domain[Any], who: str) -> None:
 
 # Typed overloads (no runtime effect): mypy infers a chain's carriers from the domain, so a
 # float aggregate feeding an integer mechanism is rejected before anything runs.  The
-# partials (then_*) take the carrier from what they are chained after (see _ThenNoise below).
+# partials (then_*) take the carrier from what they follow (the noise patterns, _spine.py).
 # Vec[float] and Vec[int] both admit a numpy array, hence the overlap ignore on the vector
 # overloads.
 @overload
@@ -690,189 +691,22 @@ def make_base_discrete_gaussian(
     return _gaussian(input_domain, input_metric, scale, None, MO, _qo(QO), who)
 
 
-# The partials are typed by what they follow (no runtime effect): ``left >> then_laplace(s)``
-# is typed by ``_after(left)`` (see ``core._Then``) and ``space >> then_laplace(s)`` by
-# ``__rrshift__``, with the carriers of the make_* overloads above.  ``Never`` as the input
-# carrier keeps the untyped partial overload of ``Transformation.__rshift__`` from accepting an
-# ill-typed chain as ``Any``; the first overloads, on ``Never``, match only an ``Any`` carrier
-# (an untyped constructor's output), which then stays ``Any`` rather than a guessed carrier.
-_TI = TypeVar("_TI")
-_DI = TypeVar("_DI")
-_DO = TypeVar("_DO")
+then_laplace = noise(make_laplace)
 
 
-class _ThenNoise(PartialMeasurement[Never, Any, Any, float]):
-    """A partial noise mechanism on int or float scalars and vectors (Laplace, Gaussian)."""
-
-    __slots__ = ()
-
-    # a direct call stays as untyped as before
-    def __call__(
-        self, input_domain: Domain[Any], input_metric: Metric[Any]
-    ) -> Measurement[Any, Any, Any, float]:
-        return super().__call__(input_domain, input_metric)
-
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, _DO]
-    ) -> Measurement[_TI, Any, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, float, _DI, _DO]
-    ) -> Measurement[_TI, float, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, int, _DI, _DO]
-    ) -> Measurement[_TI, int, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[float], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[int], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return left >> self
-
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[Never], Metric[_D]]
-    ) -> Measurement[Any, Any, _D, float]: ...
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[float], Metric[_D]]
-    ) -> Measurement[float, float, _D, float]: ...
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[int], Metric[_D]]
-    ) -> Measurement[int, int, _D, float]: ...
-    @overload
-    def __rrshift__(  # type: ignore[overload-overlap]  # both Vecs admit an ndarray
-        self, other: tuple[Domain[Vec[float]], Metric[_D]]
-    ) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[Vec[int]], Metric[_D]]
-    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
-    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
-        return super().__rrshift__(other)
+then_gaussian = noise(make_gaussian)
 
 
-class _ThenIntNoise(PartialMeasurement[Never, Any, Any, float]):
-    """A partial noise mechanism on integer scalars and vectors only (geometric, discrete)."""
-
-    __slots__ = ()
-
-    # a direct call stays as untyped as before
-    def __call__(
-        self, input_domain: Domain[Any], input_metric: Metric[Any]
-    ) -> Measurement[Any, Any, Any, float]:
-        return super().__call__(input_domain, input_metric)
-
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, _DO]
-    ) -> Measurement[_TI, Any, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, int, _DI, _DO]
-    ) -> Measurement[_TI, int, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[int], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return left >> self
-
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[Never], Metric[_D]]
-    ) -> Measurement[Any, Any, _D, float]: ...
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[int], Metric[_D]]
-    ) -> Measurement[int, int, _D, float]: ...
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[Vec[int]], Metric[_D]]
-    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
-    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
-        return super().__rrshift__(other)
+then_geometric = int_noise(make_geometric)
 
 
-_Build = Measurement[Any, Any, Any, float]
+then_base_laplace = noise(make_base_laplace)
 
 
-def then_laplace(scale: float, k: int | None = None, MO: object = "MaxDivergence") -> _ThenNoise:
-    """Partial :func:`make_laplace`, for ``space >> then_laplace(scale)``."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
-        return make_laplace(d, m, scale, k, MO)
-
-    return _ThenNoise(build)
+then_base_gaussian = noise(make_base_gaussian)
 
 
-def then_gaussian(
-    scale: float, k: int | None = None, MO: object = "ZeroConcentratedDivergence"
-) -> _ThenNoise:
-    """Partial :func:`make_gaussian`, for ``space >> then_gaussian(scale)``."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
-        return make_gaussian(d, m, scale, k, MO)
-
-    return _ThenNoise(build)
+then_base_discrete_laplace = int_noise(make_base_discrete_laplace)
 
 
-def then_geometric(
-    scale: float, bounds: tuple[int, int] | None = None, MO: object = "MaxDivergence"
-) -> _ThenIntNoise:
-    """Partial :func:`make_geometric`, for ``space >> then_geometric(scale)``."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
-        return make_geometric(d, m, scale, bounds, MO)
-
-    return _ThenIntNoise(build)
-
-
-def then_base_laplace(scale: float, k: int | None = None, QO: object = None) -> _ThenNoise:
-    """Partial :func:`make_base_laplace`."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
-        return make_base_laplace(d, m, scale, k, QO)
-
-    return _ThenNoise(build)
-
-
-def then_base_gaussian(
-    scale: float,
-    k: int | None = None,
-    MO: object = "ZeroConcentratedDivergence",
-    QO: object = None,
-) -> _ThenNoise:
-    """Partial :func:`make_base_gaussian`."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
-        return make_base_gaussian(d, m, scale, k, MO, QO)
-
-    return _ThenNoise(build)
-
-
-def then_base_discrete_laplace(scale: float, QO: object = None) -> _ThenIntNoise:
-    """Partial :func:`make_base_discrete_laplace`."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
-        return make_base_discrete_laplace(d, m, scale, QO)
-
-    return _ThenIntNoise(build)
-
-
-def then_base_discrete_gaussian(
-    scale: float, MO: object = "ZeroConcentratedDivergence", QO: object = None
-) -> _ThenIntNoise:
-    """Partial :func:`make_base_discrete_gaussian`."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> _Build:
-        return make_base_discrete_gaussian(d, m, scale, MO, QO)
-
-    return _ThenIntNoise(build)
+then_base_discrete_gaussian = int_noise(make_base_discrete_gaussian)

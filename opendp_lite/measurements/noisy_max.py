@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 
 from .._arith import Rational, q, up
+from .._spine import release_vec
 from .._types import is_float, is_int
 from .._validate import check_finite_nonneg, check_int
-from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
+from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
 from ..errors import (
     FailedFunction,
@@ -267,28 +268,10 @@ def make_report_noisy_max_gumbel(
     )
 
 
-def then_noisy_top_k(
-    output_measure: Measure[float], k: int, scale: float, negate: bool = False
-) -> PartialMeasurement[Any, list[int], Any, float]:
-    """Partial of :func:`make_noisy_top_k`."""
-    return PartialMeasurement(
-        lambda d, m: make_noisy_top_k(d, m, output_measure, k=k, scale=scale, negate=negate)
-    )
+then_noisy_top_k = release_vec(make_noisy_top_k)
 
 
-def then_noisy_max(
-    output_measure: Measure[float], scale: float, negate: bool = False
-) -> PartialMeasurement[Any, int, Any, float]:
-    """Partial of :func:`make_noisy_max`."""
-    return PartialMeasurement(
-        lambda d, m: make_noisy_max(d, m, output_measure, scale=scale, negate=negate)
-    )
+then_noisy_max = release_vec(make_noisy_max)
 
 
-def then_report_noisy_max_gumbel(
-    scale: float, optimize: str = "max"
-) -> PartialMeasurement[Any, int, Any, float]:
-    """Partial of :func:`make_report_noisy_max_gumbel`."""
-    return PartialMeasurement(
-        lambda d, m: make_report_noisy_max_gumbel(d, m, scale=scale, optimize=optimize)
-    )
+then_report_noisy_max_gumbel = release_vec(make_report_noisy_max_gumbel)

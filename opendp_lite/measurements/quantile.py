@@ -24,9 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import Rational, q, up
+from .._spine import pick
 from .._types import carrier_dtype, is_float, is_int
 from .._validate import check_finite_nonneg, check_real
-from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
+from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
@@ -170,10 +171,4 @@ def make_private_quantile(
     return Measurement(input_domain, input_metric, output_measure, function, privacy_map)
 
 
-def then_private_quantile(
-    output_measure: Measure[float], candidates: Sequence[Any], alpha: float, scale: float
-) -> PartialMeasurement[Any, Any, int, float]:
-    """Partial of :func:`make_private_quantile`."""
-    return PartialMeasurement(
-        lambda d, m: make_private_quantile(d, m, output_measure, candidates, alpha, scale)
-    )
+then_private_quantile = pick(make_private_quantile)

@@ -19,8 +19,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .._arith import Rational, log1p_up, mul_up, q
+from .._spine import then
 from .._validate import check_int, check_real
-from ..core import Domain, Measurement, Metric, PartialMeasurement
+from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
 from ..measures import max_divergence
@@ -291,13 +292,7 @@ def make_randomized_response_bitvec(
     )
 
 
-def then_randomized_response_bitvec(
-    f: float, constant_time: bool = False
-) -> PartialMeasurement[bytes, bytes, int, float]:
-    """Partial of :func:`make_randomized_response_bitvec`."""
-    return PartialMeasurement(
-        lambda d, m: make_randomized_response_bitvec(d, m, f=f, constant_time=constant_time)
-    )
+then_randomized_response_bitvec = then(make_randomized_response_bitvec)
 
 
 def debias_randomized_response_bitvec(answers: Sequence[bytes], f: float) -> list[float]:

@@ -25,18 +25,20 @@ All noise is exact discrete Laplace (CKS20); every comparison is between exact r
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._arith import q, up
+from .._spine import MeasurementPattern, derive
 from .._types import is_int
 from .._validate import check_exact_real, check_finite_nonneg, check_int
 from ..core import (
     Domain,
     Measurement,
     Metric,
-    PartialMeasurement,
     Queryable,
     Transformation,
+    _space,
     assert_features,
 )
 from ..domains import AtomDomain
@@ -49,6 +51,11 @@ __all__ = ["SparseVectorHalted", "make_sparse_vector", "then_sparse_vector"]
 
 TI = TypeVar("TI")
 DI = TypeVar("DI")
+_A = TypeVar("_A")
+_B = TypeVar("_B")
+_DA = TypeVar("_DA")
+_DB = TypeVar("_DB")
+_P = ParamSpec("_P")
 
 Query = Transformation[TI, int, DI, int]
 
@@ -173,26 +180,26 @@ def make_sparse_vector(
     return Measurement(input_domain, input_metric, max_divergence(), function, privacy_map)
 
 
-def then_sparse_vector(
-    d_in: Any,
-    query_sensitivity: int,
-    threshold: float,
-    threshold_scale: float,
-    query_scale: float,
-    max_positives: int = 1,
-    monotonic: bool = False,
-) -> PartialMeasurement[Any, Queryable[Any, bool], Any, float]:
-    """Partial of :func:`make_sparse_vector`."""
-    return PartialMeasurement(
-        lambda d, m: make_sparse_vector(
-            d,
-            m,
-            d_in,
-            query_sensitivity,
-            threshold,
-            threshold_scale,
-            query_scale,
-            max_positives,
-            monotonic,
-        )
-    )
+class _ThenSparseVector(MeasurementPattern):
+    """The partial of the sparse vector technique: its queries are on the space it follows."""
+
+    __slots__ = ()
+
+    def _after(
+        self, left: Transformation[_A, _B, _DA, _DB]
+    ) -> Measurement[_A, Queryable[Query[_B, _DB], bool], _DA, float]:
+        return left >> self
+
+    def __rrshift__(
+        self, other: tuple[Domain[_A], Metric[_DA]]
+    ) -> Measurement[_A, Queryable[Query[_A, _DA], bool], _DA, float]:
+        return self(*_space(other))
+
+
+def _svt(
+    make: Callable[Concatenate[Any, Any, _P], Measurement[Any, Any, Any, float]],
+) -> Callable[_P, _ThenSparseVector]:
+    return derive(make, _ThenSparseVector)
+
+
+then_sparse_vector = _svt(make_sparse_vector)

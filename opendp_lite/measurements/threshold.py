@@ -29,9 +29,10 @@ from functools import lru_cache
 from typing import Any
 
 from .._arith import Rational, exp_down, exp_up, q, sqrt_up, up
+from .._spine import keyed
 from .._types import int_bounds, is_float, is_int
 from .._validate import check_exact_real, check_finite_nonneg, check_int
-from ..core import Domain, Measurement, Metric, PartialMeasurement
+from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain, MapDomain
 from ..errors import (
     FailedFunction,
@@ -429,18 +430,7 @@ def make_gaussian_threshold(
     )
 
 
-def then_laplace_threshold(
-    scale: float, threshold: Any, k: Any = None, MO: Any = "Approximate<MaxDivergence>"
-) -> PartialMeasurement[Any, dict[Any, int], Triple, tuple[float, float]]:
-    """Partial of :func:`make_laplace_threshold`."""
-    return PartialMeasurement(lambda d, m: make_laplace_threshold(d, m, scale, threshold, k, MO))
+then_laplace_threshold = keyed(make_laplace_threshold)
 
 
-def then_gaussian_threshold(
-    scale: float,
-    threshold: Any,
-    k: Any = None,
-    MO: Any = "Approximate<ZeroConcentratedDivergence>",
-) -> PartialMeasurement[Any, dict[Any, int], Triple, tuple[float, float]]:
-    """Partial of :func:`make_gaussian_threshold`."""
-    return PartialMeasurement(lambda d, m: make_gaussian_threshold(d, m, scale, threshold, k, MO))
+then_gaussian_threshold = keyed(make_gaussian_threshold)

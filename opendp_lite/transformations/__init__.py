@@ -1,101 +1,34 @@
 """Transformations: stable functions that shape data before noise (``dp.t``).
 
-Each ``make_x`` has a ``then_x`` partial for ``(domain, metric) >> then_x(...)`` chains.
-Re-exports use ``import x as x`` (explicit re-export for mypy); there is no ``__all__``.
+Each ``make_x`` has a ``then_x`` partial for ``(domain, metric) >> then_x(...)`` chains.  Each
+family module lists its public names in its ``__all__``, and is re-exported here whole
+(``from .x import *`` re-exports exactly ``__all__``, for mypy too), so a new constructor
+needs no edit here.  ``tests/test_exports.py`` checks that this namespace is the union of the
+modules' ``__all__``.
 """
 
-from .user import make_user_transformation as make_user_transformation
+from .user import *  # noqa: F403
 
 # isort: split
-# -- dataset handling, casting, cleaning, bounds, lookup (issue 5, part A) --
-from .cast import make_cast as make_cast
-from .cast import make_cast_default as make_cast_default
-from .cast import make_cast_inherent as make_cast_inherent
-from .cast import then_cast as then_cast
-from .cast import then_cast_default as then_cast_default
-from .cast import then_cast_inherent as then_cast_inherent
-from .clamp import make_clamp as make_clamp
-from .clamp import then_clamp as then_clamp
-from .dataset import make_create_dataframe as make_create_dataframe
-from .dataset import make_select_column as make_select_column
-from .dataset import make_split_dataframe as make_split_dataframe
-from .dataset import make_split_lines as make_split_lines
-from .dataset import make_split_records as make_split_records
-from .filter import make_filter_rows as make_filter_rows
-from .filter import then_filter_rows as then_filter_rows
-from .lookup import make_find as make_find
-from .lookup import make_find_bin as make_find_bin
-from .lookup import make_identity as make_identity
-from .lookup import make_index as make_index
-from .lookup import make_is_equal as make_is_equal
-from .lookup import then_find as then_find
-from .lookup import then_find_bin as then_find_bin
-from .lookup import then_identity as then_identity
-from .lookup import then_index as then_index
-from .lookup import then_is_equal as then_is_equal
-from .nulls import make_drop_null as make_drop_null
-from .nulls import make_impute_constant as make_impute_constant
-from .nulls import make_impute_uniform_float as make_impute_uniform_float
-from .nulls import make_is_null as make_is_null
-from .nulls import then_drop_null as then_drop_null
-from .nulls import then_impute_constant as then_impute_constant
-from .nulls import then_impute_uniform_float as then_impute_uniform_float
-from .nulls import then_is_null as then_is_null
-from .order import make_metric_bounded as make_metric_bounded
-from .order import make_metric_unbounded as make_metric_unbounded
-from .order import make_ordered_random as make_ordered_random
-from .order import make_unordered as make_unordered
-from .order import then_metric_bounded as then_metric_bounded
-from .order import then_metric_unbounded as then_metric_unbounded
-from .order import then_ordered_random as then_ordered_random
-from .order import then_unordered as then_unordered
-from .resize import make_resize as make_resize
-from .resize import then_resize as then_resize
+# -- datasets, casting, nulls, ordering and metrics, resizing, lookups --
+from .cast import *  # noqa: F403
+from .clamp import *  # noqa: F403
+from .dataset import *  # noqa: F403
+from .filter import *  # noqa: F403
+from .lookup import *  # noqa: F403
+from .nulls import *  # noqa: F403
+from .order import *  # noqa: F403
+from .resize import *  # noqa: F403
 
 # isort: split
-# -- aggregates, quantiles, trees (issue 5, part B) --
-from .count import make_count as make_count
-from .count import make_count_by as make_count_by
-from .count import make_count_by_categories as make_count_by_categories
-from .count import make_count_distinct as make_count_distinct
-from .count import then_count as then_count
-from .count import then_count_by as then_count_by
-from .count import then_count_by_categories as then_count_by_categories
-from .count import then_count_distinct as then_count_distinct
-from .lipschitz import make_lipschitz_float_mul as make_lipschitz_float_mul
-from .lipschitz import then_lipschitz_float_mul as then_lipschitz_float_mul
-from .moments import make_mean as make_mean
-from .moments import make_sum_of_squared_deviations as make_sum_of_squared_deviations
-from .moments import make_variance as make_variance
-from .moments import then_mean as then_mean
-from .moments import then_sum_of_squared_deviations as then_sum_of_squared_deviations
-from .moments import then_variance as then_variance
-from .quantile import make_cdf as make_cdf
-from .quantile import make_quantile_score_candidates as make_quantile_score_candidates
-from .quantile import make_quantiles_from_counts as make_quantiles_from_counts
-from .quantile import then_quantile_score_candidates as then_quantile_score_candidates
-from .sum import make_bounded_float_checked_sum as make_bounded_float_checked_sum
-from .sum import make_bounded_float_ordered_sum as make_bounded_float_ordered_sum
-from .sum import make_bounded_int_monotonic_sum as make_bounded_int_monotonic_sum
-from .sum import make_bounded_int_ordered_sum as make_bounded_int_ordered_sum
-from .sum import make_bounded_int_split_sum as make_bounded_int_split_sum
-from .sum import make_sized_bounded_float_checked_sum as make_sized_bounded_float_checked_sum
-from .sum import make_sized_bounded_float_ordered_sum as make_sized_bounded_float_ordered_sum
-from .sum import make_sized_bounded_int_checked_sum as make_sized_bounded_int_checked_sum
-from .sum import make_sized_bounded_int_monotonic_sum as make_sized_bounded_int_monotonic_sum
-from .sum import make_sized_bounded_int_ordered_sum as make_sized_bounded_int_ordered_sum
-from .sum import make_sized_bounded_int_split_sum as make_sized_bounded_int_split_sum
-from .sum import make_sum as make_sum
-from .sum import then_sum as then_sum
-from .tree import make_b_ary_tree as make_b_ary_tree
-from .tree import make_consistent_b_ary_tree as make_consistent_b_ary_tree
-from .tree import then_b_ary_tree as then_b_ary_tree
+# -- aggregates, moments, quantiles, trees --
+from .count import *  # noqa: F403
+from .lipschitz import *  # noqa: F403
+from .moments import *  # noqa: F403
+from .quantile import *  # noqa: F403
+from .sum import *  # noqa: F403
+from .tree import *  # noqa: F403
 
 # isort: split
-# -- partition by keys and per-group aggregates (issue 15, grouped) --
-from .partition import make_grouped_count as make_grouped_count
-from .partition import make_grouped_sum as make_grouped_sum
-from .partition import make_partition_by as make_partition_by
-from .partition import then_grouped_count as then_grouped_count
-from .partition import then_grouped_sum as then_grouped_sum
-from .partition import then_partition_by as then_partition_by
+# -- partitions: records split by key columns, and per-group aggregates --
+from .partition import *  # noqa: F403

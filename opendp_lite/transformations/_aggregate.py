@@ -16,23 +16,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar, overload
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _arith as ar
 from .._dask import clip_source, is_dask_array, reduce_blocks
-from .._types import Never, int_bounds, is_float, is_int
+from .._types import int_bounds, is_float, is_int
 from .._validate import check_metric  # re-exported for the families
 from ..core import (
     Absorbing,
     Domain,
-    Measurement,
-    Metric,
-    PartialMeasurement,
-    PartialTransformation,
-    Transformation,
 )
 from ..domains import AtomDomain, VectorDomain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -377,35 +372,3 @@ def to_carrier(numerator: int, denominator: int, p: int, T: str) -> float:
 def float_max(T: str) -> float:
     """The largest finite value of float carrier ``T``."""
     return float(np.finfo(np.float32 if T == "f32" else np.float64).max)
-
-
-_U = TypeVar("_U")
-_DU = TypeVar("_DU")
-_Q = TypeVar("_Q")
-
-
-class ThenAggregate(PartialTransformation[Never, Any, int, Any]):
-    """Base of the typed ``then_sum``/``then_count`` partials (typing only; see ``core._Then``).
-
-    ``Never`` as input carrier keeps the untyped partial overload of
-    ``Transformation.__rshift__`` from accepting an ill-typed chain as ``Any``; the partial's
-    own uses (a direct call, ``partial >> next``) stay as untyped as before.
-    """
-
-    __slots__ = ()
-
-    def __call__(
-        self, input_domain: Domain[Any], input_metric: Metric[Any]
-    ) -> Transformation[Any, Any, int, Any]:
-        return super().__call__(input_domain, input_metric)
-
-    @overload
-    def __rshift__(
-        self, other: Transformation[Any, _U, Any, _DU]
-    ) -> PartialTransformation[Any, _U, int, _DU]: ...
-    @overload
-    def __rshift__(
-        self, other: Measurement[Any, _U, Any, _Q]
-    ) -> PartialMeasurement[Any, _U, int, _Q]: ...
-    def __rshift__(self, other: object) -> Any:
-        return super().__rshift__(other)  # type: ignore[call-overload]

@@ -28,8 +28,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
+from .._spine import into
 from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, FloatName, IntName, atom_domain, option_domain
 from ..errors import FailedFunction, NotImplementedForType
 from ._rowwise import row_by_row, vector_element
@@ -321,37 +322,10 @@ def make_cast_inherent(
     return row_by_row("make_cast_inherent", input_domain, input_metric, elem, function)
 
 
-def _partial(
-    make: Callable[[Domain[Any], Metric[Any], object], Transformation[Any, Any, int, int]],
-    TOA: object,
-) -> PartialTransformation[Any, Any, int, int]:
-    return PartialTransformation(lambda d, m: make(d, m, TOA))
+then_cast = into(make_cast)
 
 
-def then_cast(TOA: object) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_cast`."""
-    return _partial(make_cast, TOA)
+then_cast_default = into(make_cast_default)
 
 
-@overload
-def then_cast_default(
-    TOA: type[int] | IntName,
-) -> PartialTransformation[Any, Vec[int], int, int]: ...
-@overload
-def then_cast_default(
-    TOA: type[float] | FloatName,
-) -> PartialTransformation[Any, Vec[float], int, int]: ...
-@overload
-def then_cast_default(
-    TOA: type[str] | Literal["String"],
-) -> PartialTransformation[Any, Vec[str], int, int]: ...
-@overload
-def then_cast_default(TOA: object) -> PartialTransformation[Any, Any, int, int]: ...
-def then_cast_default(TOA: object) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_cast_default`."""
-    return _partial(make_cast_default, TOA)
-
-
-def then_cast_inherent(TOA: object) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_cast_inherent`."""
-    return _partial(make_cast_inherent, TOA)
+then_cast_inherent = into(make_cast_inherent)

@@ -9,8 +9,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
+from .._spine import then
 from .._types import Vec, carrier_dtype
-from ..core import Deferred, Domain, Metric, PartialTransformation, Transformation
+from ..core import Deferred, Domain, Metric, Transformation
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
 from ._rowwise import row_by_row, vector_element
@@ -86,12 +87,4 @@ def make_clamp(
     return row_by_row("make_clamp", input_domain, input_metric, out_elem, deferred)
 
 
-@overload
-def then_clamp(bounds: tuple[int, int]) -> PartialTransformation[Vec[int], Vec[int], int, int]: ...
-@overload
-def then_clamp(
-    bounds: tuple[float, float],
-) -> PartialTransformation[Vec[float], Vec[float], int, int]: ...
-def then_clamp(bounds: tuple[Any, Any]) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_clamp`: ``space >> then_clamp(bounds)``."""
-    return PartialTransformation(lambda d, m: make_clamp(d, m, bounds))
+then_clamp = then(make_clamp)

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import Never, Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from .._spine import into
+from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import (
     Domain,
     Metric,
-    PartialTransformation,
     Transformation,
 )
 from ..domains import (
@@ -40,7 +40,7 @@ from ..metrics import (
     l1_distance,
     l2_distance,
 )
-from ._aggregate import ThenAggregate, blocks, check_metric
+from ._aggregate import blocks, check_metric
 
 __all__ = [
     "make_count",
@@ -152,54 +152,7 @@ def make_count(
     )
 
 
-_U = TypeVar("_U")
-_DU = TypeVar("_DU")
-_Q = TypeVar("_Q")
-_C = TypeVar("_C")  # the count's carrier
-_E = TypeVar("_E")
-_DI = TypeVar("_DI")
-
-
-class _ThenCount(ThenAggregate, Generic[_C]):
-    """``then_count(TO)``: at run time a plain partial; for mypy, typed by what it follows.
-
-    ``left >> then_count()`` is typed by ``_after(left)`` (see ``core._Then``): the count of a
-    vector keeps the chain's input type.  (``Never`` keeps the untyped partial overload of
-    ``Transformation.__rshift__`` from accepting an ill-typed chain as ``Any``.)
-    """
-
-    __slots__ = ()
-
-    def _after(
-        self, left: Transformation[_TI, Vec[Any], _DI, int]
-    ) -> Transformation[_TI, _C, _DI, _C]:
-        return left >> self
-
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[Vec[_E]], Metric[int]]
-    ) -> Transformation[Vec[_E], _C, int, _C]: ...
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[Never], Metric[int]]
-    ) -> Transformation[Never, Any, int, Any]: ...
-    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
-        return super().__rrshift__(other)
-
-
-@overload
-def then_count(TO: type[int] | IntName = "int") -> _ThenCount[int]: ...
-@overload
-def then_count(TO: type[float] | FloatName) -> _ThenCount[float]: ...
-@overload
-def then_count(TO: object) -> _ThenCount[Any]: ...
-def then_count(TO: object = "int") -> _ThenCount[Any]:
-    """Partial of :func:`make_count`: ``space >> then_count()``."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> Transformation[Any, Any, int, Any]:
-        return make_count(d, m, TO)
-
-    return _ThenCount(build)
+then_count = into(make_count)
 
 
 def _distinct(x: Any) -> int:
@@ -249,9 +202,7 @@ def make_count_distinct(
     )
 
 
-def then_count_distinct(TO: object = "int") -> PartialTransformation[Any, Any, int, Any]:
-    """Partial of :func:`make_count_distinct`."""
-    return PartialTransformation(lambda d, m: make_count_distinct(d, m, TO))
+then_count_distinct = into(make_count_distinct)
 
 
 def _value_counts(x: Any) -> tuple[list[Any], list[int]]:
@@ -353,9 +304,7 @@ def make_count_by(
     )
 
 
-def then_count_by(TV: object = "int") -> PartialTransformation[Any, Any, int, Any]:
-    """Partial of :func:`make_count_by`."""
-    return PartialTransformation(lambda d, m: make_count_by(d, m, TV))
+then_count_by = into(make_count_by)
 
 
 def _output_metric(name: str, MO: object, T: str) -> Metric[Any]:
@@ -596,13 +545,4 @@ def _sorted_counts(x: npt.NDArray[Any], cats: list[Any]) -> npt.NDArray[np.int64
     return out
 
 
-def then_count_by_categories(
-    categories: Sequence[Any],
-    null_category: bool = True,
-    MO: object = "L1Distance<int>",
-    TOA: object = "int",
-) -> PartialTransformation[Any, Any, int, Any]:
-    """Partial of :func:`make_count_by_categories`."""
-    return PartialTransformation(
-        lambda d, m: make_count_by_categories(d, m, categories, null_category, MO, TOA)
-    )
+then_count_by_categories = into(make_count_by_categories)

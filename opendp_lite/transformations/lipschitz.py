@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from .. import _arith as ar
+from .._spine import then
 from .._types import is_float
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
 from ..metrics import AbsoluteDistance, absolute_distance
@@ -83,8 +84,4 @@ def make_lipschitz_float_mul(
     )
 
 
-def then_lipschitz_float_mul(
-    constant: float, bounds: tuple[Any, Any]
-) -> PartialTransformation[float, float, float, float]:
-    """Partial of :func:`make_lipschitz_float_mul`."""
-    return PartialTransformation(lambda d, m: make_lipschitz_float_mul(d, m, constant, bounds))
+then_lipschitz_float_mul = then(make_lipschitz_float_mul)

@@ -12,8 +12,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import carrier_dtype, carrier_name, is_float
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from .._spine import into, same
+from .._types import Vec, carrier_dtype, carrier_name, is_float
+from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, atom_domain, option_domain
 from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
 from ._rowwise import row_by_row, vector_element
@@ -62,7 +63,7 @@ def _member(elem: AtomDomain[Any], what: str, value: Any) -> Any:
 
 def make_is_equal(
     input_domain: Domain[Any], input_metric: Metric[Any], value: Any
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[bool], int, int]:
     r"""Map each element to whether it equals ``value`` (NaN equals nothing).
 
     Output domain: ``vector_domain(atom_domain(T=bool))``.  Stability map (row by row, any
@@ -101,7 +102,7 @@ def _categories(name: str, elem: AtomDomain[Any], categories: Any) -> list[Any]:
 
 def make_find(
     input_domain: Domain[Any], input_metric: Metric[Any], categories: Any
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[int | None], int, int]:
     r"""Map each element to its index in ``categories``, or ``None`` if it is not there.
 
     Output domain: ``vector_domain(option_domain(atom_domain(T="usize")))``.  Stability map
@@ -147,7 +148,7 @@ def make_find(
 
 def make_find_bin(
     input_domain: Domain[Any], input_metric: Metric[Any], edges: Any
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[int], int, int]:
     r"""Map each element to the number of ``edges`` at or below it (its bin index).
 
     With strictly increasing edges :math:`e_0 < \dots < e_{k-1}`, ``x`` goes to bin
@@ -243,28 +244,16 @@ def make_index(
     return row_by_row("make_index", input_domain, input_metric, out_elem, function)
 
 
-def then_identity() -> PartialTransformation[Any, Any, Any, Any]:
-    """Partial of :func:`make_identity`."""
-    return PartialTransformation(make_identity)
+then_identity = same(make_identity)
 
 
-def then_is_equal(value: Any) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_is_equal`."""
-    return PartialTransformation(lambda d, m: make_is_equal(d, m, value))
+then_is_equal = into(make_is_equal)
 
 
-def then_find(categories: Any) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_find`."""
-    return PartialTransformation(lambda d, m: make_find(d, m, categories))
+then_find = into(make_find)
 
 
-def then_find_bin(edges: Any) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_find_bin`."""
-    return PartialTransformation(lambda d, m: make_find_bin(d, m, edges))
+then_find_bin = into(make_find_bin)
 
 
-def then_index(
-    categories: Any, null: Any, TOA: object = None
-) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_index`."""
-    return PartialTransformation(lambda d, m: make_index(d, m, categories, null, TOA))
+then_index = into(make_index)

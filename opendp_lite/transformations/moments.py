@@ -13,9 +13,10 @@ from typing import Any, overload
 import numpy.typing as npt
 
 from .. import _arith as ar
+from .._spine import into, then
 from .._types import Vec, is_float
 from .._validate import check_int
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import Domain, Metric, Transformation
 from ..domains import atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
 from ..metrics import InsertDeleteDistance, SymmetricDistance, absolute_distance
@@ -130,9 +131,7 @@ def make_mean(
     )
 
 
-def then_mean() -> PartialTransformation[Vec[float], float, int, float]:
-    """Partial of :func:`make_mean`: ``space >> then_mean()``."""
-    return PartialTransformation(lambda d, m: make_mean(d, m))
+then_mean = then(make_mean)
 
 
 def _ssd(
@@ -210,11 +209,7 @@ def make_sum_of_squared_deviations(
     return _ssd("make_sum_of_squared_deviations", input_domain, input_metric, S, None)
 
 
-def then_sum_of_squared_deviations(
-    S: object = "Pairwise<T>",
-) -> PartialTransformation[Any, float, int, float]:
-    """Partial of :func:`make_sum_of_squared_deviations`."""
-    return PartialTransformation(lambda d, m: make_sum_of_squared_deviations(d, m, S))
+then_sum_of_squared_deviations = into(make_sum_of_squared_deviations)
 
 
 def make_variance(
@@ -246,8 +241,4 @@ def make_variance(
     return _ssd("make_variance", input_domain, input_metric, S, ddof)
 
 
-def then_variance(
-    ddof: int = 1, S: object = "Pairwise<T>"
-) -> PartialTransformation[Any, float, int, float]:
-    """Partial of :func:`make_variance`."""
-    return PartialTransformation(lambda d, m: make_variance(d, m, ddof, S))
+then_variance = into(make_variance)

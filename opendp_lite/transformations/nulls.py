@@ -16,8 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
+from .._spine import into, keep, non_null
 from .._types import Vec, carrier_dtype, is_float
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, OptionDomain, atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
 from ..samplers.rng import fill_uint64
@@ -77,7 +78,7 @@ def _values(inner: AtomDomain[Any], vals: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 def make_is_null(
     input_domain: Domain[Any], input_metric: Metric[Any]
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[bool], int, int]:
     r"""Map each element to whether it is null (NaN, or ``None`` in an option vector).
 
     Output domain: ``vector_domain(atom_domain(T=bool))``.  Stability map (row by row, any
@@ -256,23 +257,13 @@ def make_impute_uniform_float(
     return row_by_row("make_impute_uniform_float", input_domain, input_metric, out_elem, function)
 
 
-def then_is_null() -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_is_null`."""
-    return PartialTransformation(make_is_null)
+then_is_null = into(make_is_null)
 
 
-def then_drop_null() -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_drop_null`."""
-    return PartialTransformation(make_drop_null)
+then_drop_null = non_null(make_drop_null)
 
 
-def then_impute_constant(constant: Any) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_impute_constant`."""
-    return PartialTransformation(lambda d, m: make_impute_constant(d, m, constant))
+then_impute_constant = non_null(make_impute_constant)
 
 
-def then_impute_uniform_float(
-    bounds: tuple[Any, Any],
-) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_impute_uniform_float`."""
-    return PartialTransformation(lambda d, m: make_impute_uniform_float(d, m, bounds))
+then_impute_uniform_float = keep(make_impute_uniform_float)

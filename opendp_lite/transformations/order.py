@@ -10,7 +10,8 @@ from typing import Any
 import numpy.typing as npt
 
 from .. import _dask
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from .._spine import keep
+from ..core import Domain, Metric, Transformation
 from ..domains import VectorDomain
 from ..errors import NotImplementedForType
 from ..metrics import (
@@ -195,21 +196,13 @@ def make_metric_unbounded(
     )
 
 
-def then_unordered() -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_unordered`."""
-    return PartialTransformation(make_unordered)
+then_unordered = keep(make_unordered)
 
 
-def then_ordered_random() -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_ordered_random`."""
-    return PartialTransformation(make_ordered_random)
+then_ordered_random = keep(make_ordered_random)
 
 
-def then_metric_bounded() -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_metric_bounded`."""
-    return PartialTransformation(make_metric_bounded)
+then_metric_bounded = keep(make_metric_bounded)
 
 
-def then_metric_unbounded() -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_metric_unbounded`."""
-    return PartialTransformation(make_metric_unbounded)
+then_metric_unbounded = keep(make_metric_unbounded)

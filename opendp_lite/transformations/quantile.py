@@ -12,8 +12,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
-from .._types import carrier_name, is_float, is_int
-from ..core import Domain, Function, Metric, PartialTransformation, Transformation
+from .._spine import into
+from .._types import Vec, carrier_name, is_float, is_int
+from ..core import Domain, Function, Metric, Transformation
 from ..domains import atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
 from ..metrics import InsertDeleteDistance, SymmetricDistance, linf_distance
@@ -41,7 +42,7 @@ def _alpha_fraction(name: str, alpha: float) -> tuple[int, int]:
 
 def make_quantile_score_candidates(
     input_domain: Domain[Any], input_metric: Metric[Any], candidates: Sequence[Any], alpha: float
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Any, Vec[int], int, int]:
     r"""Score each candidate by how far it is from the ``alpha``-quantile of the data.
 
     With ``alpha ≈ num/den`` (the closest fraction with ``den <= 10^4``), the score of candidate
@@ -121,13 +122,7 @@ def make_quantile_score_candidates(
     )
 
 
-def then_quantile_score_candidates(
-    candidates: Sequence[Any], alpha: float
-) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_quantile_score_candidates`."""
-    return PartialTransformation(
-        lambda d, m: make_quantile_score_candidates(d, m, candidates, alpha)
-    )
+then_quantile_score_candidates = into(make_quantile_score_candidates)
 
 
 def make_cdf(TA: object = "float") -> Function[Any, npt.NDArray[Any]]:

@@ -8,9 +8,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
+from .._spine import keep
 from .._types import Vec
 from .._validate import check_int
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import Domain, Metric, Transformation
 from ..domains import VectorDomain, vector_domain
 from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
 from ..metrics import InsertDeleteDistance, SymmetricDistance, insert_delete_distance
@@ -117,8 +118,4 @@ def make_resize(
     )
 
 
-def then_resize(
-    size: int, constant: Any, MO: object = "SymmetricDistance"
-) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_resize`."""
-    return PartialTransformation(lambda d, m: make_resize(d, m, size, constant, MO))
+then_resize = keep(make_resize)

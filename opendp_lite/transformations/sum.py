@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from typing import Any, TypeVar, overload
+from typing import Any, overload
 
 import numpy.typing as npt
 
 from .. import _arith as ar
-from .._types import Never, Vec, is_float
+from .._spine import fold
+from .._types import Vec, is_float
 from .._validate import check_int
 from ..core import (
     Domain,
@@ -38,7 +39,6 @@ from ..metrics import (
     symmetric_distance,
 )
 from ._aggregate import (
-    ThenAggregate,
     absorbing_clip,
     bounded_vector,
     check_metric,
@@ -623,59 +623,4 @@ def make_sum(
     return _int_sum(name, T, int(lo), int(hi), size, input_metric, mode)
 
 
-_U = TypeVar("_U")
-_DU = TypeVar("_DU")
-_Q = TypeVar("_Q")
-_TI = TypeVar("_TI")
-_DI = TypeVar("_DI")
-
-
-class _ThenSum(ThenAggregate):
-    """``then_sum()``: at run time a plain partial; for mypy, typed by what it follows.
-
-    ``left >> then_sum()`` is typed by ``_after(left)`` (see ``core._Then``), so an integer
-    vector sums to an int and a float one to a float.  (``Never`` keeps the untyped partial
-    overload of ``Transformation.__rshift__`` from accepting an ill-typed chain as ``Any``; the
-    first overloads, on ``Never``, match only an ``Any`` carrier, which then stays ``Any``.)
-    """
-
-    __slots__ = ()
-
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, int]
-    ) -> Transformation[_TI, Any, _DI, Any]: ...
-    @overload
-    def _after(  # type: ignore[overload-overlap]
-        self, left: Transformation[_TI, Vec[int], _DI, int]
-    ) -> Transformation[_TI, int, _DI, int]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[float], _DI, int]
-    ) -> Transformation[_TI, float, _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return left >> self
-
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[Never], Metric[int]]
-    ) -> Transformation[Any, Any, int, Any]: ...
-    @overload
-    def __rrshift__(  # type: ignore[overload-overlap]
-        self, other: tuple[Domain[Vec[int]], Metric[int]]
-    ) -> Transformation[Vec[int], int, int, int]: ...
-    @overload
-    def __rrshift__(
-        self, other: tuple[Domain[Vec[float]], Metric[int]]
-    ) -> Transformation[Vec[float], float, int, float]: ...
-    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
-        return super().__rrshift__(other)
-
-
-def then_sum() -> _ThenSum:
-    """Partial of :func:`make_sum`: ``space >> then_sum()``."""
-
-    def build(d: Domain[Any], m: Metric[Any]) -> Transformation[Any, Any, int, Any]:
-        return make_sum(d, m)
-
-    return _ThenSum(build)
+then_sum = fold(make_sum)

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._spine import keep
 from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from .._validate import check_int
-from ..core import Domain, Function, Metric, PartialTransformation, Transformation
+from ..core import Domain, Function, Metric, Transformation
 from ..domains import AtomDomain, VectorDomain, atom_domain, vector_domain
 from ..errors import FailedFunction, NotImplementedForType
 from ..metrics import L1Distance, L2Distance, l1_distance, l2_distance
@@ -128,11 +129,7 @@ def make_b_ary_tree(
     )
 
 
-def then_b_ary_tree(
-    leaf_count: int, branching_factor: int
-) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_b_ary_tree`."""
-    return PartialTransformation(lambda d, m: make_b_ary_tree(d, m, leaf_count, branching_factor))
+then_b_ary_tree = keep(make_b_ary_tree)
 
 
 def make_consistent_b_ary_tree(

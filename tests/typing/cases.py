@@ -6,11 +6,12 @@ the check fails.  So if the types stop catching one of these ill-typed chains, C
 
 Two families: chains of user-defined pieces (``make_user_transformation`` and friends, typed by
 the core's generics) and chains of the library's own constructors (typed by the ``@overload``s
-on ``make_clamp``, ``make_sum``, ``make_count``, ``make_mean``, ``make_laplace``, ...).  A
-``then_*`` partial whose arguments do not fix its carrier (``then_sum()``,
-``then_laplace(scale)``, ``then_count()``) is typed by what it is chained after:
-``left >> partial`` is typed ``partial._after(left)`` (``core._Then``), and
-``(domain, metric) >> partial`` by the partial's ``__rrshift__`` overloads.
+on ``make_clamp``, ``make_sum``, ``make_count``, ``make_mean``, ``make_laplace``, ...).  Every
+``then_*`` partial is derived from its ``make_*`` (``opendp_lite._spine``); one whose arguments
+do not fix its carrier (``then_sum()``, ``then_laplace(scale)``, ``then_count()``) is typed by
+what it is chained after: ``left >> partial`` is typed ``partial._after(left)`` (``core._Then``),
+and ``(domain, metric) >> partial`` by the pattern's ``__rrshift__`` overloads.  A chain through
+every ``then_*`` is in ``then_cases.py``.
 
 Nothing here runs at import time (the bodies are in functions that are never called), because
 the ill-typed chains would also fail at run time.
@@ -188,7 +189,9 @@ def valid_chains() -> None:
         Transformation[Vec[float], float, int, float],
     )
     assert_type(clamp >> dp.t.then_count(), Transformation[Vec[float], int, int, int])
-    assert_type(strs >> dp.t.then_cast_default(float), Transformation[Any, Vec[float], int, int])
+    assert_type(
+        strs >> dp.t.then_cast_default(float), Transformation[Vec[str], Vec[float], int, int]
+    )
     assert_type(
         fvec >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_sum() >> dp.m.then_laplace(1.0),
         Measurement[Vec[float], float, int, float],
@@ -222,9 +225,9 @@ def valid_chains() -> None:
         Measurement[Vec[str], float, int, float],
     )
     # the partial's own uses stay as before: a direct call, and partial >> next (associativity)
-    assert_type(dp.t.then_sum()(*ivec), Transformation[Any, Any, int, Any])
+    assert_type(dp.t.then_sum()(*ivec), Transformation[Any, Any, Any, Any])
     assert_type(clamp >> (dp.t.then_sum() >> lap), Measurement[Vec[float], float, int, float])
-    assert_type(dp.m.then_laplace(1.0)(*fscalar), Measurement[Any, Any, Any, float])
+    assert_type(dp.m.then_laplace(1.0)(*fscalar), Measurement[Any, Any, Any, Any])
     # (domain, metric) >> then_noise(...): scalar and vector, float and int
     assert_type(fscalar >> dp.m.then_laplace(1.0), Measurement[float, float, float, float])
     assert_type(iscalar >> dp.m.then_gaussian(1.0), Measurement[int, int, int, float])
@@ -234,9 +237,9 @@ def valid_chains() -> None:
         l1f >> dp.m.then_laplace(1.0), Measurement[Vec[float], npt.NDArray[Any], float, float]
     )
     # a then_* partial after a transformation whose output carrier is Any stays Any (not a
-    # guessed carrier): count_by_categories is not typed
+    # guessed carrier): make_count_by_categories declares no output carrier
     by_cat = strs >> dp.t.then_count_by_categories(["a", "b"])
-    assert_type(by_cat >> dp.m.then_laplace(1.0), Measurement[Any, Any, int, float])
+    assert_type(by_cat >> dp.m.then_laplace(1.0), Measurement[Vec[str], Any, int, float])
     # an adaptive compositor after a transformation answers queries on its output space
     assert_type(
         clamp >> dp.c.then_adaptive_composition(dp.max_divergence(), 1, [1.0]),

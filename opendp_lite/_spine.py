@@ -1,0 +1,607 @@
+"""The constructor spine: every ``then_x`` partial is derived from its ``make_x`` declaration.
+
+A constructor is declared once, as ``make_x(input_domain, input_metric, *params)`` with its
+annotations (and ``@overload`` stubs where the output type depends on the arguments).  Its
+partial is one line, ``then_x = then(make_x)``: a function of ``params`` that returns a partial
+waiting for ``(domain, metric)``.  At run time every partial is the same thing,
+``Partial(lambda d, m: make_x(d, m, *params))``; the derivation also gives it a ``__name__``,
+``__doc__`` and ``__signature__`` (``make_x``'s, minus the space), so ``help()``, the docs and
+the Context API see the parameters of ``make_x``.
+
+For mypy the parameters are carried by a ``ParamSpec`` (with ``make_x``'s overloads), and the
+type of the partial comes from ``make_x``'s return type:
+
+* :func:`then`: the carriers are fixed by the arguments (``make_clamp``'s bounds, the float-only
+  ``make_mean``): ``then(make_clamp)((0, 10))`` is a ``PartialTransformation[Vec[int], ...]``.
+
+When the output type depends on the *input* space, a ``ParamSpec`` cannot say so: the partial
+is typed by what it is chained after instead (``left >> partial`` is typed
+``partial._after(left)``, see ``core._Then``; ``space >> partial`` by ``__rrshift__``), with
+type variables of the method.  A few shared patterns cover every constructor:
+
+* :func:`keep`: a vector stays a vector of the same element type, the distance type is kept
+  (reordering, resizing, metric changes, trees);
+* :func:`non_null`: ``Vec[E | None] -> Vec[E]`` (and a float vector with NaN stays ``Vec[float]``);
+* :func:`same`: the identity on any space;
+* :func:`into`: a vector becomes the output type that ``make_x`` declares (counts, casts,
+  lookups, moments); the output type is read from ``make_x``'s return annotation;
+* :func:`fold`: ``Vec[int] -> int``, ``Vec[float] -> float`` (the sum);
+* :func:`noise`, :func:`int_noise`: int/float scalars and vectors keep their carrier (vectors
+  release arrays); the integer-only mechanisms refuse floats;
+* :func:`release`, :func:`release_vec`: a measurement on any space (or any vector space) whose
+  release and loss types are those ``make_x`` declares;
+* :func:`keyed`: a measurement on a map that releases a ``dict`` of some of its keys, with
+  values of the map's value type (the stability-threshold mechanisms);
+* :func:`key_queries`: a measurement on a map that releases a queryable answering per key
+  (the ALP sketch);
+* :func:`pick`: a measurement that releases one value of the input vector's element type
+  (the private quantile releases a candidate, normalised to the data's carrier).
+
+Patterns that need a family's own types live in that family and are derived with
+:func:`derive` too: the sparse vector technique (``measurements/sparse_vector.py``, a
+:class:`MeasurementPattern` whose queries are on the space it follows) and the compositors
+(``combinators/composition.py``, on the compositors' own partial base, since an odometer is not
+a measurement).
+
+A ``Never`` input carrier on the pattern classes keeps the untyped partial overloads of
+``Transformation.__rshift__`` from accepting an ill-typed chain as ``Any``.
+
+>>> from opendp_lite.transformations.clamp import make_clamp
+>>> then_clamp = then(make_clamp)
+>>> then_clamp.__name__, str(inspect.signature(then_clamp))
+('then_clamp', "(bounds: 'tuple[Any, Any]') -> 'PartialTransformation[Any, Any, int, int]'")
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+
+import numpy.typing as npt
+
+from ._types import Never, Vec
+from .core import (
+    Domain,
+    Measurement,
+    Metric,
+    PartialMeasurement,
+    PartialTransformation,
+    Queryable,
+    Transformation,
+    _space,
+)
+
+__all__ = [
+    "MeasurementPattern",
+    "ThenFold",
+    "ThenIntNoise",
+    "ThenInto",
+    "ThenKeep",
+    "ThenKeyQueries",
+    "ThenKeyed",
+    "ThenNoise",
+    "ThenNonNull",
+    "ThenPick",
+    "ThenRelease",
+    "ThenReleaseVec",
+    "ThenSame",
+    "TransformationPattern",
+    "derive",
+    "fold",
+    "int_noise",
+    "into",
+    "keep",
+    "key_queries",
+    "keyed",
+    "noise",
+    "non_null",
+    "pick",
+    "release",
+    "release_vec",
+    "same",
+    "then",
+]
+
+P = ParamSpec("P")
+TI = TypeVar("TI")
+TO = TypeVar("TO")
+DI = TypeVar("DI")
+DO = TypeVar("DO")
+MO = TypeVar("MO")
+_TI = TypeVar("_TI")
+_DI = TypeVar("_DI")
+_D = TypeVar("_D")
+_DO = TypeVar("_DO")
+_E = TypeVar("_E")
+_X = TypeVar("_X")
+_U = TypeVar("_U")
+_DU = TypeVar("_DU")
+_Q = TypeVar("_Q")
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+# ----------------------------------------------------------------------------------------------
+# The run-time derivation: one function for every partial
+
+
+def _doc(make: Callable[..., Any], name: str) -> str:
+    """``Partial of make_x``, then ``make_x``'s summary line and the statement of its map."""
+    paragraphs = (inspect.getdoc(make) or "").split("\n\n")
+    summary = paragraphs[0].strip()
+    maps = [
+        para[found.start() :].strip()
+        for para in paragraphs[1:]
+        if (found := re.search(r"(stability|privacy) map", para, re.IGNORECASE))
+    ]
+    parts = [
+        f"Partial of :func:`{make.__name__}`: ``space >> {name}(...)`` is "
+        f"``{make.__name__}(*space, ...)``.",
+        summary,
+        *maps[:1],
+        f"See :func:`{make.__name__}` for the parameters, the errors, the proof and an example.",
+    ]
+    return "\n\n".join(p for p in parts if p)
+
+
+def derive(make: Callable[..., Any], partial: type[Any]) -> Callable[..., Any]:
+    """``then_x(*params) = partial(lambda d, m: make_x(d, m, *params))``, with its metadata."""
+    name = "then_" + make.__name__.removeprefix("make_")
+    signature = inspect.signature(make)
+    params = list(signature.parameters.values())[2:]
+
+    partial_signature = signature.replace(parameters=params)
+
+    def then_x(*args: Any, **kwargs: Any) -> Any:
+        partial_signature.bind(*args, **kwargs)  # a wrong call fails here, as a def would
+        return partial(lambda d, m: make(d, m, *args, **kwargs))
+
+    then_x.__name__ = then_x.__qualname__ = name
+    then_x.__module__ = make.__module__
+    then_x.__doc__ = _doc(make, name)
+    then_x.__signature__ = partial_signature.replace(  # type: ignore[attr-defined]
+        return_annotation=_partial_annotation(signature, partial)
+    )
+    return then_x
+
+
+def _partial_annotation(signature: inspect.Signature, partial: type[Any]) -> str:
+    made = str(signature.return_annotation)
+    if partial in (PartialTransformation, PartialMeasurement):
+        return f"Partial{made}"
+    return partial.__name__
+
+
+def _on_space(partial: Any, other: object) -> Any:
+    """``space >> partial`` at run time: the partial built on the space."""
+    return partial(*_space(other))
+
+
+def _chain(left: Any, partial: Any) -> Any:
+    """``left >> partial`` at run time: the ordinary chain (the typed ``_after`` of a pattern)."""
+    return left >> partial
+
+
+# ----------------------------------------------------------------------------------------------
+# then: the carriers are fixed by the arguments
+
+
+@overload
+def then(
+    make: Callable[Concatenate[Any, Any, P], Transformation[TI, TO, DI, DO]],
+) -> Callable[P, PartialTransformation[TI, TO, DI, DO]]: ...
+@overload
+def then(
+    make: Callable[Concatenate[Any, Any, P], Measurement[TI, TO, DI, MO]],
+) -> Callable[P, PartialMeasurement[TI, TO, DI, MO]]: ...
+def then(make: Callable[..., Any]) -> Callable[..., Any]:
+    """The partial of ``make``, typed by ``make``'s declaration (see the module docstring)."""
+    made = str(inspect.signature(make).return_annotation)
+    if made.startswith("Transformation"):
+        return derive(make, PartialTransformation)
+    if made.startswith("Measurement"):
+        return derive(make, PartialMeasurement)
+    raise TypeError(f"{make.__name__} must be annotated to return a Transformation or Measurement")
+
+
+# ----------------------------------------------------------------------------------------------
+# Transformations typed by what they follow
+
+
+class TransformationPattern(PartialTransformation[Never, Any, Any, Any]):
+    """Base of the transformation patterns: a partial typed by the space it is chained after.
+
+    Its own uses stay as untyped as a plain partial: a direct call, and ``partial >> next``.
+    """
+
+    __slots__ = ()
+
+    def __call__(
+        self, input_domain: Domain[Any], input_metric: Metric[Any]
+    ) -> Transformation[Any, Any, Any, Any]:
+        return super().__call__(input_domain, input_metric)
+
+    @overload
+    def __rshift__(
+        self, other: Transformation[Any, _U, Any, _DU]
+    ) -> PartialTransformation[Any, _U, Any, _DU]: ...
+    @overload
+    def __rshift__(
+        self, other: Measurement[Any, _U, Any, _Q]
+    ) -> PartialMeasurement[Any, _U, Any, _Q]: ...
+    def __rshift__(self, other: object) -> Any:
+        return super().__rshift__(other)  # type: ignore[call-overload]
+
+
+class ThenKeep(TransformationPattern):
+    """A vector stays a vector of the same element type; the distance type is kept."""
+
+    __slots__ = ()
+
+    def _after(
+        self, left: Transformation[_TI, Vec[_E], _DI, _D]
+    ) -> Transformation[_TI, Vec[_E], _DI, _D]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+    ) -> Transformation[Vec[_E], Vec[_E], _D, _D]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenSame(TransformationPattern):
+    """The identity: any carrier and distance type are kept."""
+
+    __slots__ = ()
+
+    def _after(self, left: Transformation[_TI, _X, _DI, _D]) -> Transformation[_TI, _X, _DI, _D]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(self, other: tuple[Domain[_X], Metric[_D]]) -> Transformation[_X, _X, _D, _D]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenNonNull(TransformationPattern):
+    """``Vec[E | None] -> Vec[E]``; a float vector (NaN as null) stays ``Vec[float]``."""
+
+    __slots__ = ()
+
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[_E | None], _DI, int]
+    ) -> Transformation[_TI, Vec[_E], _DI, int]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[float], _DI, int]
+    ) -> Transformation[_TI, Vec[float], _DI, int]: ...
+    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
+        return _chain(left, self)
+
+    @overload  # type: ignore[override]
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[_E | None]], Metric[int]]
+    ) -> Transformation[Vec[_E | None], Vec[_E], int, int]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[float]], Metric[int]]
+    ) -> Transformation[Vec[float], Vec[float], int, int]: ...
+    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
+        return _on_space(self, other)
+
+
+class ThenInto(TransformationPattern, Generic[TO, DO]):
+    """A vector (of any element type) becomes a ``TO``; integer distances become ``DO``."""
+
+    __slots__ = ()
+
+    def _after(
+        self, left: Transformation[_TI, Vec[Any], _DI, int]
+    ) -> Transformation[_TI, TO, _DI, DO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Vec[_E]], Metric[int]]
+    ) -> Transformation[Vec[_E], TO, int, DO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenFold(TransformationPattern):
+    """``Vec[int] -> int`` and ``Vec[float] -> float``, integer distances to the carrier's.
+
+    The first overloads, on ``Never``, match only an ``Any`` carrier (an untyped constructor's
+    output), which then stays ``Any`` rather than a guessed carrier.
+    """
+
+    __slots__ = ()
+
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Never, _DI, int]
+    ) -> Transformation[_TI, Any, _DI, Any]: ...
+    @overload
+    def _after(  # type: ignore[overload-overlap]
+        self, left: Transformation[_TI, Vec[int], _DI, int]
+    ) -> Transformation[_TI, int, _DI, int]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[float], _DI, int]
+    ) -> Transformation[_TI, float, _DI, float]: ...
+    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
+        return _chain(left, self)
+
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Never], Metric[int]]
+    ) -> Transformation[Any, Any, int, Any]: ...
+    @overload
+    def __rrshift__(  # type: ignore[overload-overlap]
+        self, other: tuple[Domain[Vec[int]], Metric[int]]
+    ) -> Transformation[Vec[int], int, int, int]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[float]], Metric[int]]
+    ) -> Transformation[Vec[float], float, int, float]: ...
+    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
+        return _on_space(self, other)
+
+
+_AnyT = Transformation[Any, Any, Any, Any]
+_AnyM = Measurement[Any, Any, Any, Any]
+
+
+def keep(make: Callable[Concatenate[Any, Any, P], _AnyT]) -> Callable[P, ThenKeep]:
+    """The partial of ``make``, typed by :class:`ThenKeep`."""
+    return derive(make, ThenKeep)
+
+
+def same(make: Callable[Concatenate[Any, Any, P], _AnyT]) -> Callable[P, ThenSame]:
+    """The partial of ``make``, typed by :class:`ThenSame`."""
+    return derive(make, ThenSame)
+
+
+def non_null(make: Callable[Concatenate[Any, Any, P], _AnyT]) -> Callable[P, ThenNonNull]:
+    """The partial of ``make``, typed by :class:`ThenNonNull`."""
+    return derive(make, ThenNonNull)
+
+
+def into(
+    make: Callable[Concatenate[Any, Any, P], Transformation[Any, TO, Any, DO]],
+) -> Callable[P, ThenInto[TO, DO]]:
+    """The partial of ``make``, typed by :class:`ThenInto` with ``make``'s output types."""
+    return derive(make, ThenInto)
+
+
+def fold(make: Callable[Concatenate[Any, Any, P], _AnyT]) -> Callable[P, ThenFold]:
+    """The partial of ``make``, typed by :class:`ThenFold`."""
+    return derive(make, ThenFold)
+
+
+# ----------------------------------------------------------------------------------------------
+# Measurements typed by what they follow
+
+
+class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
+    """Base of the measurement patterns; a direct call stays as untyped as a plain partial.
+
+    A pattern defines ``_after(left)`` (typing ``left >> partial``) and ``__rrshift__(space)``
+    (typing ``space >> partial``) with type variables of the method; at run time both are the
+    ordinary chain (``_chain``, ``_on_space``).
+    """
+
+    __slots__ = ()
+
+    def __call__(
+        self, input_domain: Domain[Any], input_metric: Metric[Any]
+    ) -> Measurement[Any, Any, Any, Any]:
+        return super().__call__(input_domain, input_metric)
+
+
+class ThenNoise(MeasurementPattern):
+    """Noise on int or float scalars and vectors (Laplace, Gaussian): the carrier is kept.
+
+    Vectors release numpy arrays.  The first overloads, on ``Never``, match only an ``Any``
+    carrier, which then stays ``Any`` rather than a guessed carrier.
+    """
+
+    __slots__ = ()
+
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Never, _DI, _DO]
+    ) -> Measurement[_TI, Any, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, float, _DI, _DO]
+    ) -> Measurement[_TI, float, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, int, _DI, _DO]
+    ) -> Measurement[_TI, int, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[float], _DI, _DO]
+    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[int], _DI, _DO]
+    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
+    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
+        return _chain(left, self)
+
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Never], Metric[_D]]
+    ) -> Measurement[Any, Any, _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[float], Metric[_D]]
+    ) -> Measurement[float, float, _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[int], Metric[_D]]
+    ) -> Measurement[int, int, _D, float]: ...
+    @overload
+    def __rrshift__(  # type: ignore[overload-overlap]  # both Vecs admit an ndarray
+        self, other: tuple[Domain[Vec[float]], Metric[_D]]
+    ) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[int]], Metric[_D]]
+    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
+        return _on_space(self, other)
+
+
+class ThenIntNoise(MeasurementPattern):
+    """Noise on integer scalars and vectors only (geometric, discrete Laplace/Gaussian)."""
+
+    __slots__ = ()
+
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Never, _DI, _DO]
+    ) -> Measurement[_TI, Any, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, int, _DI, _DO]
+    ) -> Measurement[_TI, int, _DI, float]: ...
+    @overload
+    def _after(
+        self, left: Transformation[_TI, Vec[int], _DI, _DO]
+    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
+    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
+        return _chain(left, self)
+
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Never], Metric[_D]]
+    ) -> Measurement[Any, Any, _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[int], Metric[_D]]
+    ) -> Measurement[int, int, _D, float]: ...
+    @overload
+    def __rrshift__(
+        self, other: tuple[Domain[Vec[int]], Metric[_D]]
+    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+    def __rrshift__(self, other: tuple[Domain[Any], Metric[Any]]) -> Any:
+        return _on_space(self, other)
+
+
+class ThenRelease(MeasurementPattern, Generic[TO, MO]):
+    """A measurement on any space whose release is a ``TO`` and loss a ``MO``."""
+
+    __slots__ = ()
+
+    def _after(self, left: Transformation[_TI, _X, _DI, _D]) -> Measurement[_TI, TO, _DI, MO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(self, other: tuple[Domain[_X], Metric[_D]]) -> Measurement[_X, TO, _D, MO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenReleaseVec(MeasurementPattern, Generic[TO, MO]):
+    """A measurement on a vector space whose release is a ``TO`` and loss a ``MO``."""
+
+    __slots__ = ()
+
+    def _after(self, left: Transformation[_TI, Vec[Any], _DI, _D]) -> Measurement[_TI, TO, _DI, MO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+    ) -> Measurement[Vec[_E], TO, _D, MO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenPick(MeasurementPattern, Generic[MO]):
+    """A measurement on a vector space that releases one value of the vector's element type."""
+
+    __slots__ = ()
+
+    def _after(self, left: Transformation[_TI, Vec[_E], _DI, _D]) -> Measurement[_TI, _E, _DI, MO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+    ) -> Measurement[Vec[_E], _E, _D, MO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenKeyed(MeasurementPattern, Generic[MO]):
+    """A measurement on a map space that releases a ``dict`` of some of its keys and values."""
+
+    __slots__ = ()
+
+    def _after(
+        self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
+    ) -> Measurement[_TI, dict[_K, _V], _DI, MO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
+    ) -> Measurement[Mapping[_K, _V], dict[_K, _V], _D, MO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
+    """A measurement on a map space that releases a queryable answering ``TO`` per key."""
+
+    __slots__ = ()
+
+    def _after(
+        self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
+    ) -> Measurement[_TI, Queryable[_K, TO], _DI, MO]:
+        return _chain(left, self)  # type: ignore[no-any-return]
+
+    def __rrshift__(  # type: ignore[override]
+        self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
+    ) -> Measurement[Mapping[_K, _V], Queryable[_K, TO], _D, MO]:
+        return _on_space(self, other)  # type: ignore[no-any-return]
+
+
+def noise(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> Callable[P, ThenNoise]:
+    """The partial of ``make``, typed by :class:`ThenNoise`."""
+    return derive(make, ThenNoise)
+
+
+def int_noise(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> Callable[P, ThenIntNoise]:
+    """The partial of ``make``, typed by :class:`ThenIntNoise`."""
+    return derive(make, ThenIntNoise)
+
+
+def release(
+    make: Callable[Concatenate[Any, Any, P], Measurement[Any, TO, Any, MO]],
+) -> Callable[P, ThenRelease[TO, MO]]:
+    """The partial of ``make``, typed by :class:`ThenRelease` with ``make``'s output types."""
+    return derive(make, ThenRelease)
+
+
+def release_vec(
+    make: Callable[Concatenate[Any, Any, P], Measurement[Any, TO, Any, MO]],
+) -> Callable[P, ThenReleaseVec[TO, MO]]:
+    """The partial of ``make``, typed by :class:`ThenReleaseVec` with ``make``'s output types."""
+    return derive(make, ThenReleaseVec)
+
+
+def pick(
+    make: Callable[Concatenate[Any, Any, P], Measurement[Any, Any, Any, MO]],
+) -> Callable[P, ThenPick[MO]]:
+    """The partial of ``make``, typed by :class:`ThenPick` with ``make``'s loss type."""
+    return derive(make, ThenPick)
+
+
+def keyed(
+    make: Callable[Concatenate[Any, Any, P], Measurement[Any, Any, Any, MO]],
+) -> Callable[P, ThenKeyed[MO]]:
+    """The partial of ``make``, typed by :class:`ThenKeyed` with ``make``'s loss type."""
+    return derive(make, ThenKeyed)
+
+
+def key_queries(
+    make: Callable[Concatenate[Any, Any, P], Measurement[Any, Queryable[Any, TO], Any, MO]],
+) -> Callable[P, ThenKeyQueries[TO, MO]]:
+    """The partial of ``make``, typed by :class:`ThenKeyQueries` with ``make``'s answer type."""
+    return derive(make, ThenKeyQueries)
