@@ -425,6 +425,9 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
     def check(self, d_in: DI, d_out: DO, *, debug: bool = False) -> bool:
         """Whether ``d_in``-close inputs are guaranteed ``d_out``-close outputs."""
         d_out = self.output_metric._check_distance(d_out)
+        le = getattr(self.output_metric, "_le", None)  # componentwise for (l0, lp, l∞) triples
+        if le is not None:
+            return bool(le(self.map(d_in), d_out))
         return bool(self.map(d_in) <= d_out)  # type: ignore[operator]
 
     @overload

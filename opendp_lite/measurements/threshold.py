@@ -50,7 +50,7 @@ from ..measures import (
     max_divergence,
     zero_concentrated_divergence,
 )
-from ..metrics import AbsoluteDistance
+from ..metrics import AbsoluteDistance, L0PInfDistance, l01inf_distance, l02inf_distance
 from ..samplers.discrete_gaussian import sample_discrete_gaussian
 from ..samplers.discrete_laplace import sample_discrete_laplace
 from ..samplers.noise_ref import k_min as _k_min
@@ -67,56 +67,6 @@ __all__ = [
 ]
 
 Triple = tuple[int, Any, Any]
-
-
-@dataclass(frozen=True)
-class L0PInfDistance(Metric[Triple]):
-    """(l0, lp, l∞) between maps: keys that differ, ℓp norm and max of the value differences.
-
-    A key present in only one map counts with its whole value.  ``p`` is 1 or 2.
-    """
-
-    inner: AbsoluteDistance[Any]
-    p: int = 1
-
-    def __repr__(self) -> str:
-        return f"L0{self.p}InfDistance({self.inner!r})"
-
-    def _check_distance(self, d: object) -> Triple:
-        if not (isinstance(d, tuple | list) and len(d) == 3):
-            raise FailedMap(f"a distance in {self!r} is a triple (l0, lp, linf), got {d!r}")
-        from ..core import _check_distance
-
-        l0 = _check_distance(self, d[0], "u32")
-        lp = self.inner._check_distance(d[1])
-        linf = self.inner._check_distance(d[2])
-        return int(l0), lp, linf
-
-
-def l01inf_distance(metric: AbsoluteDistance[Any]) -> L0PInfDistance:
-    """The L0,1,∞ distance between maps, with value differences measured by ``metric``.
-
-    >>> import opendp_lite.prelude as dp
-    >>> l01inf_distance(dp.absolute_distance(T=int))
-    L01InfDistance(AbsoluteDistance(i32))
-
-    Raises:
-        NotImplementedForType: if ``metric`` is not an absolute distance.
-    """
-    if not isinstance(metric, AbsoluteDistance):
-        raise NotImplementedForType(f"l01inf_distance needs an absolute_distance, got {metric!r}")
-    return L0PInfDistance(metric, 1)
-
-
-def l02inf_distance(metric: AbsoluteDistance[Any]) -> L0PInfDistance:
-    """The L0,2,∞ distance between maps, with value differences measured by ``metric``.
-
-    Raises:
-        NotImplementedForType: if ``metric`` is not an absolute distance.
-    """
-    if not isinstance(metric, AbsoluteDistance):
-        raise NotImplementedForType(f"l02inf_distance needs an absolute_distance, got {metric!r}")
-    return L0PInfDistance(metric, 2)
 
 
 # ----------------------------------------------------------------------------------------------
