@@ -37,7 +37,6 @@ from ..core import Domain, Measurement, Metric, PartialMeasurement
 from ..domains import AtomDomain, MapDomain
 from ..errors import (
     FailedFunction,
-    FailedMap,
     InvalidParameter,
     MetricMismatch,
     NotImplementedForType,
