@@ -67,6 +67,14 @@ from .two_coin import make_randomized_response_coins as make_randomized_response
 
 # isort: split
 
+# -- generic noise: the distribution chosen by the output measure (issue 14) --
+from .noise_generic import make_noise as make_noise
+from .noise_generic import make_noise_threshold as make_noise_threshold
+from .noise_generic import then_noise as then_noise
+from .noise_generic import then_noise_threshold as then_noise_threshold
+
+# isort: split
+
 # -- alp (issue 6) --
 from .alp import make_alp_queryable as make_alp_queryable
 from .alp import then_alp_queryable as then_alp_queryable
