@@ -23,6 +23,7 @@ __all__ = [
     "AbsoluteDistance",
     "ChangeOneDistance",
     "DiscreteDistance",
+    "ExtrinsicDistance",
     "HammingDistance",
     "InsertDeleteDistance",
     "L0PInfDistance",
@@ -222,8 +223,14 @@ def linf_distance(T: object, monotonic: bool = False) -> LInfDistance[Any]:
     return LInfDistance(carrier_name(T), bool(monotonic))
 
 
+class ExtrinsicDistance(Metric[Any]):
+    """A metric defined outside the library (OpenDP's class for what ``user_distance`` returns)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class UserDistance(Metric[Any]):
+class UserDistance(ExtrinsicDistance):
     """A user-defined metric, equal to another when identifier and descriptor are.
 
     As in OpenDP, its distances may be of any type the user's maps agree on (a

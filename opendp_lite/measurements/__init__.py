@@ -5,6 +5,7 @@ Re-exports use ``import x as x`` (explicit re-export for mypy); there is no ``__
 """
 
 from .user import make_user_measurement as make_user_measurement
+from .user import then_user_measurement as then_user_measurement
 
 # -- additive noise: laplace, gaussian, geometric (issue 3) --
 # isort: split
@@ -72,6 +73,26 @@ from .noise_generic import make_noise as make_noise
 from .noise_generic import make_noise_threshold as make_noise_threshold
 from .noise_generic import then_noise as then_noise
 from .noise_generic import then_noise_threshold as then_noise_threshold
+
+# isort: split
+
+# -- the measures, re-exported here as opendp.measurements does (issue 14) --
+from ..core import Measure as Measure
+from ..measures import Approximate as ApproximateDivergence  # noqa: F401  (OpenDP's name)
+from ..measures import ExtrinsicDivergence as ExtrinsicDivergence
+from ..measures import MaxDivergence as MaxDivergence
+from ..measures import PrivacyProfile as PrivacyProfile
+from ..measures import RenyiDivergence as RenyiDivergence
+from ..measures import SmoothedMaxDivergence as SmoothedMaxDivergence
+from ..measures import ZeroConcentratedDivergence as ZeroConcentratedDivergence
+from ..measures import approximate as approximate
+from ..measures import fixed_smoothed_max_divergence as fixed_smoothed_max_divergence
+from ..measures import max_divergence as max_divergence
+from ..measures import new_privacy_profile as new_privacy_profile
+from ..measures import renyi_divergence as renyi_divergence
+from ..measures import smoothed_max_divergence as smoothed_max_divergence
+from ..measures import user_divergence as user_divergence
+from ..measures import zero_concentrated_divergence as zero_concentrated_divergence
 
 # isort: split
 

@@ -85,6 +85,7 @@ from .sum import make_sized_bounded_int_ordered_sum as make_sized_bounded_int_or
 from .sum import make_sized_bounded_int_split_sum as make_sized_bounded_int_split_sum
 from .sum import make_sum as make_sum
 from .sum import then_sum as then_sum
+from .tree import choose_branching_factor as choose_branching_factor
 from .tree import make_b_ary_tree as make_b_ary_tree
 from .tree import make_consistent_b_ary_tree as make_consistent_b_ary_tree
 from .tree import then_b_ary_tree as then_b_ary_tree

@@ -23,6 +23,7 @@ from ..core import (
 )
 from ..domains import (
     AtomDomain,
+    CategoricalDomain,
     FloatName,
     IntName,
     VectorDomain,
@@ -335,7 +336,7 @@ def make_count_by(
     name = "make_count_by"
     vec = _vector(name, input_domain)
     check_metric(name, input_metric, _METRICS)
-    if not isinstance(vec.element_domain, AtomDomain):
+    if not isinstance(vec.element_domain, (AtomDomain, CategoricalDomain)):
         raise NotImplementedForType(f"{name} needs atomic keys, got {vec.element_domain!r}")
     key_T = vec.element_domain.T
     T = _count_type(name, TV)
@@ -423,7 +424,7 @@ def make_count_by_categories(
     vec = _vector(name, input_domain)
     check_metric(name, input_metric, _METRICS)
     elem = vec.element_domain
-    if not isinstance(elem, AtomDomain):
+    if not isinstance(elem, (AtomDomain, CategoricalDomain)):
         raise NotImplementedForType(f"{name} needs atomic elements, got {elem!r}")
     T = carrier_name(TOA)
     if not is_int(T) and not is_float(T):
