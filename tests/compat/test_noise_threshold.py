@@ -210,8 +210,6 @@ def test_same_maps_as_opendp_up_to_the_documented_unit() -> None:
     for t in (-10, -4, 5, 12):
         ours = dp.m.make_laplace_threshold(DOM, L01, scale=2.0, threshold=t).map((1, 1, 1))
         shifted = t - 1 if t > 0 else t + 1
-        theirs = odp.m.make_laplace_threshold(*o_space, scale=2.0, threshold=shifted).map(
-            (1, 1, 1)
-        )
+        theirs = odp.m.make_laplace_threshold(*o_space, scale=2.0, threshold=shifted).map((1, 1, 1))
         assert ours[0] == theirs[0]
         assert ours[1] == pytest.approx(theirs[1], rel=1e-9)
