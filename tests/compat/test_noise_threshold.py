@@ -159,6 +159,21 @@ def test_negative_threshold_release_rate_and_delta() -> None:
     assert stats.binomtest(hits, KEYS, opendp_delta, alternative="greater").pvalue < ALPHA
 
 
+def test_negative_float_threshold_release_rate_on_a_coarse_grid() -> None:
+    """Floats at k = −1: −0.75 rounds to grid index −1 and is kept at T = −1 iff −1 + Z <= −2,
+    Z ~ 𝓛_ℤ(scale/2^k = 2): probability Pr[Z >= 1] = a/(1 + a), which is exactly the δ charged
+    at l∞ = 0.75.  n = 20 000 keys, α = 1e-6; scale × 0.7 and × 1.3 are 14 and 8 standard
+    deviations away and must be rejected."""
+    m = dp.m.make_laplace_threshold(FDOM, FL01, scale=1.0, threshold=-1.0, k=-1)
+    out = m({f"k{i}": -0.75 for i in range(KEYS)})
+    assert all(v <= -1.0 and (2 * v).is_integer() for v in out.values())
+    p = laplace_tail(1, 2.0)
+    assert stats.binomtest(len(out), KEYS, p).pvalue > ALPHA
+    for f in (0.7, 1.3):
+        assert stats.binomtest(len(out), KEYS, laplace_tail(1, 2.0 * f)).pvalue < ALPHA
+    assert m.map((1, 0.75, 0.75))[1] >= p
+
+
 # ----------------------------------------------------------------------------------------------
 # count_by >> laplace_threshold; l01inf over symmetric distance
 
