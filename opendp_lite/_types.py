@@ -17,7 +17,7 @@ from typing import Any, TypeAlias, TypeVar, Union
 import numpy as np
 import numpy.typing as npt
 
-from .errors import NotImplementedForType
+from .errors import NotImplementedForType, UnknownTypeException
 
 __all__ = [
     "FLOAT_TYPES",
@@ -87,7 +87,8 @@ def carrier_name(T: object) -> str:
     """The OpenDP name of a carrier type given as a Python type, a string or a numpy dtype.
 
     Raises:
-        NotImplementedForType: if ``T`` names no supported carrier.
+        UnknownTypeException: if ``T`` names no type at all (a ``NotImplementedForType``).
+        NotImplementedForType: if ``T`` is a type numpy cannot carry (i128, u128, isize).
     """
     if isinstance(T, str) and T in ALL_TYPES:
         return T
@@ -100,7 +101,10 @@ def carrier_name(T: object) -> str:
     if dt is not None and dt.kind in "fiub":
         name = {"f": "f", "i": "i", "u": "u", "b": "bool"}[dt.kind]
         return "bool" if name == "bool" else f"{name}{dt.itemsize * 8}"
-    raise NotImplementedForType(f"unsupported carrier type T={T!r}; expected one of {ALL_TYPES}")
+    message = f"unsupported carrier type T={T!r}; expected one of {ALL_TYPES}"
+    if isinstance(T, str) and T in ("i128", "u128", "isize"):  # known, but numpy has no dtype
+        raise NotImplementedForType(message)
+    raise UnknownTypeException(message)  # names no type: OpenDP's exception for that
 
 
 def carrier_dtype(T: str) -> Any:

@@ -54,6 +54,7 @@ __all__ = [
     "PartialTransformation",
     "Queryable",
     "Transformation",
+    "as_array",
     "assert_features",
     "compose",
     "disable_features",
@@ -426,6 +427,9 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
     def check(self, d_in: DI, d_out: DO, *, debug: bool = False) -> bool:
         """Whether ``d_in``-close inputs are guaranteed ``d_out``-close outputs."""
         d_out = self.output_metric._check_distance(d_out)
+        le = getattr(self.output_metric, "_le", None)  # componentwise for (l0, lp, l∞) triples
+        if le is not None:
+            return bool(le(self.map(d_in), d_out))
         return bool(self.map(d_in) <= d_out)  # type: ignore[operator]
 
     @overload
@@ -911,3 +915,51 @@ def new_queryable(
         return Queryable(transition)
     two_args = transition
     return Queryable(lambda query: two_args(query, False))
+
+
+def as_array() -> Function[Any, Any]:
+    """A :class:`Function` turning a list (OpenDP's ``Vec<T>``) into a 1-d numpy array of ``T``.
+
+    As OpenDP 0.16's ``dp.as_array()``: ``T`` is inferred from the elements (a Python int is
+    the default integer type, ``i32`` unless changed); anything but a non-empty list of one
+    scalar type is refused.
+
+    >>> to_array = as_array()
+    >>> to_array([1, 2, 3]).dtype.name, to_array([1.5, 2.0]).tolist()
+    ('int32', [1.5, 2.0])
+
+    Raises:
+        FailedFunction: (when called) if the argument is not a non-empty list of scalars of one
+            type, or an integer does not fit the inferred type.
+    """
+    import numpy as np
+
+    from ._types import carrier_dtype, is_float, is_int
+    from .errors import FailedFunction, NotImplementedForType
+    from .typing import RuntimeType
+
+    def to_array(x: Any) -> Any:
+        if not isinstance(x, list):
+            raise FailedFunction(f"as_array expects a list (Vec<T>), got {type(x).__name__}")
+        try:
+            T = str(RuntimeType.parse(RuntimeType.infer(x)).args[0])  # type: ignore[attr-defined]
+        except (NotImplementedForType, AttributeError, IndexError):
+            raise FailedFunction(f"as_array cannot infer the element type of {x!r}") from None
+        if T == "String":
+            same = all(isinstance(v, str) for v in x)
+        elif T == "bool":
+            same = all(isinstance(v, bool) for v in x)
+        elif is_int(T):
+            same = all(isinstance(v, int) and not isinstance(v, bool) for v in x)
+        else:
+            same = is_float(T) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in x
+            )
+        if not same:
+            raise FailedFunction(f"as_array: the elements of a Vec<{T}> must all be {T}")
+        try:
+            return np.array(x, dtype=carrier_dtype(T))
+        except OverflowError:
+            raise FailedFunction(f"as_array: an element does not fit {T}") from None
+
+    return Function(to_array)

@@ -16,7 +16,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, overload
 
@@ -70,12 +70,15 @@ def _frame_backend(x: object) -> Backend | None:
 
 __all__ = [
     "AtomDomain",
+    "CategoricalDomain",
     "DataFrameDomain",
+    "ExtrinsicDomain",
     "MapDomain",
     "OptionDomain",
     "UserDomain",
     "VectorDomain",
     "atom_domain",
+    "categorical_domain",
     "dataframe_domain",
     "is_lazy_array",
     "map_domain",
@@ -590,8 +593,17 @@ def map_domain(key_domain: Domain[K], value_domain: Domain[V]) -> MapDomain[K, V
     return MapDomain(key_domain, value_domain)
 
 
+class ExtrinsicDomain(Domain[Any]):
+    """A domain defined outside the library (OpenDP's class for what ``user_domain`` returns).
+
+    ``isinstance(dp.user_domain(...), ExtrinsicDomain)`` holds, as in OpenDP 0.16.
+    """
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class UserDomain(Domain[Any]):
+class UserDomain(ExtrinsicDomain):
     """A user-defined domain: membership by a predicate, equality by identifier and descriptor."""
 
     identifier: str
@@ -729,3 +741,53 @@ def dataframe_domain(K: object = str) -> DataFrameDomain:
         NotImplementedForType: if ``K`` is not a supported carrier.
     """
     return DataFrameDomain(carrier_name(K))
+
+
+@dataclass(frozen=True)
+class CategoricalDomain(Domain[str]):
+    """Strings from a finite, ordered set of ``categories`` (any string when it is None).
+
+    OpenDP 0.16's ``CategoricalDomain``.  Vectors of it are checked element by element, so a
+    string outside the categories is refused with ``NotInDomain`` before anything runs.
+    """
+
+    categories: tuple[str, ...] | None = None
+    T = "String"
+
+    def __repr__(self) -> str:
+        cats = "None" if self.categories is None else repr(list(self.categories))
+        return f"CategoricalDomain(categories={cats})"
+
+    @property
+    def carrier_type(self) -> str:
+        return "String"
+
+    def _normalize(self, x: object) -> str:
+        if not isinstance(x, str):
+            raise NotInDomain(f"{x!r} is not a string, so not a member of {self!r}")
+        if self.categories is not None and x not in self.categories:
+            raise NotInDomain(f"{x!r} is not one of the categories of {self!r}")
+        return x
+
+
+def categorical_domain(categories: Sequence[str] | None = None) -> CategoricalDomain:
+    """The domain of strings in ``categories`` (an ordered set), or of all strings if None.
+
+    As OpenDP 0.16's ``dp.categorical_domain``; usable as the element domain of
+    ``vector_domain`` for ``make_count_by_categories`` and ``make_count_by``.
+
+    >>> dom = categorical_domain(["low", "high"])
+    >>> dom.member("low"), dom.member("mid"), dom
+    (True, False, CategoricalDomain(categories=['low', 'high']))
+
+    Raises:
+        InvalidParameter: if a category is not a string or the categories repeat.
+    """
+    if categories is None:
+        return CategoricalDomain(None)
+    if isinstance(categories, str) or not all(isinstance(c, str) for c in categories):
+        raise InvalidParameter(f"categories must be a sequence of strings, got {categories!r}")
+    cats = tuple(categories)
+    if len(set(cats)) != len(cats):
+        raise InvalidParameter(f"categories must be distinct, got {list(cats)!r}")
+    return CategoricalDomain(cats)

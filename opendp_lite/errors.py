@@ -34,6 +34,7 @@ __all__ = [
     "OpenDPLiteWarning",
     "ParameterTypeError",
     "QueryableError",
+    "UnknownTypeException",
     "mismatch_fix",
     "with_fix",
 ]
@@ -289,6 +290,14 @@ class FailedMap(OpenDPLiteError, ValueError):
 
 class NotImplementedForType(_WithFix, OpenDPLiteError, TypeError):
     """The constructor does not support this carrier, metric or measure type."""
+
+
+class UnknownTypeException(NotImplementedForType):
+    """A type descriptor names no type this library knows, or a type cannot be inferred.
+
+    OpenDP's name (``opendp.mod.UnknownTypeException``); a ``NotImplementedForType``, so code
+    that catches the latter still catches it.
+    """
 
 
 class FeatureNotEnabled(OpenDPLiteError, RuntimeError):

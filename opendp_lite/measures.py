@@ -21,6 +21,7 @@ from .errors import FailedMap, InvalidParameter
 
 __all__ = [
     "Approximate",
+    "ExtrinsicDivergence",
     "MaxDivergence",
     "PrivacyProfile",
     "RandomDivergence",
@@ -32,6 +33,7 @@ __all__ = [
     "check_gamma",
     "fixed_smoothed_max_divergence",
     "max_divergence",
+    "new_privacy_profile",
     "random_max_divergence",
     "random_zero_concentrated_divergence",
     "renyi_divergence",
@@ -197,8 +199,14 @@ class RenyiDivergence(Measure[Callable[[float], float]]):
         raise FailedMap("RDP curves are not totally ordered; compare them at fixed alphas")
 
 
+class ExtrinsicDivergence(Measure[Any]):
+    """A measure defined outside the library (OpenDP's class for ``user_divergence``)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class UserDivergence(Measure[Any]):
+class UserDivergence(ExtrinsicDivergence):
     """A user-defined privacy measure, equal to another when identifier and descriptor are."""
 
     identifier: str
@@ -300,3 +308,29 @@ def random_zero_concentrated_divergence(gamma: float) -> RandomDivergence[float]
         InvalidParameter: if γ is outside (0, 1).
     """
     return RandomDivergence(ZeroConcentratedDivergence(), check_gamma(gamma))
+
+
+def new_privacy_profile(curve: Callable[[float], float]) -> PrivacyProfile:
+    r"""A :class:`PrivacyProfile` from a user's curve ε ↦ δ(ε), trusted as written.
+
+    As OpenDP 0.16's ``dp.new_privacy_profile``: the curve must be non-increasing with values
+    in [0, 1]; the library cannot verify that, so it needs ``honest-but-curious``.  ``delta``
+    refuses a negative or NaN ε and a curve value that is NaN or negative; ``epsilon(delta)``
+    inverts the curve by bisection on the floats (``inf`` if no ε suffices).
+
+    >>> from opendp_lite.core import enable_features
+    >>> enable_features("honest-but-curious")
+    >>> profile = new_privacy_profile(lambda eps: 1.0 if eps < 0.5 else 1e-8)
+    >>> profile.delta(0.499), profile.epsilon(1e-8), profile.epsilon(1e-9)
+    (1.0, 0.5, inf)
+
+    Raises:
+        FeatureNotEnabled: unless ``enable_features("honest-but-curious")`` was called.
+        InvalidParameter: if ``curve`` is not callable.
+    """
+    from .core import assert_features
+
+    assert_features("honest-but-curious")
+    if not callable(curve):
+        raise InvalidParameter(f"curve must be a callable epsilon -> delta, got {curve!r}")
+    return PrivacyProfile(curve)

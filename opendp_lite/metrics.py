@@ -23,8 +23,10 @@ __all__ = [
     "AbsoluteDistance",
     "ChangeOneDistance",
     "DiscreteDistance",
+    "ExtrinsicDistance",
     "HammingDistance",
     "InsertDeleteDistance",
+    "L0PInfDistance",
     "L1Distance",
     "L2Distance",
     "LInfDistance",
@@ -35,6 +37,8 @@ __all__ = [
     "discrete_distance",
     "hamming_distance",
     "insert_delete_distance",
+    "l01inf_distance",
+    "l02inf_distance",
     "l1_distance",
     "l2_distance",
     "linf_distance",
@@ -219,8 +223,14 @@ def linf_distance(T: object, monotonic: bool = False) -> LInfDistance[Any]:
     return LInfDistance(carrier_name(T), bool(monotonic))
 
 
+class ExtrinsicDistance(Metric[Any]):
+    """A metric defined outside the library (OpenDP's class for what ``user_distance`` returns)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class UserDistance(Metric[Any]):
+class UserDistance(ExtrinsicDistance):
     """A user-defined metric, equal to another when identifier and descriptor are.
 
     As in OpenDP, its distances may be of any type the user's maps agree on (a
@@ -258,3 +268,73 @@ def user_distance(identifier: str, descriptor: Any = None) -> UserDistance:
     True
     """
     return UserDistance(identifier, descriptor)
+
+
+# ----------------------------------------------------------------------------------------------
+# Distances between partitioned data: (l0, lp, l∞)
+
+
+@dataclass(frozen=True)
+class L0PInfDistance(Metric[tuple[int, Any, Any]]):
+    """(l0, lp, l∞) between maps or partitions, generic in the ``inner`` metric, as in OpenDP.
+
+    ``l0`` bounds how many keys (partitions) differ, ``lp`` the ℓp norm (p = 1 or 2) of the
+    per-key distances in ``inner`` and ``l∞`` the largest of them.  For a map, a key present
+    in only one map counts with its whole value.  ``inner`` is an ``absolute_distance`` (maps
+    of numbers) or a dataset metric such as ``symmetric_distance`` (partitioned datasets).
+    """
+
+    inner: AbsoluteDistance[Any] | SymmetricDistance
+    p: int = 1
+
+    def __repr__(self) -> str:
+        return f"L0{self.p}InfDistance({self.inner!r})"
+
+    @property
+    def distance_type(self) -> str:  # type: ignore[override]
+        D = self.inner.distance_type
+        return f"(u32, {D}, {D})"
+
+    def _check_distance(self, d: object) -> tuple[int, Any, Any]:
+        if not (isinstance(d, tuple | list) and len(d) == 3):
+            raise FailedMap(f"a distance in {self!r} is a triple (l0, lp, linf), got {d!r}")
+        from .core import _check_distance
+
+        l0 = _check_distance(self, d[0], "u32")
+        lp = self.inner._check_distance(d[1])
+        linf = self.inner._check_distance(d[2])
+        return int(l0), lp, linf
+
+    def _le(self, a: tuple[int, Any, Any], b: tuple[int, Any, Any]) -> bool:
+        """Componentwise: a triple bounds another only if each part does."""
+        return all(u <= v for u, v in zip(a, b, strict=True))
+
+
+def _l0pinf(metric: Metric[Any], p: int, name: str) -> L0PInfDistance:
+    if not isinstance(metric, (AbsoluteDistance, SymmetricDistance)):  # as OpenDP 0.16
+        raise NotImplementedForType(
+            f"{name} needs absolute_distance(T) or symmetric_distance() as the inner metric, "
+            f"got {metric!r}"
+        )
+    return L0PInfDistance(metric, p)
+
+
+def l01inf_distance(metric: Metric[Any]) -> L0PInfDistance:
+    """The L0,1,∞ distance: (keys that differ, Σ and max of the per-key distances in ``metric``).
+
+    >>> l01inf_distance(absolute_distance(T=int)), l01inf_distance(symmetric_distance())
+    (L01InfDistance(AbsoluteDistance(i32)), L01InfDistance(SymmetricDistance()))
+
+    Raises:
+        NotImplementedForType: unless ``metric`` is an absolute or symmetric distance.
+    """
+    return _l0pinf(metric, 1, "l01inf_distance")
+
+
+def l02inf_distance(metric: Metric[Any]) -> L0PInfDistance:
+    """The L0,2,∞ distance: (keys that differ, ℓ2 norm and max of the per-key distances).
+
+    Raises:
+        NotImplementedForType: unless ``metric`` is an absolute or symmetric distance.
+    """
+    return _l0pinf(metric, 2, "l02inf_distance")

@@ -31,10 +31,11 @@ from .core import (
     disable_features,
     enable_features,
 )
-from .domains import AtomDomain, OptionDomain, VectorDomain
+from .domains import AtomDomain, ExtrinsicDomain, OptionDomain, VectorDomain
 from .errors import OpenDPLiteError as OpenDPException
 from .measures import Approximate as ApproximateDivergence
-from .measures import PrivacyProfile
+from .measures import ExtrinsicDivergence, PrivacyProfile
+from .metrics import ExtrinsicDistance
 from .search import (
     _infer_bounds,
     _infer_type,
@@ -50,6 +51,9 @@ __all__ = [
     "ApproximateDivergence",
     "AtomDomain",
     "Domain",
+    "ExtrinsicDistance",
+    "ExtrinsicDivergence",
+    "ExtrinsicDomain",
     "Function",
     "Measure",
     "Measurement",

@@ -110,6 +110,14 @@ from .transformations.partition import (
 )
 
 # isort: split
+# -- OpenDP's missing helpers (issue 14) --
+from .combinators.composition import Odometer, OdometerQueryable
+from .core import as_array
+from .domains import CategoricalDomain, ExtrinsicDomain, categorical_domain
+from .errors import UnknownTypeException
+from .measures import ExtrinsicDivergence, new_privacy_profile
+
+# isort: split
 # -- OpenDP module paths, type descriptors and the Context API (issue 14) --
 from . import __version__
 from .context import (
@@ -157,11 +165,14 @@ __all__ = [
     "AtomDomain",
     "BitVector",
     "BitVectorDomain",
+    "CategoricalDomain",
     "ChangeOneDistance",
     "Context",
     "DataFrameDomain",
     "DiscreteDistance",
     "Domain",
+    "ExtrinsicDivergence",
+    "ExtrinsicDomain",
     "Function",
     "HammingDistance",
     "HashMap",
@@ -175,6 +186,8 @@ __all__ = [
     "Measure",
     "Measurement",
     "Metric",
+    "Odometer",
+    "OdometerQueryable",
     "OpenDPException",
     "OpenDPLiteError",
     "Option",
@@ -193,6 +206,7 @@ __all__ = [
     "SymmetricDistance",
     "SymmetricIdDistance",
     "Transformation",
+    "UnknownTypeException",
     "UserDistance",
     "UserDivergence",
     "UserDomain",
@@ -206,6 +220,7 @@ __all__ = [
     "accuracy_to_gaussian_scale",
     "accuracy_to_laplacian_scale",
     "approximate",
+    "as_array",
     "assert_features",
     "atom_domain",
     "binary_search",
@@ -213,6 +228,7 @@ __all__ = [
     "binary_search_param",
     "bitvector_domain",
     "c",
+    "categorical_domain",
     "change_one_distance",
     "dataframe_domain",
     "disable_features",
@@ -246,6 +262,7 @@ __all__ = [
     "max_divergence",
     "metric_of",
     "new_function",
+    "new_privacy_profile",
     "new_queryable",
     "option_domain",
     "partition_distance",

@@ -22,7 +22,7 @@ from typing import Any, TypeAlias, Union
 import numpy as np
 
 from . import _types
-from .errors import NotImplementedForType
+from .errors import NotImplementedForType, UnknownTypeException
 
 __all__ = [
     "AbsoluteDistance",
@@ -70,10 +70,6 @@ __all__ = [
     "u128",
     "usize",
 ]
-
-
-class UnknownTypeException(NotImplementedForType):
-    """A type descriptor names no type this library knows, or a type cannot be inferred."""
 
 
 # atomic type names (plain strings, as in OpenDP)

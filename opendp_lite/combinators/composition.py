@@ -485,6 +485,10 @@ class OdometerQueryable(Queryable[Any, Any]):
 
     __slots__ = ()
 
+    def invoke(self, query: Any) -> Any:
+        """Answer ``query`` (a measurement), as ``self(query)``; OpenDP's method name."""
+        return self(query)
+
     def privacy_loss(self, d_in: Any) -> Any:
         """The privacy loss spent so far, for inputs ``d_in`` apart (rounded up)."""
         return self.eval(_PrivacyLoss(d_in))

@@ -13,6 +13,7 @@ from .user import *  # noqa: F403
 # -- additive noise --
 from .canonical_noise import *  # noqa: F403
 from .noise import *  # noqa: F403
+from .noise_generic import *  # noqa: F403
 
 # isort: split
 # -- selection, quantiles, sketches --
@@ -45,3 +46,22 @@ from .threshold import make_laplace_threshold as make_laplace_threshold
 from .threshold import then_gaussian_threshold as then_gaussian_threshold
 from .threshold import then_laplace_threshold as then_laplace_threshold
 from .two_coin import make_randomized_response_coins as make_randomized_response_coins
+
+# isort: split
+# -- the measures, re-exported here as opendp.measurements does --
+from ..core import Measure as Measure
+from ..measures import Approximate as ApproximateDivergence  # noqa: F401  (OpenDP's name)
+from ..measures import ExtrinsicDivergence as ExtrinsicDivergence
+from ..measures import MaxDivergence as MaxDivergence
+from ..measures import PrivacyProfile as PrivacyProfile
+from ..measures import RenyiDivergence as RenyiDivergence
+from ..measures import SmoothedMaxDivergence as SmoothedMaxDivergence
+from ..measures import ZeroConcentratedDivergence as ZeroConcentratedDivergence
+from ..measures import approximate as approximate
+from ..measures import fixed_smoothed_max_divergence as fixed_smoothed_max_divergence
+from ..measures import max_divergence as max_divergence
+from ..measures import new_privacy_profile as new_privacy_profile
+from ..measures import renyi_divergence as renyi_divergence
+from ..measures import smoothed_max_divergence as smoothed_max_divergence
+from ..measures import user_divergence as user_divergence
+from ..measures import zero_concentrated_divergence as zero_concentrated_divergence

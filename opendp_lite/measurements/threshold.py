@@ -2,9 +2,10 @@
 
 ``make_laplace_threshold`` / ``make_gaussian_threshold`` take a map key → integer count, add
 exact discrete Laplace / Gaussian noise to each value (CKS20) and release the keys whose noisy
-value is at least ``threshold``.  Neighbouring maps are measured by the L0,1,∞ (or L0,2,∞)
-distance: a triple (l0, lp, l∞) bounding how many keys differ, the ℓp norm of the differences
-and the largest single difference.  A key present in only one neighbour is what costs δ.
+value is at least ``threshold`` (at most ``threshold``, if it is negative).  Neighbouring maps
+are measured by the L0,1,∞ (or L0,2,∞) distance: a triple (l0, lp, l∞) bounding how many keys
+differ, the ℓp norm of the differences and the largest single difference.  A key present in
+only one neighbour is what costs δ.
 
 Integer values get integer noise.  Float values follow OpenDP's design: each value is rounded
 to the grid 2^k·ℤ (ties toward +∞, :func:`~opendp_lite.samplers.noise_ref.round_to_grid`),
@@ -36,7 +37,6 @@ from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain, MapDomain
 from ..errors import (
     FailedFunction,
-    FailedMap,
     InvalidParameter,
     MetricMismatch,
     NotImplementedForType,
@@ -49,7 +49,7 @@ from ..measures import (
     max_divergence,
     zero_concentrated_divergence,
 )
-from ..metrics import AbsoluteDistance
+from ..metrics import AbsoluteDistance, L0PInfDistance, l01inf_distance, l02inf_distance
 from ..samplers.discrete_gaussian import sample_discrete_gaussian
 from ..samplers.discrete_laplace import sample_discrete_laplace
 from ..samplers.noise_ref import k_min as _k_min
@@ -68,30 +68,6 @@ __all__ = [
 Triple = tuple[int, Any, Any]
 
 
-@dataclass(frozen=True)
-class L0PInfDistance(Metric[Triple]):
-    """(l0, lp, l∞) between maps: keys that differ, ℓp norm and max of the value differences.
-
-    A key present in only one map counts with its whole value.  ``p`` is 1 or 2.
-    """
-
-    inner: AbsoluteDistance[Any]
-    p: int = 1
-
-    def __repr__(self) -> str:
-        return f"L0{self.p}InfDistance({self.inner!r})"
-
-    def _check_distance(self, d: object) -> Triple:
-        if not (isinstance(d, tuple | list) and len(d) == 3):
-            raise FailedMap(f"a distance in {self!r} is a triple (l0, lp, linf), got {d!r}")
-        from ..core import _check_distance
-
-        l0 = _check_distance(self, d[0], "u32")
-        lp = self.inner._check_distance(d[1])
-        linf = self.inner._check_distance(d[2])
-        return int(l0), lp, linf
-
-
 def is_l0pinf(metric: object, T: str, p: int) -> bool:
     """Whether ``metric`` is L0{p}InfDistance(AbsoluteDistance(T)), compared field by field (not
     by class identity), so a re-imported module still matches."""
@@ -100,32 +76,6 @@ def is_l0pinf(metric: object, T: str, p: int) -> bool:
         and getattr(metric, "p", None) == p
         and getattr(metric, "inner", None) == AbsoluteDistance(T)
     )
-
-
-def l01inf_distance(metric: AbsoluteDistance[Any]) -> L0PInfDistance:
-    """The L0,1,∞ distance between maps, with value differences measured by ``metric``.
-
-    >>> import opendp_lite.prelude as dp
-    >>> l01inf_distance(dp.absolute_distance(T=int))
-    L01InfDistance(AbsoluteDistance(i32))
-
-    Raises:
-        NotImplementedForType: if ``metric`` is not an absolute distance.
-    """
-    if not isinstance(metric, AbsoluteDistance):
-        raise NotImplementedForType(f"l01inf_distance needs an absolute_distance, got {metric!r}")
-    return L0PInfDistance(metric, 1)
-
-
-def l02inf_distance(metric: AbsoluteDistance[Any]) -> L0PInfDistance:
-    """The L0,2,∞ distance between maps, with value differences measured by ``metric``.
-
-    Raises:
-        NotImplementedForType: if ``metric`` is not an absolute distance.
-    """
-    if not isinstance(metric, AbsoluteDistance):
-        raise NotImplementedForType(f"l02inf_distance needs an absolute_distance, got {metric!r}")
-    return L0PInfDistance(metric, 2)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -243,8 +193,17 @@ def _check_space(
     return _Grid(value.T, int(k), q(2) ** int(k) - q(2) ** kmin)
 
 
+def _keep(threshold: Rational) -> Any:
+    """The release rule, as in OpenDP 0.16: a threshold >= 0 keeps the noisy values >= it; a
+    negative threshold keeps the noisy values <= it (the keys *below* the threshold)."""
+    if threshold < 0:
+        return lambda noisy: noisy <= threshold
+    return lambda noisy: noisy >= threshold
+
+
 def _function(grid: _Grid, threshold: Rational, scale: Rational, gaussian: bool) -> Any:
     sampler = sample_discrete_gaussian if gaussian else sample_discrete_laplace
+    keep = _keep(threshold)
     if is_int(grid.T):
         lo, hi = int_bounds(grid.T)
 
@@ -252,7 +211,7 @@ def _function(grid: _Grid, threshold: Rational, scale: Rational, gaussian: bool)
             out: dict[Any, int] = {}
             for key, value in arg.items():
                 noisy = int(value) + int(sampler(scale))
-                if noisy >= threshold:
+                if keep(noisy):
                     out[key] = min(max(noisy, lo), hi)  # saturate: post-processing
             return out
 
@@ -267,7 +226,7 @@ def _function(grid: _Grid, threshold: Rational, scale: Rational, gaussian: bool)
         out: dict[Any, float] = {}
         for key, value in arg.items():
             noisy = (round_to_grid(value, grid.k) + int(sampler(grid_scale))) * unit
-            if noisy >= threshold:  # decided exactly on the grid, before rounding to a float
+            if keep(noisy):  # decided exactly on the grid, before rounding to a float
                 out[key] = round_to_float(q(noisy), grid.T)
         return out
 
@@ -275,12 +234,19 @@ def _function(grid: _Grid, threshold: Rational, scale: Rational, gaussian: bool)
 
 
 def _delta(l0: int, linf: Any, grid: _Grid, threshold: Rational, tail: Any) -> float:
-    """l0 · Pr[Z >= ⌈T/2^k − n(l∞′)⌉] (capped at 1): a key present on one side only has
-    |value| <= l∞′, its grid index is at most n(l∞′) (rounding is monotone), and it is
-    released iff its grid index plus Z reaches T/2^k."""
+    """l0 · Pr[Z >= ⌈|T|/2^k − top⌉] (capped at 1).  A key present on one side only has
+    |value| <= l∞′.  T >= 0: its grid index is at most top = n(l∞′) (rounding is monotone) and
+    it is released iff its index plus Z reaches T/2^k.  T < 0: its index is at least n(−l∞′)
+    and it is released iff its index plus Z is <= T/2^k, i.e. (Z symmetric) with probability
+    at most Pr[Z >= ⌈|T|/2^k + n(−l∞′)⌉]: top = −n(−l∞′)."""
     cap = q(linf)
-    top = cap if is_int(grid.T) else q(round_to_grid(cap, grid.k))
-    m = int(math.ceil(threshold / q(2) ** grid.k - top))  # noqa: RUF046 - an int, not an mpz
+    if is_int(grid.T):
+        top = cap
+    elif threshold < 0:
+        top = -q(round_to_grid(-cap, grid.k))
+    else:
+        top = q(round_to_grid(cap, grid.k))
+    m = int(math.ceil(abs(threshold) / q(2) ** grid.k - top))  # noqa: RUF046 - an int, not an mpz
     return min(1.0, up(q(l0) * q(tail(m))))
 
 
@@ -292,15 +258,17 @@ def make_laplace_threshold(
     k: Any = None,
     MO: Any = "Approximate<MaxDivergence>",
 ) -> Measurement[Any, dict[Any, int], Triple, tuple[float, float]]:
-    r"""Add exact Laplace noise to each value; release the keys whose noisy value is >= threshold.
+    r"""Add exact Laplace noise to each value; release the keys whose noisy value clears threshold.
 
     Integer values get Z ~ 𝓛_ℤ(scale); float values are rounded to the grid 2^k·ℤ (default
-    k = k_min) and get 2^k·Z, Z ~ 𝓛_ℤ(scale/2^k).  With (l0, l1, l∞) = d_in, l∞′ = min(l∞, l1),
-    π = 2^k − 2^k_min per key (0 for integers and k = k_min), n(·) the grid index:
+    k = k_min) and get 2^k·Z, Z ~ 𝓛_ℤ(scale/2^k).  As in OpenDP 0.16, a threshold >= 0 keeps
+    the noisy values >= threshold and a negative one keeps the noisy values <= threshold.  With
+    (l0, l1, l∞) = d_in, l∞′ = min(l∞, l1), π = 2^k − 2^k_min per key (0 for integers and
+    k = k_min), n(·) the grid index, top = n(l∞′) if threshold >= 0 else −n(−l∞′):
 
     Privacy map (approximate MaxDivergence), rounded up:
         ε = min(l1 + l0·π, l0·(l∞′ + π))/scale,
-        δ = min(1, l0·Pr[Z >= ⌈threshold/2^k − n(l∞′)⌉])   (δ > 0 even when l∞′ = 0).
+        δ = min(1, l0·Pr[Z >= ⌈|threshold|/2^k − top⌉])   (δ > 0 even when l∞′ = 0).
 
     Raises:
         NotImplementedForType: if the domain is not a map to non-NaN numbers, ``k`` is given
@@ -320,6 +288,9 @@ def make_laplace_threshold(
     >>> eps, delta = m.map((1, 1, 1))
     >>> eps, round(delta, 6)  # delta = Pr[Z >= 9] = e^-4.5 / (1 + e^-0.5)
     (0.5, 0.006915)
+    >>> below = space >> dp.m.then_laplace_threshold(scale=2.0, threshold=-10)
+    >>> below.map((1, 1, 1)) == m.map((1, 1, 1)), sorted(below({"low": -1000, "high": 1000}))
+    (True, ['low'])
     """
     who = "make_laplace_threshold"
     grid = _check_space(input_domain, input_metric, 1, k, who)
@@ -359,15 +330,17 @@ def make_gaussian_threshold(
     k: Any = None,
     MO: Any = "Approximate<ZeroConcentratedDivergence>",
 ) -> Measurement[Any, dict[Any, int], Triple, tuple[float, float]]:
-    r"""Add exact Gaussian noise to each value; release the keys whose noisy value is >= threshold.
+    r"""Add exact Gaussian noise to each value; release the keys whose noisy value clears threshold.
 
     Integer values get Z ~ 𝓝_ℤ(0, scale²); float values are rounded to the grid 2^k·ℤ
-    (default k = k_min) and get 2^k·Z, Z ~ 𝓝_ℤ(0, (scale/2^k)²).  With (l0, l2, l∞) = d_in,
-    l∞′ = min(l∞, l2), π = 2^k − 2^k_min per key (0 for integers and k = k_min):
+    (default k = k_min) and get 2^k·Z, Z ~ 𝓝_ℤ(0, (scale/2^k)²).  A threshold >= 0 keeps the
+    noisy values >= threshold, a negative one the noisy values <= threshold (as OpenDP 0.16).
+    With (l0, l2, l∞) = d_in, l∞′ = min(l∞, l2), π = 2^k − 2^k_min per key (0 for integers and
+    k = k_min), top = n(l∞′) if threshold >= 0 else −n(−l∞′), n(·) the grid index:
 
     Privacy map (approximate zCDP), rounded up:
         ρ = min((l2 + √l0·π)², l0·(l∞′ + π)²)/(2·scale²),
-        δ = min(1, l0·Pr[Z >= ⌈threshold/2^k − n(l∞′)⌉])   (certified discrete tail).
+        δ = min(1, l0·Pr[Z >= ⌈|threshold|/2^k − top⌉])   (certified discrete tail).
 
     Raises:
         NotImplementedForType: if the domain is not a map to non-NaN numbers, ``k`` is given

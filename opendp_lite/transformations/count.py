@@ -23,6 +23,7 @@ from ..core import (
 )
 from ..domains import (
     AtomDomain,
+    CategoricalDomain,
     FloatName,
     IntName,
     VectorDomain,
@@ -37,6 +38,7 @@ from ..metrics import (
     L2Distance,
     SymmetricDistance,
     absolute_distance,
+    l01inf_distance,
     l1_distance,
     l2_distance,
 )
@@ -264,10 +266,11 @@ def make_count_by(
 ) -> Transformation[Any, Any, int, Any]:
     r"""Count the records of each distinct key, as a map ``key -> count`` of type ``TV``.
 
-    The keys come from the data (so releasing them needs a stability-based mechanism).
-    Output metric: ``l1_distance(T=TV)`` on the counts, a key missing on one side counting as 0
-    (OpenDP 0.16 uses its ``L01InfDistance``, which opendp_lite does not have).
-    Stability map: :math:`d_{out} = d_{in}` (each added or removed record moves one count by 1).
+    The keys come from the data (so releasing them needs a stability-based mechanism such as
+    ``then_laplace_threshold``).  Output metric, as in OpenDP 0.16:
+    ``l01inf_distance(absolute_distance(T=TV))``, a key missing on one side counting as 0.
+    Stability map: :math:`d_{out} = (d_{in}, d_{in}, d_{in})` (each added or removed record
+    moves one count by 1: at most d_in keys change, by d_in in total and at most).
 
     Raises:
         NotImplementedForType: if the domain is not a vector of atoms, the metric is not a
@@ -279,12 +282,12 @@ def make_count_by(
     >>> space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
     >>> t = space >> dp.t.then_count_by()
     >>> t(["a", "b", "a"]), t.map(1)
-    ({'a': 2, 'b': 1}, 1)
+    ({'a': 2, 'b': 1}, (1, 1, 1))
     """
     name = "make_count_by"
     vec = _vector(name, input_domain)
     check_metric(name, input_metric, _METRICS)
-    if not isinstance(vec.element_domain, AtomDomain):
+    if not isinstance(vec.element_domain, (AtomDomain, CategoricalDomain)):
         raise NotImplementedForType(f"{name} needs atomic keys, got {vec.element_domain!r}")
     key_T = vec.element_domain.T
     T = _count_type(name, TV)
@@ -298,10 +301,15 @@ def make_count_by(
         input_domain,
         input_metric,
         map_domain(atom_domain(T=key_T), atom_domain(T=T)),
-        l1_distance(T=T),
+        l01inf_distance(absolute_distance(T=T)),
         function,
-        _identity_map(T),
+        _triple_map(T),
     )
+
+
+def _triple_map(T: str) -> Any:
+    one = _identity_map(T)
+    return lambda d_in: (d_in, one(d_in), one(d_in))
 
 
 then_count_by = into(make_count_by)
@@ -365,7 +373,7 @@ def make_count_by_categories(
     vec = _vector(name, input_domain)
     check_metric(name, input_metric, _METRICS)
     elem = vec.element_domain
-    if not isinstance(elem, AtomDomain):
+    if not isinstance(elem, (AtomDomain, CategoricalDomain)):
         raise NotImplementedForType(f"{name} needs atomic elements, got {elem!r}")
     T = carrier_name(TOA)
     if not is_int(T) and not is_float(T):

@@ -13,10 +13,15 @@ from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from .._validate import check_int
 from ..core import Domain, Function, Metric, Transformation
 from ..domains import AtomDomain, VectorDomain, atom_domain, vector_domain
-from ..errors import FailedFunction, NotImplementedForType
+from ..errors import FailedFunction, InvalidParameter, NotImplementedForType
 from ..metrics import L1Distance, L2Distance, l1_distance, l2_distance
 
-__all__ = ["make_b_ary_tree", "make_consistent_b_ary_tree", "then_b_ary_tree"]
+__all__ = [
+    "choose_branching_factor",
+    "make_b_ary_tree",
+    "make_consistent_b_ary_tree",
+    "then_b_ary_tree",
+]
 
 
 def _levels(leaf_count: int, b: int) -> int:
@@ -200,3 +205,37 @@ def make_consistent_b_ary_tree(
         return out
 
     return Function(function)
+
+
+def choose_branching_factor(size_guess: int) -> int:
+    r"""The branching factor b that minimises the error of range queries on a b-ary tree.
+
+    As OpenDP 0.16: the b in 2, …, ``size_guess`` (the first, on ties) that minimises the
+    average variance of formula (3) of Qardaji, Yang & Li 2013,
+    v(b) = (b − 1)·h³ − 2(b + 1)·h²/3 with h = log_b(size_guess); ``size_guess`` itself when it
+    is below 2.  A public heuristic for choosing ``branching_factor``; it reads no data.
+
+    >>> choose_branching_factor(1000), choose_branching_factor(10), choose_branching_factor(1)
+    (26, 10, 1)
+
+    Raises:
+        InvalidParameter: if ``size_guess`` is not an int in [0, 2^32 − 1].
+    """
+    if isinstance(size_guess, bool) or not isinstance(size_guess, (int, np.integer)):
+        raise InvalidParameter(f"size_guess must be an int, got {size_guess!r}")
+    n = int(size_guess)
+    if not 0 <= n < 2**32:
+        raise InvalidParameter(f"size_guess must be in [0, 2^32 - 1], got {n}")
+    if n < 2:
+        return n
+    ln_n = math.log(n)
+    best_b, best_v = 0, math.inf
+    for b in range(2, n + 1):
+        # for 6 <= b <= n, h >= 1 gives v(b) >= h²·(b − 5)/3 >= (b − 5)/3: no later b can win
+        if b >= 6 and (b - 5) / 3 > best_v + abs(best_v) * 1e-9 + 1:
+            break
+        h = ln_n / math.log(b)
+        v = (b - 1) * h**3 - 2 * (b + 1) * h**2 / 3
+        if v < best_v:
+            best_b, best_v = b, v
+    return best_b

@@ -67,6 +67,7 @@ LEMMA_FINGERPRINTS = {
     "exact-grid-sum.md": "scaling by a power of two is exact unless",
     "distributed-evaluation.md": "pickled exactly and added in a tree of tasks",
     "saturating-counts.md": "f32 rounds 2^24 + 1 down",
+    "parallel-composition.md": "joined by a path x = y_0, …, y_d = x′ of members",
 }
 
 

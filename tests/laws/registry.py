@@ -53,6 +53,7 @@ from opendp_lite.errors import OpenDPLiteError
 from opendp_lite.metrics import (
     InsertDeleteDistance,
     L1Distance,
+    L2Distance,
 )
 
 Q = Fraction
@@ -426,6 +427,8 @@ row_entry(
     _count(dp.t.make_count_by),
     rows(("int", "str", "bool", "floatnan"), UNSIZED_OK),
 )
+# its output metric is l01inf_distance, as in OpenDP 0.16: the map is the triple (d, d, d)
+REGISTRY["make_count_by"].formula = lambda c, d: (Fraction(d),) * 3
 
 
 def _count_by_categories(draw: Draw, dom: Any, met: Any) -> Case:
@@ -924,6 +927,28 @@ _meas(
     _laplace_formula,
 )
 _meas("make_gaussian", _noise(dp.m.make_gaussian, True), _num_spaces_l2, _gaussian_formula)
+
+
+def _generic_noise(draw: Draw, dom: Any, met: Any) -> Case:
+    """make_noise: the measure picks the law (an l1 space is Laplace's, an l2 space Gaussian's)."""
+    if isinstance(met, L1Distance):
+        gauss = False
+    elif isinstance(met, L2Distance):
+        gauss = True
+    else:
+        gauss = draw(st.booleans())
+    measure = dp.zero_concentrated_divergence() if gauss else dp.max_divergence()
+    c = _noise(lambda d, m, s, **kw: dp.m.make_noise(d, m, measure, s, **kw), True)(draw, dom, met)
+    c.p["gauss"] = gauss
+    return c
+
+
+_meas(
+    "make_noise",
+    _generic_noise,
+    sens(("int", "float"), ("abs", "l1", "l2")),
+    lambda c, d: (_gaussian_formula if c.p.get("gauss") else _laplace_formula)(c, d),
+)
 _meas(
     "make_base_gaussian",
     _noise(dp.m.make_base_gaussian, True, QO="f64"),
@@ -1200,6 +1225,34 @@ for _name, _g in [("make_laplace_threshold", False), ("make_gaussian_threshold",
             dists=lambda c: _l0pinf(),
         )
     )
+
+
+def _noise_threshold(draw: Draw) -> Case:
+    """make_noise_threshold: the approximate measure picks Laplace (L0,1,∞) or Gaussian (L0,2,∞);
+    thresholds of either sign (a negative one keeps the keys below it)."""
+    gauss = draw(st.booleans())
+    T = draw(st.sampled_from(["i32", "f64"]))
+    dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T))
+    metric = (dp.l02inf_distance if gauss else dp.l01inf_distance)(dp.absolute_distance(T=T))
+    inner = dp.zero_concentrated_divergence() if gauss else dp.max_divergence()
+    scale = draw(scales(0.5, 50.0))
+    thr = draw(st.integers(-100, 100))
+    k = draw(st.none() | st.integers(-60, 2)) if T == "f64" else None
+    p = {"scale": scale, "gauss": gauss, "k": k, "T": T}
+    return attempt(
+        lambda: dp.m.make_noise_threshold(dom, metric, dp.approximate(inner), scale, thr, k), p
+    )
+
+
+register(
+    Entry(
+        "make_noise_threshold",
+        "M",
+        fixed(_noise_threshold),
+        formula=_threshold_formula,
+        dists=lambda c: _l0pinf(),
+    )
+)
 
 
 def _alp(draw: Draw) -> Case:

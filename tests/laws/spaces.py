@@ -35,6 +35,7 @@ from opendp_lite.metrics import (
     DiscreteDistance,
     HammingDistance,
     InsertDeleteDistance,
+    L0PInfDistance,
     L1Distance,
     L2Distance,
     LInfDistance,
@@ -301,6 +302,8 @@ def _pairs(y: Any, y2: Any) -> list[Fraction | float] | None:
 
 def within(metric: Any, y: Any, y2: Any, bound: Any) -> bool:
     """Whether ``d(y, y2) <= bound`` in ``metric``, exactly."""
+    if isinstance(metric, L0PInfDistance):  # (l0, lp, l∞) over maps: each part bounded
+        return _within_l0pinf(metric, y, y2, bound)
     b = Fraction(bound) if math.isfinite(bound) else None
     if b is None:
         return True
@@ -333,6 +336,20 @@ def within(metric: Any, y: Any, y2: Any, bound: Any) -> bool:
             return False
         return max((abs(t) for t in diffs), default=Fraction(0)) <= b
     raise NotImplementedError(f"no exact distance for {metric!r}")
+
+
+def _within_l0pinf(metric: Any, y: Any, y2: Any, bound: Any) -> bool:
+    l0, lp, linf = (Fraction(b) if math.isfinite(b) else None for b in bound)
+    diffs = _pairs(y, y2)
+    if diffs is None or any(t == INF for t in diffs):
+        return False
+    nonzero = [abs(t) for t in diffs if t != 0]
+    norm = sum(nonzero, Fraction(0)) if metric.p == 1 else sum(t * t for t in nonzero)
+    return (
+        (l0 is None or len(nonzero) <= l0)
+        and (lp is None or norm <= (lp if metric.p == 1 else lp * lp))
+        and (linf is None or max(nonzero, default=Fraction(0)) <= linf)
+    )
 
 
 def distances(metric: Any) -> st.SearchStrategy[Any]:
