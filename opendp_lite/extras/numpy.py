@@ -481,7 +481,7 @@ def make_np_clamp(
 
     A row ``x`` already in the ball (exactly) is returned unchanged.  Any other row has NaN
     replaced by 0 and ±inf by ±max, and is scaled towards the origin:
-    :math:`o + (x - o)\cdot c\cdot s` with :math:`c \approx R/\lVert x - o\rVert_p` and ``s`` the
+    :math:`o + (x - o)\cdot c\cdot s` with :math:`c \approx \min(1, R/\lVert x - o\rVert_p)`, ``s`` the
     first of :math:`1 - 2^{-40}, 1 - 2^{-30}, \dots, 1 - 2^{-10}, 2^{-1}, \dots, 2^{-64}` for
     which the rounded row passes the domain's exact membership test, or ``o`` itself if none
     does.  Every output row is therefore a member of the output domain
@@ -541,7 +541,7 @@ def make_np_clamp(
             # that no square overflows; any rounding here is caught by the check below
             top = np.max(np.abs(dev), axis=1)
             unit = np.linalg.norm(dev / np.where(top > 0, top, 1.0)[:, None], ord=pp, axis=1)
-            factor = np.where(top > 0, R / unit / top, 0.0)
+            factor = np.minimum(np.where(top > 0, R / unit / top, 0.0), 1.0)
             factor = np.nan_to_num(factor, nan=0.0, posinf=0.0)
         idx = np.flatnonzero(bad)
         shrinks = [*_SHRINKS, *(0.5**j for j in range(1, 65))]
