@@ -28,11 +28,13 @@ def test_import_without_scikit_learn_names_the_extra() -> None:
         "try:\n    import opendp_lite.extras.sklearn\n"
         "except ImportError as e:\n    print(e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert 'pip install "opendp_lite[sklearn]"' in out.stdout
     # numpy extras and the prelude still import without scikit-learn
     code2 = "import sys; sys.modules['sklearn'] = None\nimport opendp_lite.prelude as dp; dp.numpy"
-    subprocess.run([sys.executable, "-c", code2], check=True)
+    subprocess.run([sys.executable, "-c", code2], check=True)  # noqa: S603 - as above
 
 
 # ----------------------------------------------------------------------------------------------
@@ -205,7 +207,7 @@ def test_linear_regression_refuses_bad_data_before_randomness() -> None:
 
 
 def test_pairing_uses_only_the_package_randomness() -> None:
-    state = np.random.get_state()
+    state = np.random.get_state()  # noqa: NPY002 - the legacy global state is what we check
     x = np.linspace(0, 10, 200)
     data = np.stack([x, 2 * x + 1], axis=1)
     meas = make_private_theil_sen(dp.max_divergence(), (0, 10), (0, 30), scale=1.0)
@@ -214,7 +216,7 @@ def test_pairing_uses_only_the_package_randomness() -> None:
     with rng.scripted_randomness(seed=b"pairing"):
         second = meas(data)
     assert first == second
-    after = np.random.get_state()
+    after = np.random.get_state()  # noqa: NPY002 - as above
     assert state[0] == after[0] and np.array_equal(state[1], after[1]) and state[2:] == after[2:]
 
 
