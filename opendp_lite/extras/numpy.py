@@ -204,6 +204,24 @@ def _rows_in_ball(x: Array, origin: tuple[float, ...] | float, norm: float, p: i
 # Domains
 
 
+def _as_carrier(dom: Any, x: Array) -> Array:
+    """``x`` in the domain's dtype: as is, or, for a float carrier, integer data and narrower
+    floats converted (as vector domains convert them; the converted array is what the function
+    sees).  Any other dtype is refused."""
+    want = np.dtype(carrier_dtype(dom.T))
+    if x.dtype == want:
+        return x
+    if is_float(dom.T) and (
+        x.dtype.kind in "iu" or (x.dtype.kind == "f" and x.dtype.itemsize < want.itemsize)
+    ):
+        with np.errstate(over="ignore"):
+            out = x.astype(want)
+        if not np.isfinite(out).all() and (x.dtype.kind in "iu"):
+            raise NotInDomain(f"an integer overflows {dom.T}")
+        return out
+    raise NotInDomain(f"{dom!r} needs dtype {dom.T}, got {x.dtype}")
+
+
 @dataclass(frozen=True, repr=False)
 class NPArray2Domain(Domain[Array]):
     """2-d numpy arrays of carrier ``T`` (rows are records), optionally with a row-norm bound.
@@ -242,8 +260,7 @@ class NPArray2Domain(Domain[Array]):
             # masked arrays, matrices and other subclasses or duck arrays are refused: a mask
             # hides values from some numpy functions and not from others
             raise NotInDomain(f"{self!r} needs a plain numpy ndarray, got {type(x).__name__}")
-        if x.dtype != np.dtype(carrier_dtype(self.T)):
-            raise NotInDomain(f"{self!r} needs dtype {self.T}, got {x.dtype}")
+        x = _as_carrier(self, x)
         if x.ndim != 2:
             raise NotInDomain(f"{self!r} needs a 2-d array, got shape {x.shape}")
         if self.num_columns is not None and x.shape[1] != self.num_columns:
@@ -481,8 +498,8 @@ def make_np_clamp(
 
     A row ``x`` already in the ball (exactly) is returned unchanged.  Any other row has NaN
     replaced by 0 and ±inf by ±max, and is scaled towards the origin:
-    :math:`o + (x - o)\cdot c\cdot s` with :math:`c \approx \min(1, R/\lVert x - o\rVert_p)`, ``s`` the
-    first of :math:`1 - 2^{-40}, 1 - 2^{-30}, \dots, 1 - 2^{-10}, 2^{-1}, \dots, 2^{-64}` for
+    :math:`o + (x - o)\cdot c\cdot s` with :math:`c \approx \min(1, R/\lVert x - o\rVert_p)`,
+    ``s`` the first of :math:`1 - 2^{-40}, 1 - 2^{-30}, \dots, 1 - 2^{-10}, 2^{-1}, \dots, 2^{-64}` for
     which the rounded row passes the domain's exact membership test, or ``o`` itself if none
     does.  Every output row is therefore a member of the output domain
     ``array2_domain(norm, p, origin, size, num_columns, nan=False, T)``.  Stability map (row by

@@ -70,8 +70,8 @@ def test_array2_domain_refuses_bad_parameters(kwargs: dict, error: type) -> None
     [
         [[0.0, 1.0]],  # a list, not an ndarray
         np.ma.masked_array(np.zeros((2, 2)), mask=[[True, False], [False, False]]),
-        np.zeros((2, 2), dtype=np.float32),
-        np.zeros((2, 2), dtype=np.int64),
+        np.zeros((2, 2), dtype=np.complex128),
+        np.zeros((2, 2), dtype=bool),
         np.zeros(2),
         np.zeros((2, 2, 1)),
         np.zeros((2, 3)),  # wrong number of columns
@@ -85,6 +85,16 @@ def test_array2_members_are_refused_outside_the_domain(x: object) -> None:
     assert not dom.member(x)
     with pytest.raises(NotInDomain):
         dom._normalize(x)
+
+
+def test_array2_float_domain_converts_integers_and_narrower_floats() -> None:
+    dom = dnp.array2_domain(num_columns=2, T=float)
+    got = dom._normalize(np.array([[1, 2]], dtype=np.int64))
+    assert got.dtype == np.float64 and got.tolist() == [[1.0, 2.0]]
+    assert dom._normalize(np.array([[0.5, 1.5]], dtype=np.float32)).dtype == np.float64
+    f32 = dnp.array2_domain(T="f32")
+    assert not f32.member(np.zeros((1, 1)))  # f64 into f32 would round: refused
+    assert not dnp.array2_domain(T="i32").member(np.zeros((1, 1), dtype=np.int64))
 
 
 def test_array2_norm_membership_is_exact_at_the_boundary() -> None:
@@ -266,11 +276,16 @@ def test_private_np_sum_and_mean_refuse_before_randomness() -> None:
         dnp.array2_domain(num_columns=2, size=3, T=float), SYM, 1.0, 1.0, 1
     )
     with rng.scripted_randomness(_no_randomness):
-        for bad in (np.ones((3, 2)), np.zeros((2, 2)), [[0.0, 0.0]] * 3):
+        for bad in (
+            np.ones((3, 2)),
+            np.zeros((2, 2)),
+            [[0.0, 0.0]] * 3,
+            np.zeros((3, 2), dtype="U1"),
+        ):
             with pytest.raises(NotInDomain):
                 m(bad)
         with pytest.raises(NotInDomain):
-            mean(np.zeros((3, 2), dtype=np.float32))
+            mean(np.zeros((3, 2), dtype=np.complex64))
         with pytest.raises(NotInDomain):
             mean(np.ma.masked_array(np.zeros((3, 2))))
 
