@@ -499,8 +499,8 @@ def make_np_clamp(
     A row ``x`` already in the ball (exactly) is returned unchanged.  Any other row has NaN
     replaced by 0 and ±inf by ±max, and is scaled towards the origin:
     :math:`o + (x - o)\cdot c\cdot s` with :math:`c \approx \min(1, R/\lVert x - o\rVert_p)`,
-    ``s`` the first of :math:`1 - 2^{-40}, 1 - 2^{-30}, \dots, 1 - 2^{-10}, 2^{-1}, \dots, 2^{-64}` for
-    which the rounded row passes the domain's exact membership test, or ``o`` itself if none
+    ``s`` the first of :math:`1 - 2^{-40}, \dots, 1 - 2^{-10}, 2^{-1}, \dots, 2^{-64}` for which
+    the rounded row passes the domain's exact membership test, or ``o`` itself if none
     does.  Every output row is therefore a member of the output domain
     ``array2_domain(norm, p, origin, size, num_columns, nan=False, T)``.  Stability map (row by
     row, symmetric distance): :math:`d_{out} = d_{in}`.
