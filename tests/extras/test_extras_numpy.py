@@ -109,6 +109,11 @@ def test_array2_norm_membership_is_exact_at_the_boundary() -> None:
     unit = dnp.array2_domain(norm=1.0, p=2, T=float)
     assert unit.member(np.array([[0.6, 0.8]])) == (exact <= 1)
     assert not unit.member(np.array([[math.inf, 0.0]]))
+    # OpenDP 0.16 accepts both: its float norm of (1, 1e-9) rounds to 1, and NaN > 1 is False
+    assert not unit.member(np.array([[1.0, 1e-9]]))
+    assert not dnp.array2_domain(norm=1.0, p=2, nan=False, T=float).member(
+        np.array([[math.nan, 0.0]])
+    )
     # a finite row whose float squares overflow is still decided exactly
     huge = dnp.array2_domain(norm=1.5e200, p=2, T=float)
     assert huge.member(np.array([[1e200, 1e200]]))
