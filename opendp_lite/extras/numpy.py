@@ -22,7 +22,7 @@ What opendp_lite does differently (each stated in the constructor's proof):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -944,7 +944,3 @@ def then_np_sscp() -> PartialTransformation[Array, Array, int, int]:
     """Partial of :func:`make_np_sscp`."""
     return PartialTransformation(make_np_sscp)
 
-
-def _with(domain: NPArray2Domain, **changes: Any) -> NPArray2Domain:
-    """A copy of ``domain`` with fields changed (no validation: callers pass checked values)."""
-    return replace(domain, **changes)
