@@ -943,4 +943,3 @@ def make_np_sscp(
 def then_np_sscp() -> PartialTransformation[Array, Array, int, int]:
     """Partial of :func:`make_np_sscp`."""
     return PartialTransformation(make_np_sscp)
-
