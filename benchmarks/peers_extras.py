@@ -60,11 +60,11 @@ def _opendp(case: str) -> Callable[[np.ndarray], Any] | None:
         from opendp.extras.numpy._make_np_sum import make_np_sum
     except ImportError:
         return None
-    dp.enable_features("contrib", "idealized-numerics", "floating-point")
+    dp.enable_features("contrib", "idealized-numerics")
     sym = dp.symmetric_distance()
     if case == "np_clamp":
         return dp.numpy.make_np_clamp(dp.numpy.array2_domain(num_columns=D, T=float), sym, 1.0, 2)
-    dom = dp.numpy.array2_domain(norm=1.0, p=2, num_columns=D, T=float)
+    dom = dp.numpy.array2_domain(norm=1.0, p=2, num_columns=D, nan=False, T=float)
     return (make_np_sum if case == "np_sum" else make_np_sscp)(dom, sym)
 
 
