@@ -301,3 +301,14 @@ def test_private_sum_measure_must_match_p() -> None:
         dnp.make_private_np_sum(dom, SYM, dp.zero_concentrated_divergence(), 1.0)
     with pytest.raises(NotImplementedForType):
         dnp.make_private_np_sum(dom, SYM, dp.fixed_smoothed_max_divergence(), 1.0)
+
+
+def test_law_1_catches_an_understated_np_sum() -> None:
+    """The law suite's neighbouring 2-d arrays reach the sum's sensitivity: a sum claiming 0.9
+    of its map is caught (so the passing law on the real map is not vacuous)."""
+    from tests.laws.test_constructor_laws import _broken, _finds_counterexample, stability
+
+    broken = _broken("make_np_sum", lambda t, d: t.stability_map(d) * 0.9)
+    assert _finds_counterexample(stability, broken)
+    broken_clamp = _broken("make_np_clamp", lambda t, d: d // 2)
+    assert _finds_counterexample(stability, broken_clamp)
