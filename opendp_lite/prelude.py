@@ -157,6 +157,19 @@ from .typing import (
     usize,
 )
 
+# isort: split
+# -- OpenDP's extras (issue 14): dp.numpy; dp.sklearn on first use (needs scikit-learn) --
+from .extras import numpy as numpy
+
+
+def __getattr__(name: str) -> object:
+    if name == "sklearn":
+        from .extras import sklearn
+
+        return sklearn
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "GLOBAL_FEATURES",
     "AbsoluteDistance",

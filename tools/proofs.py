@@ -47,11 +47,19 @@ REQUIRED_KEYS = (
 
 
 def public_constructors() -> Iterator[tuple[str, Callable[..., Any]]]:
-    """Every public ``make_*`` constructor reachable from ``dp.t``, ``dp.m`` and ``dp.c``."""
+    """Every public ``make_*`` constructor reachable from ``dp.t``, ``dp.m``, ``dp.c`` and the
+    extras (``dp.numpy``; ``dp.sklearn``'s modules when scikit-learn is installed)."""
     import opendp_lite.prelude as dp
 
+    mods: list[Any] = [dp.t, dp.m, dp.c, dp.numpy]
+    try:
+        from opendp_lite.extras.sklearn import decomposition, linear_model
+
+        mods += [decomposition, linear_model]
+    except ImportError:  # pragma: no cover - the optional extra is not installed
+        pass
     seen: set[str] = set()
-    for mod in (dp.t, dp.m, dp.c):
+    for mod in mods:
         for name in sorted(getattr(mod, "__all__", dir(mod))):
             fn = getattr(mod, name, None)
             if name.startswith("make_") and callable(fn) and name not in seen:

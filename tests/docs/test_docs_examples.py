@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDE = ["index.md", "getting-started.md", "context.md", "frames.md", "grouped.md"]
+GUIDE = ["index.md", "getting-started.md", "context.md", "frames.md", "grouped.md", "extras.md"]
 HOWTO = sorted(DOCS.glob("how-to/*.md"))  # every how-to page is an executed page
 PAGES = (
     [DOCS / name for name in GUIDE]

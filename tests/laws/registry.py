@@ -1856,6 +1856,163 @@ register(
     )
 )
 
+# ----------------------------------------------------------------------------------------------
+# the numpy and scikit-learn extras (opendp_lite.extras)
+
+
+@st.composite
+def _array2_domain(draw: Draw, bounded: bool, sized: bool | None = None) -> Any:
+    d = draw(st.integers(1, 3))
+    size = draw(st.none() | st.integers(1, 4)) if sized is None else (3 if sized else None)
+    if not bounded:
+        return dp.numpy.array2_domain(num_columns=d, size=size, nan=draw(st.booleans()), T=float)
+    p = draw(st.sampled_from([1, 2]))
+    norm = draw(st.sampled_from([1.0, 0.1, 3.5, 1e3]) | st.floats(1e-3, 1e3))
+    origin = draw(
+        st.none() | st.lists(st.sampled_from([0.0, 1.0, -2.5, 1e3]), min_size=d, max_size=d)
+    )
+    return dp.numpy.array2_domain(norm=norm, p=p, origin=origin, num_columns=d, size=size, T=float)
+
+
+def _np_entry(name: str, make: Callable[[Draw, Any], Case], bounded: bool, **kw: Any) -> None:
+    @st.composite
+    def build(draw: Draw) -> Case:
+        dom = draw(_array2_domain(bounded))
+        return make(draw, dom)
+
+    register(Entry(name, kw.pop("kind", "T"), build(), **kw))
+
+
+def _np_clamp(draw: Draw, dom: Any) -> Case:
+    p = draw(st.sampled_from([1, 2]))
+    norm = draw(st.sampled_from([1.0, 0.5, 1e-3]) | st.floats(1e-3, 1e3))
+    origin = draw(
+        st.none() | st.lists(st.floats(-10, 10), min_size=dom.num_columns, max_size=dom.num_columns)
+    )
+    return attempt(lambda: dp.numpy.make_np_clamp(dom, dp.symmetric_distance(), norm, p, origin))
+
+
+_np_entry("make_np_clamp", _np_clamp, False, formula=d_identity)
+_np_entry(
+    "make_np_count",
+    lambda draw, dom: Case(dp.numpy.make_np_count(dom, dp.symmetric_distance())),
+    False,
+    formula=lambda c, d: Q(0) if c.obj.input_domain.size is not None else Q(d),
+)
+
+
+def _np_sum_formula(c: Case, d: Any) -> Any:
+    """The sensitivity term of make_np_sum's docstring, bounded below (‖o‖_2 >= ‖o‖_∞)."""
+    dom = c.obj.input_domain
+    R = Q(dom.norm)
+    o = [abs(Q(v)) for v in dom.origin]
+    o_norm = sum(o, Q(0)) if dom.p == 1 else max(o, default=Q(0))
+    if dom.size is not None:
+        return Q(d // 2) * 2 * R
+    return Q(d) * (R + o_norm)
+
+
+_np_entry(
+    "make_np_sum",
+    lambda draw, dom: attempt(lambda: dp.numpy.make_np_sum(dom, dp.symmetric_distance())),
+    True,
+    formula=_np_sum_formula,
+)
+# the SSCP keeps the symmetric distance as a count of changed records, interpreted by the
+# mechanism that follows (make_private_pca bounds the matrix's sensitivity from the domain's
+# norm): its rows are not records, so law 1's multiset-of-rows distance does not apply
+_np_entry(
+    "make_np_sscp",
+    lambda draw, dom: attempt(lambda: dp.numpy.make_np_sscp(dom, dp.symmetric_distance())),
+    True,
+    formula=d_identity,
+    restrict=lambda c, x, x2: False,
+)
+
+
+def _np_private_sum(draw: Draw, dom: Any) -> Case:
+    measure = dp.max_divergence() if dom.p == 1 else dp.zero_concentrated_divergence()
+    scale = draw(scales())
+    p = {"scale": scale, "zcdp": dom.p == 2, "sum": lambda d: _np_sum_formula(Case(t), d)}
+    t = dp.numpy.make_np_sum(dom, dp.symmetric_distance())
+    return attempt(
+        lambda: dp.numpy.make_private_np_sum(dom, dp.symmetric_distance(), measure, scale), p
+    )
+
+
+def _noisy_formula(c: Case, d: Any) -> Any:
+    """Laplace: ε >= Δ/scale; Gaussian: ρ >= Δ²/(2 scale²), at the sum's sensitivity Δ."""
+    delta, s = c.p["sum"](d), Q(c.p["scale"])
+    return delta * delta / (2 * s * s) if c.p["zcdp"] else delta / s
+
+
+_np_entry("make_private_np_sum", _np_private_sum, True, kind="M", formula=_noisy_formula)
+
+
+def _np_private_mean(draw: Draw, dom: Any) -> Case:
+    p_norm = draw(st.sampled_from([1, 2]))
+    norm = draw(st.sampled_from([1.0, 0.5]) | st.floats(1e-2, 1e2))
+    scale = draw(scales())
+    sized = dp.numpy.array2_domain(num_columns=dom.num_columns, size=3, T=float)
+    clamp = dp.numpy.make_np_clamp(sized, dp.symmetric_distance(), norm, p_norm)
+    t = dp.numpy.make_np_sum(*clamp.output_space)
+    from opendp_lite import _arith
+
+    s_sum = Fraction(_arith.up(_arith.q(scale) * 3))  # the sum's scale, as the mean rounds it
+    p = {"scale": s_sum, "zcdp": p_norm == 2, "sum": lambda d: _np_sum_formula(Case(t), d)}
+    return attempt(
+        lambda: dp.numpy.make_private_np_mean(sized, dp.symmetric_distance(), scale, norm, p_norm),
+        p,
+    )
+
+
+_np_entry("make_private_np_mean", _np_private_mean, False, kind="M", formula=_noisy_formula)
+
+
+def _pca(draw: Draw) -> Case:
+    from opendp_lite.extras.sklearn.decomposition import make_private_pca
+
+    d, n = draw(st.integers(1, 3)), draw(st.integers(2, 50))
+    unit = draw(st.sampled_from([1.0, 0.1, 4.0]) | st.floats(0.01, 10))
+    norm = draw(st.sampled_from([1.0, 10.0]) | st.floats(0.1, 100))
+    bounded = draw(st.booleans())
+    dom = (
+        dp.numpy.array2_domain(norm=norm, p=2, size=n, num_columns=d, T=float)
+        if bounded
+        else dp.numpy.array2_domain(size=n, num_columns=d, T=float)
+    )
+    pca = make_private_pca(dom, dp.symmetric_distance(), unit, norm=None if bounded else norm)
+    return Case(pca, {"unit": unit})
+
+
+register(
+    Entry(
+        "make_private_pca",
+        "M",
+        fixed(_pca),
+        # calibrated: one changed record (d_in = 2) costs at most unit_epsilon, and more than 0
+        formula=lambda c, d: lambda loss: 0 < loss and (d != 2 or loss <= c.p["unit"]),
+    )
+)
+
+
+def _theil_sen(draw: Draw) -> Case:
+    from opendp_lite.extras.sklearn.linear_model import make_private_theil_sen
+
+    runs, scale = draw(st.integers(1, 3)), draw(scales())
+    measure = draw(st.sampled_from([dp.max_divergence(), dp.zero_concentrated_divergence()]))
+    meas = make_private_theil_sen(measure, (0.0, 10.0), (-5.0, 5.0), scale, runs, 20)
+    return Case(meas, {"runs": runs, "scale": scale, "zcdp": measure != dp.max_divergence()})
+
+
+def _theil_sen_formula(c: Case, d: Any) -> Any:
+    e = 2 * c.p["runs"] * Q(d) / Q(c.p["scale"])  # each median, at 2·runs·d_in
+    return 2 * e * e / 8 if c.p["zcdp"] else 2 * e
+
+
+register(Entry("make_private_theil_sen", "M", fixed(_theil_sen), formula=_theil_sen_formula))
+
+
 #: public constructors the laws do not reach, each with its reason (none at present)
 EXEMPT: dict[str, str] = {}
 
@@ -1908,5 +2065,7 @@ TIGHT: frozenset[str] = frozenset(
         "make_chain_tt",
         "make_chain_mt",
         "make_chain_pm",
+        "make_np_count",
+        "make_private_theil_sen",
     }
 )

@@ -214,6 +214,9 @@ def _frame_neighbours(draw: Any, cols: tuple[str, ...]):
 
 def neighbours(dom: Any, metric: Any, cols: tuple[str, ...] = ("a", "b")) -> Any:
     """A strategy of ``(x, x2, d)`` with ``x, x2`` members of ``dom`` at most ``d`` apart."""
+    arrays = array2_neighbours(dom, metric)
+    if arrays is not None:
+        return arrays
     if isinstance(metric, DiscreteDistance):
         return _discrete_neighbours(dom)
     if isinstance(metric, (AbsoluteDistance, L1Distance, L2Distance, LInfDistance)):
@@ -370,3 +373,46 @@ def distances(metric: Any) -> st.SearchStrategy[Any]:
 
 
 __all__ = ["MapDomain", "distances", "members", "neighbours", "within"]
+
+
+# ----------------------------------------------------------------------------------------------
+# 2-d arrays of the numpy extras (rows are records)
+
+
+@st.composite
+def _array2_rows(draw: Any, dom: Any, d: int) -> Any:
+    """One row of ``dom``: any floats (NaN if allowed), or, under a norm, a point of the ball
+    (on its boundary along an axis, or a scaled-down draw), checked by the domain itself."""
+    vals = st.floats(-1e3, 1e3) | st.sampled_from([0.0, 1.0, -1.0, 1e-300])
+    if dom.nan:
+        vals = vals | st.just(math.nan)
+    row = np.array(draw(st.lists(vals, min_size=d, max_size=d)), dtype=np.float64)
+    if dom.norm is None:
+        return row
+    o = np.broadcast_to(np.asarray(dom.origin, dtype=np.float64), (d,))
+    if d and draw(st.booleans()):  # on the boundary along one axis, when representable
+        row = o.copy()
+        row[draw(st.integers(0, d - 1))] += draw(st.sampled_from([1.0, -1.0])) * dom.norm
+    else:
+        length = float(np.linalg.norm(row, ord=dom.p))
+        row = o + row * (dom.norm / length if length > dom.norm else 1.0)
+    return row if dom.member(row[None, :]) else o.copy()
+
+
+@st.composite
+def _array2_neighbours(draw: Any, dom: Any, metric: Any):
+    """Two members of an ``NPArray2Domain`` and ``d`` >= their symmetric distance."""
+    d = dom.num_columns if dom.num_columns is not None else draw(st.integers(1, 3))
+    x, y, dist = draw(_dataset_neighbours(_array2_rows(dom, d), dom.size, metric))
+    return (
+        np.array(x, dtype=np.float64).reshape(-1, d),
+        np.array(y, dtype=np.float64).reshape(-1, d),
+        dist,
+    )
+
+
+def array2_neighbours(dom: Any, metric: Any) -> Any:
+    """Neighbours in a 2-d array domain of ``opendp_lite.extras.numpy``, or ``None``."""
+    from opendp_lite.extras.numpy import NPArray2Domain
+
+    return _array2_neighbours(dom, metric) if isinstance(dom, NPArray2Domain) else None
