@@ -137,3 +137,21 @@ def test_mode_and_histogram_are_keyed_by_category() -> None:
     hist = h.dp_histogram(data, ["a", "b"], epsilon=1.0)
     assert list(hist) == ["a", "b"] and all(isinstance(v, int) for v in hist.values())
     assert h.dp_mode(data, ["a", "b", "c"], epsilon=1.0) == "a"
+
+
+def test_a_series_is_a_column_and_a_frame_is_refused_with_the_fix() -> None:
+    """A pandas/Polars Series goes where a numpy column goes (same chain, same ε spent); its
+    missing values are dropped like NaN; a whole DataFrame is refused naming the fix."""
+    pd = pytest.importorskip("pandas")
+    ages = pd.Series(AGES, name="age")
+    session = h.budget(ages, epsilon=1.0)
+    assert 18.0 <= h.dp_mean(session, bounds=(18.0, 90.0), epsilon=0.3) <= 90.0
+    assert 0.3 * 0.99 <= session.current_privacy_loss() <= 0.3
+    with_na = pd.Series([40.0] * 20_000 + [None] * 500, dtype="Float64")
+    assert abs(h.dp_mean(with_na, bounds=(0.0, 100.0), epsilon=1.0) - 40.0) < 1.0
+    hist = h.dp_histogram(pd.Series(["a"] * 300 + ["b"] * 20, dtype="category"), ["a", "b"], 1.0)
+    assert list(hist) == ["a", "b"]
+    with pytest.raises(NotImplementedForType, match=r"data\['column'\].*grouped_sum"):
+        h.dp_sum(pd.DataFrame({"age": AGES}), bounds=(18.0, 90.0), epsilon=1.0)
+    pl = pytest.importorskip("polars")
+    assert isinstance(h.dp_count(pl.Series("age", AGES), epsilon=1.0), int)

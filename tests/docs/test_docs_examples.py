@@ -18,6 +18,7 @@ PAGES = (
     + [DOCS.parent / "README.md"]
 )
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+REQUIRES = re.compile(r"<!-- requires: ([\w.]+) -->")
 
 
 def test_there_are_pages_with_examples() -> None:
@@ -32,8 +33,11 @@ def test_every_seed_has_a_page() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS.parent)) for p in PAGES])
 def test_page_examples_run(page: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = page.read_text(encoding="utf-8")
+    for module in REQUIRES.findall(text):  # an optional extra the page needs
+        pytest.importorskip(module, reason=f"{page.name} needs {module}")
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
-    for i, code in enumerate(BLOCK.findall(page.read_text(encoding="utf-8"))):
+    for i, code in enumerate(BLOCK.findall(text)):
         try:
             exec(compile(code, f"{page.name}[block {i}]", "exec"), namespace)  # noqa: S102
         except Exception as e:  # pragma: no cover - the failure message is the point
