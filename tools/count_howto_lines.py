@@ -45,8 +45,7 @@ NOTES: dict[int, str] = {
     6: "diffprivlib has no zCDP accounting; no Tumult Analytics or PipelineDP version was written.",
     9: (
         "Ours uses `dp.sklearn.linear_model.LinearRegression` (Theil–Sen, as OpenDP's) from "
-        "the scikit-learn extra; its page's test is skipped where `opendp_lite.extras.sklearn` "
-        "is not importable."
+        "the scikit-learn extra; its page's test is skipped where `dp.sklearn` is missing."
     ),
     10: (
         "Ours (`grouped_sum`), Tumult Analytics and PipelineDP partition the rows and charge "

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs.test_docs_examples import skip_unless_installed
 from tools import count_howto_lines as counts
 
 PEER_FILES = sorted(counts.PEERS_DIR.glob("task*.py"))
@@ -21,14 +22,6 @@ SETUP = (counts.PEERS_DIR / "_setup.py").read_text(encoding="utf-8")
 TASK_PAGES = sorted(
     {p for p in counts.HOWTO.glob("*.md") if "<!-- task " in p.read_text(encoding="utf-8")}
 )
-#: ``<!-- requires: module -->`` in a page: its code needs an optional module (an extra)
-REQUIRES = re.compile(r"<!-- requires: ([\w.]+) -->")
-
-
-def skip_unless_installed(text: str) -> None:
-    """Skip a page whose ``requires`` marker names a module that is not importable here."""
-    for module in REQUIRES.findall(text):
-        pytest.importorskip(module, reason=f"the page needs {module}")
 
 
 def test_ours_is_never_longer_than_the_shortest_peer() -> None:
