@@ -35,6 +35,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, cast
 
+import numpy as np
+
 from . import _arith, _frames
 from . import accuracy as _accuracy
 from . import combinators as _c
@@ -727,21 +729,30 @@ def _labelled(counts: Any, labels: list[Any], name: Any, library: str | None) ->
     return dict(zip(labels, values, strict=True))
 
 
-def _labelled_groups(released: Any, name: Any, library: str | None) -> Any:
+def _labelled_groups(
+    released: Any, name: Any, library: str | None, keys: tuple[Any, ...] | None = None
+) -> Any:
     """A grouped release ``{key: value}`` in the type of the context's data (a pandas Series
-    indexed by key, a Polars DataFrame of keys and values); anything else is returned as is."""
+    indexed by key, a Polars DataFrame of keys and values); anything else is returned as is.
+
+    A vector release over public ``keys`` (``grouped_sum``/``grouped_count`` and noise: one
+    value per key, in the keys' order) is first keyed by them."""
+    if keys is not None and not isinstance(released, dict):
+        vector = np.asarray(released)
+        if vector.ndim == 1 and len(vector) == len(keys):
+            released = dict(zip(keys, vector.tolist(), strict=True))
     if not isinstance(released, dict) or library not in ("pandas", "dask", "polars"):
         return released
-    keys, values = list(released), list(released.values())
+    labels, values = list(released), list(released.values())
     if library == "polars":
         pl = __import__("polars")
         label = "group" if isinstance(name, tuple) else str(name)
-        return pl.DataFrame({label: keys, "value": values}, strict=False)
+        return pl.DataFrame({label: labels, "value": values}, strict=False)
     pd = __import__("pandas")
     if isinstance(name, tuple):
-        index = pd.MultiIndex.from_tuples(keys, names=list(name))
+        index = pd.MultiIndex.from_tuples(labels, names=list(name))
     else:
-        index = pd.Index(keys, name=name)
+        index = pd.Index(labels, name=name)
     return pd.Series(values, index=index, name="value")
 
 
@@ -1217,7 +1228,8 @@ class Query(Generic[_Out]):
         grouped = self._then("partition_by", f, kind, (key,), kwargs)
         library = self._context.library if self._context is not None else None
         name = by[0] if len(by) == 1 else tuple(by)
-        grouped._wrap_release = lambda released: _labelled_groups(released, name, library)
+        keys = getattr(getattr(grouped._chain, "output_domain", None), "keys", None)
+        grouped._wrap_release = lambda released: _labelled_groups(released, name, library, keys)
         return grouped
 
     def _fixed(self, bounds: tuple[Any, Any] | None, T: object) -> tuple[Any, Any]:

@@ -351,26 +351,78 @@ def _check_lazy_dtype(T: str, x: Any) -> str:
     return kind
 
 
+# The checks below cost one or two reductions on success; only once one fails is the first
+# offending element located (``np.argmax`` of the failing mask), so that the refusal names
+# its position and value.
+
+
+def _first(mask: Any, values: Any) -> tuple[int, Any] | None:
+    """The position and value of the first ``True`` of ``mask`` (on the failure path only).
+
+    None if a lazy array cannot be indexed by position (e.g. unknown chunk lengths).
+    """
+    try:
+        pos = int(np.argmax(mask))
+        value = np.asarray(values[pos]).item()
+    except Exception:  # a lazy backend that cannot index by position: name no position
+        return None
+    return pos, value
+
+
+def _where(found: tuple[int, Any] | None) -> str:
+    return "a value" if found is None else f"position {found[0]}: {found[1]!r}"
+
+
 def _check_int_range(T: str, a: Any) -> None:
     """Refuse integer data outside the range of ``T`` (one ``min`` and one ``max`` reduction)."""
     lo, hi = int_bounds(T)
     if int(a.min()) < lo or int(a.max()) > hi:
-        raise NotInDomain(f"a value is outside the range of {T} [{lo}, {hi}]")
+        found = _first((a < lo) | (a > hi), a)
+        v = None if found is None else int(found[1])
+        wide = "u64" if v is not None and v >= 2**63 else "i64"
+        raise NotInDomain(
+            f"{_where(found)} is outside the range of {T}: expected {lo} <= x <= {hi}. "
+            f"Fix: declare a type that holds it, atom_domain(T={wide!r}), or convert the "
+            "column to float (np.asarray(x, dtype=float), series.astype(float)) with "
+            "atom_domain(T=float)"
+        )
 
 
 def _check_float_values(element: AtomDomain[Any], kind: str, raw: Any, arr: Any) -> None:
     """Refuse an f32 overflow (finite ``raw`` that became infinite) and an unadmitted NaN."""
     if element.T == "f32" and kind == "f" and bool((np.isinf(arr) & np.isfinite(raw)).any()):
-        raise NotInDomain("a value overflows f32")
+        found = _first(np.isinf(arr) & np.isfinite(raw), raw)
+        top = float(np.finfo(np.float32).max)
+        raise NotInDomain(
+            f"{_where(found)} overflows f32: expected |x| <= {top!r}. Fix: declare "
+            'atom_domain(T="f64"), or clamp while still f64 (then_clamp(bounds) on an f64 '
+            'domain, then then_cast_default(TOA="f32"))'
+        )
     if not element.nan and bool(np.isnan(arr).any()):
-        raise NotInDomain(f"NaN is not a member of {element!r}")
+        found = _first(np.isnan(arr), arr)
+        where = "" if found is None else f"position {found[0]}: "
+        fix = (
+            ""
+            if element.bounds is None
+            else ". Fix: a bounded domain holds no NaN: drop or fill it before the bounded "
+            "step (an f64 domain with nan=True, then_drop_null() or then_impute_constant(v), "
+            "then then_clamp(bounds))"
+        )
+        raise NotInDomain(f"{where}NaN is not a member of {element!r}{fix}")
 
 
 def _check_vector_bounds(element: AtomDomain[Any], arr: Any) -> None:
     if element.bounds is not None:
         lo_b, hi_b = element.bounds
         if not (bool(arr.min() >= lo_b) and bool(arr.max() <= hi_b)):
-            raise NotInDomain(f"a value is outside the bounds of {element!r}")
+            with np.errstate(invalid="ignore"):
+                found = _first(~((arr >= lo_b) & (arr <= hi_b)), arr)
+            raise NotInDomain(
+                f"{_where(found)} is outside the bounds of {element!r}: expected "
+                f"{lo_b!r} <= x <= {hi_b!r}. Fix: clamp first: start from "
+                f"atom_domain(T={element.T!r}) without bounds and chain "
+                f"then_clamp(({lo_b!r}, {hi_b!r})) (values outside move to the nearest bound)"
+            )
 
 
 def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:

@@ -7,9 +7,10 @@ chain never spends more than asked), and releases it.  Nothing here adds a map o
 what a helper computes after the release (a ratio, a label, a debiased share) is
 post-processing.
 
-``data`` is a vector (a list or a 1-d numpy array, e.g. ``df["col"].to_numpy()``); one
-individual adds or removes at most ``contributions`` records.  A float column may hold NaN:
-the missing values are dropped first (``then_drop_null``).  ``data`` may also be a
+``data`` is a column: a pandas or Polars Series (``df["col"]``), a pyarrow array, a list or a
+1-d numpy array; one individual adds or removes at most ``contributions`` records.  Its type
+is read from its dtype, never from its values.  A float column may hold NaN (or None, pandas
+NA, Polars null): the missing values are dropped first (``then_drop_null``).  ``data`` may also be a
 :class:`~opendp_lite.context.Context` made by :func:`budget`: the release is then charged to
 its budget, which refuses it (before any noise is drawn) if it does not fit, and the
 context's privacy unit applies (a different ``contributions`` is refused).
@@ -36,10 +37,11 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from . import _frames
 from ._validate import check_finite_nonneg
 from .accuracy import discrete_gaussian_scale_to_accuracy, discrete_laplacian_scale_to_accuracy
 from .combinators import make_basic_composition, make_local_release
-from .context import Context, domain_of, loss_of, unit_of
+from .context import Context, _frame_domain, loss_of, unit_of
 from .core import Measurement
 from .domains import OptionDomain, VectorDomain, atom_domain, vector_domain
 from .errors import FailedMap, InvalidParameter, NotImplementedForType
@@ -126,7 +128,7 @@ def _target(data: Any, contributions: int) -> tuple[Any, Any, Callable[[Any], An
         d_in: Any = data.d_in
         release: Callable[[Any], Any] = data
     else:
-        space = (domain_of(data, infer=True), symmetric_distance())
+        space = (_frame_domain(data, _frames.schema(data)), symmetric_distance())
         d_in = contributions
 
         def release(m: Any) -> Any:
@@ -134,9 +136,11 @@ def _target(data: Any, contributions: int) -> tuple[Any, Any, Callable[[Any], An
 
     domain = space[0]
     if not isinstance(domain, VectorDomain):
+        fix = "pass one column: data['column']" if _frames.is_frame(data) else "pass a column"
         raise NotImplementedForType(
-            f"helpers take a vector (a list or 1-d array, e.g. df['col'].to_numpy()), got "
-            f"data in {domain!r}"
+            f"helpers take one column (a Series, list or 1-d array), got data in {domain!r}. "
+            f"Fix: {fix}; for a statistic per group use dp.c.grouped_sum / grouped_count / "
+            "grouped_mean"
         )
     element = domain.element_domain
     if isinstance(element, OptionDomain) or getattr(element, "nan", False):

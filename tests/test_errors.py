@@ -91,7 +91,7 @@ MISTAKES: list[tuple[str, Callable[[], Any], type, str, str, str]] = [
         "NaN in numpy data",
         lambda: dp.t.make_count(_vec(float), SYM)(np.array([0.1, np.nan])),
         NotInDomain,
-        r"NaN",
+        r"position 1: NaN",
         r"not a member of AtomDomain\(T=f64\)",
         r"nan=True.*then_impute_constant",
     ),
@@ -117,9 +117,71 @@ MISTAKES: list[tuple[str, Callable[[], Any], type, str, str, str]] = [
         "a value outside the bounds",
         lambda: dp.t.make_count(dp.vector_domain(dp.atom_domain(bounds=(0, 10))), SYM)([1, 20]),
         NotInDomain,
-        r"a value",
-        r"outside the bounds of AtomDomain\(bounds=\[0, 10\]",
-        r"then_clamp\(bounds\)",
+        r"position 1: 20 is",
+        r"outside the bounds of AtomDomain\(bounds=\[0, 10\].*expected 0 <= x <= 10",
+        r"Fix: clamp first: .*atom_domain\(T='i32'\) without bounds.*then_clamp\(\(0, 10\)\)",
+    ),
+    (
+        "a float outside the bounds in a numpy array",
+        lambda: dp.t.make_count(dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0))), SYM)(
+            np.array([1.0, 2.0, -3.5, 11.0])
+        ),
+        NotInDomain,
+        r"position 2: -3\.5 is",  # the first offending element, not the last
+        r"expected 0\.0 <= x <= 10\.0",
+        r"then_clamp\(\(0\.0, 10\.0\)\)",
+    ),
+    (
+        "a pandas value outside the bounds",
+        lambda: dp.t.make_count(dp.vector_domain(dp.atom_domain(bounds=(18, 90))), SYM)(
+            _pd().Series([30, 41, 17, 95], dtype="int32")
+        ),
+        NotInDomain,
+        r"position 2: 17 is",
+        r"expected 18 <= x <= 90",
+        r"then_clamp\(\(18, 90\)\)",
+    ),
+    (
+        "an integer outside the range of i32",
+        lambda: dp.t.make_count(_vec("i32"), SYM)(np.array([1, 2**40, -(2**40)], dtype=np.int64)),
+        NotInDomain,
+        r"position 1: 1099511627776 is",
+        r"outside the range of i32: expected -2147483648 <= x <= 2147483647",
+        r"Fix: declare a type that holds it, atom_domain\(T='i64'\)",
+    ),
+    (
+        "an unsigned 64-bit integer outside the range of i64",
+        lambda: dp.t.make_count(_vec("i64"), SYM)(np.array([0, 2**63 + 1], dtype=np.uint64)),
+        NotInDomain,
+        r"position 1: 9223372036854775809 is",
+        r"outside the range of i64",
+        r"atom_domain\(T='u64'\)",
+    ),
+    (
+        "a negative integer for an unsigned type",
+        lambda: dp.t.make_count(_vec("u32"), SYM)(np.array([3, -4], dtype=np.int64)),
+        NotInDomain,
+        r"position 1: -4 is",
+        r"expected 0 <= x <= 4294967295",
+        r"atom_domain\(T='i64'\)",
+    ),
+    (
+        "a float that overflows f32",
+        lambda: dp.t.make_count(_vec("f32"), SYM)(np.array([1.0, 2.0, 1e39])),
+        NotInDomain,
+        r"position 2: 1e\+39 overflows f32",
+        r"expected \|x\| <= 3\.40282",
+        r'atom_domain\(T="f64"\).*then_cast_default\(TOA="f32"\)',
+    ),
+    (
+        "NaN in a bounded domain",
+        lambda: dp.t.make_count(dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0))), SYM)(
+            np.array([0.5, np.nan])
+        ),
+        NotInDomain,
+        r"position 1: NaN",
+        r"not a member of AtomDomain\(bounds=\[0\.0, 1\.0\]",
+        r"then_drop_null\(\) or then_impute_constant\(v\), then then_clamp\(bounds\)",
     ),
     (
         "data of the wrong size",

@@ -43,11 +43,14 @@ TASKS: dict[int, str] = {
 #: What a reader of the table should know about a task's versions.
 NOTES: dict[int, str] = {
     6: "diffprivlib has no zCDP accounting; no Tumult Analytics or PipelineDP version was written.",
-    9: "Ours waits for the scikit-learn-style estimators being added to the library.",
+    9: (
+        "Ours uses `dp.sklearn.linear_model.LinearRegression` (Theil–Sen, as OpenDP's) from "
+        "the scikit-learn extra; its page's test is skipped where `dp.sklearn` is missing."
+    ),
     10: (
-        "Ours and diffprivlib's take the total ε from parallel composition over public regions "
-        "with one row per person, an argument the user makes; Tumult Analytics and PipelineDP "
-        "bound each person's groups themselves. Ours will use the grouped API once it lands."
+        "Ours (`grouped_sum`), Tumult Analytics and PipelineDP partition the rows and charge "
+        "parallel composition in the library; diffprivlib's takes the total ε from parallel "
+        "composition over public regions with one row per person, an argument its user makes."
     ),
 }
 #: Peers in the table's column order, with how their snippets were obtained.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs.test_docs_examples import skip_unless_installed
 from tools import count_howto_lines as counts
 
 PEER_FILES = sorted(counts.PEERS_DIR.glob("task*.py"))
@@ -60,6 +61,7 @@ def test_our_tasks_run_with_no_feature_enabled(
     process; each task here runs with every feature withdrawn."""
     import opendp_lite.core as core
 
+    skip_unless_installed(page.read_text(encoding="utf-8"))
     saved = set(core._FEATURES)
     core._FEATURES.clear()
     try:

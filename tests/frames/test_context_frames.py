@@ -169,6 +169,28 @@ def test_grouped_release_is_labelled_when_the_grouped_constructors_are_installed
     assert list(released.index) == ["n", "s"] and released.index.name == "region"
 
 
+def test_a_vector_grouped_release_is_labelled_by_its_public_keys() -> None:
+    """grouped_sum/grouped_count release one value per declared key, in the keys' order: the
+    context labels them by key (a pandas Series for pandas data), never a bare vector."""
+    pd = pytest.importorskip("pandas")
+    if not hasattr(dp.t, "then_grouped_sum"):
+        pytest.skip("the grouped-aggregate constructors are not in this build")
+    df = pd.DataFrame({"region": ["n"] * 150 + ["s"] * 50, "income": [10.0] * 200})
+    context = dp.Context.compositor(
+        data=df,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=float("inf")),
+    )
+    keys = ["s", "w", "n"]
+    sums = context.query().group_by("region", keys=keys).grouped_sum("income", bounds=(0.0, 10.0))
+    released = sums.laplace(1e-9).release()
+    assert isinstance(released, pd.Series) and released.index.name == "region"
+    assert list(released.index) == keys
+    assert released.to_dict() == pytest.approx({"s": 500.0, "w": 0.0, "n": 1500.0}, abs=1e-6)
+    counts = context.query().group_by("region", keys=keys).grouped_count().laplace(1e-9)
+    assert counts.release().to_dict() == {"s": 50, "w": 0, "n": 150}
+
+
 def test_grouped_labels_follow_the_data_type() -> None:
     from opendp_lite.context import _labelled_groups
 

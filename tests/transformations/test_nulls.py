@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import opendp_lite.prelude as dp
 from opendp_lite.errors import InvalidParameter, NotImplementedForType, NotInDomain
 from opendp_lite.samplers.rng import scripted_randomness
-from tests.conftest import scaled
+from tests.conftest import ALPHA, scaled
 from tests.transformations.test_rowwise import check_stable, neighbours
 
 SD = dp.symmetric_distance()
@@ -154,7 +154,7 @@ def test_impute_uniform_is_stable_under_the_shared_draw_coupling(data: st.DataOb
 def test_impute_uniform_law_is_uniform_and_wrong_scales_are_rejected() -> None:
     from scipy import stats
 
-    n, alpha = scaled(20_000), 1e-3
+    n, alpha = scaled(20_000), ALPHA
     t = dp.t.make_impute_uniform_float(FNAN, SD, (2.0, 5.0))
     draws = t(np.full(n, np.nan))
     u = stats.uniform(loc=2.0, scale=3.0)

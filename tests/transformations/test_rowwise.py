@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from opendp_lite.errors import InvalidParameter, NotImplementedForType
 from opendp_lite.samplers.rng import scripted_randomness
 from opendp_lite.transformations._rowwise import check_metric, uniform_permutation, uniform_prefix
+from tests.conftest import ALPHA
 
 NAN_KEY = ("<nan>",)
 
@@ -125,15 +126,18 @@ def _perm_counts(n_draws: int, sampler: Callable[[], Sequence[int]]) -> Counter[
 
 
 def _chi2_uniform_rejects(counts: Counter[tuple[int, ...]], k: int, n: int) -> bool:
-    """Whether a χ² test at α = 1e-3 rejects uniformity over ``k`` outcomes (unseen count 0)."""
+    """Whether a χ² test at the suite's ALPHA rejects uniformity over ``k`` outcomes (unseen
+    count 0)."""
     from scipy import stats
 
     observed = list(counts.values()) + [0] * (k - len(counts))
     assert sum(observed) == n
-    return bool(stats.chisquare(observed).pvalue < 1e-3)
+    return bool(stats.chisquare(observed).pvalue < ALPHA)
 
 
-ALPHA_N = 6000  # α = 1e-3 on 3! = 6 outcomes: ~1000 expected per cell
+# 3! = 6 outcomes, ~3300 expected per cell: the 0.7 control's non-centrality is about 250,
+# rejected at ALPHA = 1e-9 with margin (at 6000 draws, about 75: short at 1e-9)
+ALPHA_N = 20_000
 
 
 def test_uniform_permutation_is_uniform_and_a_biased_law_is_rejected() -> None:
@@ -206,7 +210,7 @@ def test_distance_helpers() -> None:
 
 
 def test_uniform_prefix_is_uniform_over_ordered_subsets_and_a_biased_law_is_rejected() -> None:
-    n_draws = 12_000  # 4·3 = 12 ordered pairs, ~1000 expected per cell, α = 1e-3
+    n_draws = 24_000  # 4·3 = 12 ordered pairs, ~2000 expected per cell, α = ALPHA
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with scripted_randomness(seed=b"prefix-uniform"):
