@@ -11,8 +11,9 @@ from __future__ import annotations
 try:
     import sklearn  # noqa: F401
 except ImportError as e:  # pragma: no cover - exercised by tests/extras with sklearn hidden
-    raise ImportError(
-        'opendp_lite.extras.sklearn needs scikit-learn: pip install "opendp_lite[sklearn]"'
+    raise ModuleNotFoundError(  # an ImportError naming the missing module, as Python's own
+        'opendp_lite.extras.sklearn needs scikit-learn: pip install "opendp_lite[sklearn]"',
+        name="sklearn",
     ) from e
 
 from . import decomposition, linear_model
