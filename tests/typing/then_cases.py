@@ -69,18 +69,27 @@ def transformations() -> None:
     assert_type(optvec >> dp.t.then_impute_constant(0), _T[Vec[int | None], Vec[int], int, int])
     assert_type(nanvec >> dp.t.then_impute_constant(0.0), _T[Vec[float], Vec[float], int, int])
     # into: the output type is make_x's declared one (Any where make_x declares none)
-    assert_type(svec >> dp.t.then_cast(int), _T[Vec[str], Any, int, int])
-    assert_type(svec >> dp.t.then_cast_inherent(float), _T[Vec[str], Any, int, int])
+    assert_type(svec >> dp.t.then_cast(int), _T[Vec[str], Vec[int | None], int, int])
+    assert_type(
+        svec >> dp.t.then_cast("f64") >> dp.t.then_drop_null(),
+        _T[Vec[str], Vec[float], int, int],
+    )
+    assert_type(svec >> dp.t.then_cast_inherent(float), _T[Vec[str], Vec[float], int, int])
     assert_type(
         svec >> dp.t.then_cast_default(float) >> dp.t.then_sum_of_squared_deviations(),
         _T[Vec[str], float, int, float],
     )
-    assert_type(ivec >> dp.t.then_count_distinct(), _T[Vec[int], Any, int, Any])
+    assert_type(ivec >> dp.t.then_count_distinct(), _T[Vec[int], int, int, int])
+    assert_type(ivec >> dp.t.then_count_distinct(float), _T[Vec[int], float, int, float])
     assert_type(svec >> dp.t.then_count_by(), _T[Vec[str], Any, int, Any])
-    assert_type(svec >> dp.t.then_count_by_categories(["a"]), _T[Vec[str], Any, int, Any])
+    assert_type(svec >> dp.t.then_count_by_categories(["a"]), _T[Vec[str], Vec[int], int, int])
+    assert_type(
+        svec >> dp.t.then_count_by_categories(["a"], TOA=float), _T[Vec[str], Vec[float], int, Any]
+    )
     assert_type(svec >> dp.t.then_find(["a"]), _T[Vec[str], Vec[int | None], int, int])
     assert_type(ints >> dp.t.then_find_bin([0, 10]), _T[Vec[int], Vec[int], int, int])
-    assert_type(ivec >> dp.t.then_index(["a", "b"], "c"), _T[Vec[int], Any, int, int])
+    assert_type(ivec >> dp.t.then_index(["a", "b"], "c"), _T[Vec[int], Vec[str], int, int])
+    assert_type(ivec >> dp.t.then_index([1.5], 0.0, TOA=float), _T[Vec[int], Vec[float], int, int])
     assert_type(svec >> dp.t.then_is_equal("a"), _T[Vec[str], Vec[bool], int, int])
     assert_type(nanvec >> dp.t.then_is_null(), _T[Vec[float], Vec[bool], int, int])
     assert_type(
@@ -327,6 +336,10 @@ def invalid_chains() -> None:
     svec = dp.vector_domain(dp.atom_domain(T=str)), dp.l1_distance(T=int)
     svec >> dp.m.then_noise(dp.max_divergence(), 1.0)  # type: ignore[operator]
     ivec >> dp.m.then_noise_threshold(dp.approximate(dp.max_divergence()), 1.0, 5)  # type: ignore[operator]
+    # a declared cast flows on: optional ints are not clamped as floats, strings not counted
+    (svec >> dp.t.then_cast(int)) >> dp.t.then_clamp((0.0, 1.0))  # type: ignore[operator]
+    cats = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    (cats >> dp.t.then_index(["a"], "b")) >> dp.t.then_sum()  # type: ignore[operator]
     # non_null: nothing to drop from a vector of plain ints
     ivec >> dp.t.then_drop_null()  # type: ignore[operator]
     # then: the carrier fixed by make_x (float-only Lipschitz map, float canonical noise, bytes)
