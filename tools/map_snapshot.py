@@ -10,6 +10,8 @@ Releases use scripted randomness (not private: testing only).
 
 import json
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,10 +24,10 @@ from opendp_lite.transformations.user import make_user_transformation
 
 warnings.simplefilter("ignore")
 dp.enable_features("honest-but-curious", "contrib", "floating-point")
-out = []
+out: list[Any] = []
 
 
-def rec(name, m, ds, inputs):
+def rec(name: str, m: Any, ds: Sequence[Any], inputs: Sequence[Any]) -> None:
     maps = []
     for d in ds:
         try:
@@ -47,6 +49,9 @@ def rec(name, m, ds, inputs):
 
 ints = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
 floats = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+T: Any  # a carrier: int/float types here, names ("i32", "f64") further down
+sp: tuple[Any, Any]
+xs: list[Any]
 for scale in (0.0, 0.3, 1.0, 7.5):
     for meas in (dp.max_divergence(), dp.zero_concentrated_divergence()):
         for T in (int, float):
@@ -78,10 +83,11 @@ for scale in (0.0, 0.3, 1.0, 7.5):
         )
     for alpha in (0.0, 0.1, 0.5, 0.9, 1.0):
         for meas in (dp.max_divergence(), dp.zero_concentrated_divergence()):
-            for sp, cands, xs in (
+            qcases: tuple[tuple[tuple[Any, Any], list[Any], list[Any]], ...] = (
                 (ints, [0, 25, 50, 75, 100], [list(range(101)), [3, 3, 3]]),
                 (floats, [0.0, 0.5, 2.5], [[0.1, 0.2, 3.0], []]),
-            ):
+            )
+            for sp, cands, xs in qcases:
                 rec(
                     f"quantile{scale}{alpha}{meas}",
                     dp.m.make_private_quantile(*sp, meas, cands, alpha=alpha, scale=scale),
@@ -89,7 +95,8 @@ for scale in (0.0, 0.3, 1.0, 7.5):
                     xs,
                 )
     if scale > 0:
-        for kw in ({"scale": scale}, {"epsilon": scale}):
+        kws: tuple[dict[str, Any], ...] = ({"scale": scale}, {"epsilon": scale})
+        for kw in kws:
             rec(
                 f"exp{scale}{kw}",
                 dp.m.make_exponential(
@@ -160,12 +167,15 @@ for scale in (0.0, 0.3, 1.0, 7.5):
                     [{"a": 100, "b": 4, "c": 12} if T == "i32" else {"a": 100.0, "b": 4.0}],
                 )
 
-        def count_above(c):
+        def count_above(c: int) -> Any:
+            def above(x: Any) -> int:
+                return int((x > c).sum())
+
             return make_user_transformation(
                 *ints,
                 dp.atom_domain(T=int),
                 dp.absolute_distance(T=int),
-                lambda x, c=c: int((x > c).sum()),
+                above,
                 lambda dist: dist,
             )
 
@@ -189,7 +199,7 @@ for scale in (0.0, 0.3, 1.0, 7.5):
             for s in range(4):
                 with rng.scripted_randomness(seed=f"svt{scale}{thr}{s}".encode()):
                     qbl = svt(list(range(100)))
-                    res = []
+                    res: list[Any] = []
                     for c in (90, 60, 20, 1, 0):
                         try:
                             res.append(qbl(count_above(c)))
@@ -236,8 +246,8 @@ for a in (0.0, 0.3, 0.5, 0.9, 1.0):
             rec(f"coins{a}{b}", dp.m.make_randomized_response_coins(a, b), [0, 1, 2], [True, False])
         except Exception as e:
             print(json.dumps(["coins", a, b, type(e).__name__, str(e)]))
-for e in (0.0, 0.1, 1.0, 3.0):
-    print(json.dumps(["coins_from_eps", e, repr(two_coin.coins_from_epsilon(e))]))
+for eps in (0.0, 0.1, 1.0, 3.0):
+    print(json.dumps(["coins_from_eps", eps, repr(two_coin.coins_from_epsilon(eps))]))
     for a, b in ((0.5, 0.5), (0.3, 0.9), (0.99, 0.01)):
         print(
             json.dumps(

@@ -13,14 +13,15 @@ labelled ``dict`` out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast, overload
 
 import numpy as np
 
 from .. import _arith as ar
 from .. import _dask
+from .._spine import then
 from .._validate import check_finite_nonneg
-from ..core import Domain, Measurement, Metric, PartialMeasurement
+from ..core import Domain, Measurement, Metric
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, map_domain
 from ..errors import DomainMismatch, InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measurements.noise import make_laplace
@@ -46,6 +47,9 @@ __all__ = [
     "then_grouped",
 ]
 
+_TO = TypeVar("_TO")
+_MO = TypeVar("_MO")
+
 
 def _group_loss(inner: Measurement[Any, Any, int, Any], d_in: Triple) -> Any:
     """The loss of ``inner`` summed over the changed groups (module docstring of the proof):
@@ -65,6 +69,32 @@ def _group_loss(inner: Measurement[Any, Any, int, Any], d_in: Triple) -> Any:
     return ar.mul_up(g, eps), min(1.0, ar.mul_up(g, delta))
 
 
+# The release is the inner measurement's per group; the loss is the inner's with public keys,
+# approximate DP (ε, δ) with private keys (threshold and threshold_scale given).
+@overload
+def make_grouped(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    measurement: Measurement[Any, _TO, int, _MO],
+    threshold: None = None,
+    threshold_scale: None = None,
+) -> Measurement[Partitioned, dict[Any, _TO], Triple, _MO]: ...
+@overload
+def make_grouped(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    measurement: Measurement[Any, _TO, int, Any],
+    threshold: int,
+    threshold_scale: float,
+) -> Measurement[Partitioned, dict[Any, _TO], Triple, tuple[float, float]]: ...
+@overload
+def make_grouped(
+    input_domain: Domain[Any],
+    input_metric: Metric[Any],
+    measurement: Measurement[Any, _TO, int, Any],
+    threshold: int | None,
+    threshold_scale: float | None,
+) -> Measurement[Partitioned, dict[Any, _TO], Triple, Any]: ...
 def make_grouped(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -187,15 +217,7 @@ def make_grouped(
     )
 
 
-def then_grouped(
-    measurement: Measurement[Any, Any, int, Any],
-    threshold: int | None = None,
-    threshold_scale: float | None = None,
-) -> PartialMeasurement[Partitioned, dict[Any, Any], Triple, Any]:
-    """Partial of :func:`make_grouped`."""
-    return PartialMeasurement(
-        lambda d, m: make_grouped(d, m, measurement, threshold, threshold_scale)
-    )
+then_grouped = then(make_grouped)
 
 
 # -- the analyst's helpers --------------------------------------------------------------------

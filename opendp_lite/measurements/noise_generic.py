@@ -18,15 +18,20 @@ mechanism it names, so its function, map and proof are that mechanism's.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
-from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement
+from .._spine import keyed, noise
+from ..core import Domain, Measure, Measurement, Metric
 from ..errors import NotImplementedForType
 from ..measures import Approximate, MaxDivergence, ZeroConcentratedDivergence
 from .noise import make_gaussian, make_laplace
 from .threshold import make_gaussian_threshold, make_laplace_threshold
 
 __all__ = ["make_noise", "make_noise_threshold", "then_noise", "then_noise_threshold"]
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 def make_noise(
@@ -73,21 +78,17 @@ def make_noise(
     )
 
 
-def then_noise(
-    output_measure: Measure[Any], scale: float, k: int | None = None
-) -> PartialMeasurement[Any, Any, Any, float]:
-    """Partial of :func:`make_noise`."""
-    return PartialMeasurement(lambda d, m: make_noise(d, m, output_measure, scale, k))
+then_noise = noise(make_noise)
 
 
 def make_noise_threshold(
-    input_domain: Domain[Any],
+    input_domain: Domain[Mapping[_K, _V]],
     input_metric: Metric[Any],
     output_measure: Measure[Any],
     scale: float,
     threshold: Any,
     k: Any = None,
-) -> Measurement[Any, dict[Any, Any], tuple[int, Any, Any], tuple[float, float]]:
+) -> Measurement[Mapping[_K, _V], dict[_K, _V], tuple[int, Any, Any], tuple[float, float]]:
     r"""Noise each value of a map, then release the keys that clear ``threshold``.
 
     ``approximate(max_divergence())`` gives ``make_laplace_threshold`` (input metric
@@ -135,10 +136,4 @@ def make_noise_threshold(
     )
 
 
-def then_noise_threshold(
-    output_measure: Measure[Any], scale: float, threshold: Any, k: Any = None
-) -> PartialMeasurement[Any, dict[Any, Any], tuple[int, Any, Any], tuple[float, float]]:
-    """Partial of :func:`make_noise_threshold`."""
-    return PartialMeasurement(
-        lambda d, m: make_noise_threshold(d, m, output_measure, scale, threshold, k)
-    )
+then_noise_threshold = keyed(make_noise_threshold)

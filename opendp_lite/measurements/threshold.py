@@ -25,9 +25,10 @@ charged as extra sensitivity 2^k − 2^k_min per key (zero at the default ``k = 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from .._arith import Rational, exp_down, exp_up, q, sqrt_up, up
 from .._spine import keyed
@@ -66,6 +67,8 @@ __all__ = [
 ]
 
 Triple = tuple[int, Any, Any]
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 def is_l0pinf(metric: object, T: str, p: int) -> bool:
@@ -251,13 +254,13 @@ def _delta(l0: int, linf: Any, grid: _Grid, threshold: Rational, tail: Any) -> f
 
 
 def make_laplace_threshold(
-    input_domain: Domain[Any],
+    input_domain: Domain[Mapping[_K, _V]],
     input_metric: Metric[Any],
     scale: float,
     threshold: Any,
     k: Any = None,
     MO: Any = "Approximate<MaxDivergence>",
-) -> Measurement[Any, dict[Any, int], Triple, tuple[float, float]]:
+) -> Measurement[Mapping[_K, _V], dict[_K, _V], Triple, tuple[float, float]]:
     r"""Add exact Laplace noise to each value; release the keys whose noisy value clears threshold.
 
     Integer values get Z ~ 𝓛_ℤ(scale); float values are rounded to the grid 2^k·ℤ (default
@@ -323,13 +326,13 @@ def make_laplace_threshold(
 
 
 def make_gaussian_threshold(
-    input_domain: Domain[Any],
+    input_domain: Domain[Mapping[_K, _V]],
     input_metric: Metric[Any],
     scale: float,
     threshold: Any,
     k: Any = None,
     MO: Any = "Approximate<ZeroConcentratedDivergence>",
-) -> Measurement[Any, dict[Any, int], Triple, tuple[float, float]]:
+) -> Measurement[Mapping[_K, _V], dict[_K, _V], Triple, tuple[float, float]]:
     r"""Add exact Gaussian noise to each value; release the keys whose noisy value clears threshold.
 
     Integer values get Z ~ 𝓝_ℤ(0, scale²); float values are rounded to the grid 2^k·ℤ

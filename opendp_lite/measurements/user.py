@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from ..core import Domain, Measure, Measurement, Metric, PartialMeasurement, assert_features
+from .._spine import release
+from ..core import Domain, Measure, Measurement, Metric, assert_features
 
 __all__ = ["make_user_measurement", "then_user_measurement"]
 
@@ -40,27 +41,12 @@ def make_user_measurement(
     ...     lambda x: 0, lambda d: 0.0)
     >>> const(5), const.map(3)
     (0, 0.0)
+    >>> space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    >>> (space >> dp.m.then_user_measurement(dp.max_divergence(), lambda x: 0, lambda d: 0.0))(5)
+    0
     """
     assert_features("honest-but-curious")
     return Measurement(input_domain, input_metric, output_measure, function, privacy_map)
 
 
-def then_user_measurement(
-    output_measure: Measure[MO],
-    function: Callable[[TI], TO],
-    privacy_map: Callable[[DI], MO],
-    TO: object = None,
-) -> PartialMeasurement[TI, TO, DI, MO]:
-    """Partial of :func:`make_user_measurement`.
-
-    >>> import opendp_lite.prelude as dp
-    >>> dp.enable_features("honest-but-curious")
-    >>> space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
-    >>> const = space >> dp.m.then_user_measurement(
-    ...     dp.max_divergence(), lambda x: 0, lambda d: 0.0)
-    >>> const(5), const.map(3)
-    (0, 0.0)
-    """
-    return PartialMeasurement(
-        lambda d, m: make_user_measurement(d, m, output_measure, function, privacy_map, TO)
-    )
+then_user_measurement = release(make_user_measurement)

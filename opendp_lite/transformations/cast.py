@@ -186,6 +186,26 @@ def _spaces(name: str, input_domain: Domain[Any], TOA: object) -> tuple[str, str
     return elem.T, carrier_name(TOA)
 
 
+_TI = TypeVar("_TI")
+
+
+# The output carrier is TOA's, each element optional (a value that does not cast is None).
+@overload
+def make_cast(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[int] | IntName
+) -> Transformation[_TI, Vec[int | None], int, int]: ...
+@overload
+def make_cast(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[float] | FloatName
+) -> Transformation[_TI, Vec[float | None], int, int]: ...
+@overload
+def make_cast(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[str] | Literal["String"]
+) -> Transformation[_TI, Vec[str | None], int, int]: ...
+@overload
+def make_cast(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
+) -> Transformation[_TI, Any, int, int]: ...
 def make_cast(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
 ) -> Transformation[Any, Any, int, int]:
@@ -224,9 +244,6 @@ def make_cast(
 
     elem = atom_domain(T=T, nan=True if is_float(T) else None)
     return row_by_row("make_cast", input_domain, input_metric, option_domain(elem), function)
-
-
-_TI = TypeVar("_TI")
 
 
 # Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
@@ -289,6 +306,15 @@ def _may_be_nan(TIA: str, input_domain: Domain[Any], T: str) -> bool | None:
     return True if (isinstance(elem, AtomDomain) and elem.nan) else None
 
 
+# Only a float TOA has an inherent null (NaN); another TOA is refused at construction.
+@overload
+def make_cast_inherent(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[float] | FloatName
+) -> Transformation[_TI, Vec[float], int, int]: ...
+@overload
+def make_cast_inherent(
+    input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
+) -> Transformation[_TI, Any, int, int]: ...
 def make_cast_inherent(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
 ) -> Transformation[Any, Any, int, int]:

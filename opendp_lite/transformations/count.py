@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _dask
 from .._spine import into
-from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import (
     Domain,
     Metric,
@@ -167,6 +167,18 @@ def _distinct(x: Any) -> int:
     return len(_value_counts(x)[0])
 
 
+@overload
+def make_count_distinct(
+    input_domain: Domain[_TI], input_metric: Metric[int], TO: type[int] | IntName = "int"
+) -> Transformation[_TI, int, int, int]: ...
+@overload
+def make_count_distinct(
+    input_domain: Domain[_TI], input_metric: Metric[int], TO: type[float] | FloatName
+) -> Transformation[_TI, float, int, float]: ...
+@overload
+def make_count_distinct(
+    input_domain: Domain[_TI], input_metric: Metric[int], TO: object
+) -> Transformation[_TI, Any, int, Any]: ...
 def make_count_distinct(
     input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "int"
 ) -> Transformation[Any, Any, int, Any]:
@@ -337,6 +349,46 @@ def _output_metric(name: str, MO: object, T: str) -> Metric[Any]:
     raise NotImplementedForType(f"{name}: MO must be L1Distance<Q> or L2Distance<Q>, got {MO!r}")
 
 
+# The counts' carrier is TOA's; the output distance type is MO's Q (int by default).
+_IntMO = Literal["L1Distance<int>", "L2Distance<int>"]
+
+
+@overload
+def make_count_by_categories(
+    input_domain: Domain[_TI],
+    input_metric: Metric[int],
+    categories: Sequence[Any],
+    null_category: bool = True,
+    MO: _IntMO = "L1Distance<int>",
+    TOA: type[int] | IntName = "int",
+) -> Transformation[_TI, Vec[int], int, int]: ...
+@overload
+def make_count_by_categories(
+    input_domain: Domain[_TI],
+    input_metric: Metric[int],
+    categories: Sequence[Any],
+    null_category: bool = ...,
+    MO: object = ...,
+    TOA: type[int] | IntName = ...,
+) -> Transformation[_TI, Vec[int], int, Any]: ...
+@overload
+def make_count_by_categories(
+    input_domain: Domain[_TI],
+    input_metric: Metric[int],
+    categories: Sequence[Any],
+    null_category: bool = ...,
+    MO: object = ...,
+    TOA: type[float] | FloatName = ...,
+) -> Transformation[_TI, Vec[float], int, Any]: ...
+@overload
+def make_count_by_categories(
+    input_domain: Domain[_TI],
+    input_metric: Metric[int],
+    categories: Sequence[Any],
+    null_category: bool = ...,
+    MO: object = ...,
+    TOA: object = ...,
+) -> Transformation[_TI, Any, int, Any]: ...
 def make_count_by_categories(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -17,8 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _dask, _frames
+from .._spine import then
 from .._types import carrier_name, is_float
-from ..core import Domain, Metric, PartialTransformation, Transformation
+from ..core import Domain, Metric, Transformation
 from ..domains import DataFrameDomain, atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType
 from ..metrics import InsertDeleteDistance, SymmetricDistance
@@ -73,7 +74,7 @@ def make_filter_rows(
     op: str,
     value: Any,
     TIA: object = None,
-) -> Transformation[Any, Any, int, int]:
+) -> Transformation[Mapping[Any, Any], Mapping[Any, Any], int, int]:
     r"""Keep the rows of a dataframe whose ``column`` satisfies ``<op> value``; a public filter.
 
     ``op`` is one of ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in`` (for
@@ -142,10 +143,4 @@ def make_filter_rows(
     return Transformation(domain, input_metric, domain, input_metric, function, lambda d: d)
 
 
-def then_filter_rows(
-    column: Any, op: str, value: Any, TIA: object = None
-) -> PartialTransformation[Any, Any, int, int]:
-    """Partial of :func:`make_filter_rows`."""
-    return PartialTransformation(
-        lambda d, m: make_filter_rows(d, m, column=column, op=op, value=value, TIA=TIA)
-    )
+then_filter_rows = then(make_filter_rows)

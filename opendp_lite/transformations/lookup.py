@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,9 @@ __all__ = [
     "then_index",
     "then_is_equal",
 ]
+
+_TI = TypeVar("_TI")
+_C = TypeVar("_C")
 
 
 def make_identity(domain: Domain[Any], metric: Metric[Any]) -> Transformation[Any, Any, Any, Any]:
@@ -193,6 +196,23 @@ def make_find_bin(
     return row_by_row("make_find_bin", input_domain, input_metric, atom_domain(T="usize"), function)
 
 
+# The output carrier is TOA's: null's type when TOA is omitted, else TOA given as a type.
+@overload
+def make_index(
+    input_domain: Domain[_TI],
+    input_metric: Metric[int],
+    categories: Any,
+    null: _C,
+    TOA: None = None,
+) -> Transformation[_TI, Vec[_C], int, int]: ...
+@overload
+def make_index(
+    input_domain: Domain[_TI], input_metric: Metric[int], categories: Any, null: Any, TOA: type[_C]
+) -> Transformation[_TI, Vec[_C], int, int]: ...
+@overload
+def make_index(
+    input_domain: Domain[_TI], input_metric: Metric[int], categories: Any, null: Any, TOA: object
+) -> Transformation[_TI, Any, int, int]: ...
 def make_index(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

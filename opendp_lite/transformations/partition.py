@@ -27,7 +27,9 @@ import numpy.typing as npt
 
 from .. import _arith as ar
 from .. import _dask
-from ..core import Domain, Metric, PartialTransformation, Transformation, _check_distance
+from .._spine import then
+from .._types import Vec
+from ..core import Domain, Metric, Transformation, _check_distance
 from ..domains import DataFrameDomain, atom_domain, vector_domain
 from ..errors import (
     DomainMismatch,
@@ -419,7 +421,7 @@ def make_partition_by(
     max_partitions: int | None = None,
     max_contributions_per_partition: int | None = None,
     max_contributions: int | None = None,
-) -> Transformation[Any, Partitioned, int, Triple]:
+) -> Transformation[Mapping[Any, Any], Partitioned, int, Triple]:
     r"""Partition a dataframe into groups by the columns ``by``.
 
     With public ``keys`` the groups are exactly ``keys`` (in that order): rows with another
@@ -519,19 +521,7 @@ def make_partition_by(
     )
 
 
-def then_partition_by(
-    by: Any,
-    keys: Sequence[Any] | None = None,
-    max_partitions: int | None = None,
-    max_contributions_per_partition: int | None = None,
-    max_contributions: int | None = None,
-) -> PartialTransformation[Any, Partitioned, int, Triple]:
-    """Partial of :func:`make_partition_by`."""
-    return PartialTransformation(
-        lambda d, m: make_partition_by(
-            d, m, by, keys, max_partitions, max_contributions_per_partition, max_contributions
-        )
-    )
+then_partition_by = then(make_partition_by)
 
 
 # -- vectorised per-group aggregates ---------------------------------------------------------
@@ -601,7 +591,7 @@ def _reduce_dask(frame: Any, fn: Any, k: int, *args: Any) -> npt.NDArray[Any]:
 
 def make_grouped_count(
     input_domain: Domain[Any], input_metric: Metric[Any], norm: int = 1
-) -> Transformation[Partitioned, npt.NDArray[np.int64], Triple, int | float]:
+) -> Transformation[Partitioned, Vec[int], Triple, int | float]:
     r"""The number of rows of each group: a vector in the order of the public keys.
 
     Stability map, into ``l1_distance(T=int)`` (``norm=1``) or ``l2_distance(T=float)``
@@ -650,9 +640,7 @@ def make_grouped_count(
     return Transformation(input_domain, input_metric, out_dom, out_metric, function, stability_map)
 
 
-def then_grouped_count(norm: int = 1) -> PartialTransformation[Any, Any, Triple, Any]:
-    """Partial of :func:`make_grouped_count`."""
-    return PartialTransformation(lambda d, m: make_grouped_count(d, m, norm))
+then_grouped_count = then(make_grouped_count)
 
 
 # grid sums: k = trunc(clamp(x)·2^p), |k| <= 2^46, split as k = hi·2^23 + lo (0 <= lo < 2^23,
@@ -724,7 +712,7 @@ def make_grouped_sum(
     bounds: tuple[float, float],
     norm: int = 1,
     size_limit: int = 1 << 40,
-) -> Transformation[Partitioned, npt.NDArray[np.float64], Triple, float]:
+) -> Transformation[Partitioned, Vec[float], Triple, float]:
     r"""The sum of ``clamp(column, bounds)`` in each group: a vector in the order of the keys.
 
     Each clamped value is truncated to the grid 2^-p (p keeps 46 bits of M = max(|L|, |U|)),
@@ -815,10 +803,4 @@ def make_grouped_sum(
     return Transformation(input_domain, input_metric, out_dom, out_metric, function, stability_map)
 
 
-def then_grouped_sum(
-    column: Any, bounds: tuple[float, float], norm: int = 1, size_limit: int = 1 << 40
-) -> PartialTransformation[Any, Any, Triple, Any]:
-    """Partial of :func:`make_grouped_sum`."""
-    return PartialTransformation(
-        lambda d, m: make_grouped_sum(d, m, column, bounds, norm, size_limit)
-    )
+then_grouped_sum = then(make_grouped_sum)

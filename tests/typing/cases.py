@@ -237,9 +237,10 @@ def valid_chains() -> None:
         l1f >> dp.m.then_laplace(1.0), Measurement[Vec[float], npt.NDArray[Any], float, float]
     )
     # a then_* partial after a transformation whose output carrier is Any stays Any (not a
-    # guessed carrier): make_count_by_categories declares no output carrier
-    by_cat = strs >> dp.t.then_count_by_categories(["a", "b"])
-    assert_type(by_cat >> dp.m.then_laplace(1.0), Measurement[Vec[str], Any, int, float])
+    # guessed carrier): a TOA known only as a str leaves make_cast_default's carrier open
+    toa: str = "f64"
+    cast_any = strs >> dp.t.then_cast_default(toa)
+    assert_type(cast_any >> dp.m.then_laplace(1.0), Measurement[Vec[str], Any, int, float])
     # an adaptive compositor after a transformation answers queries on its output space
     assert_type(
         clamp >> dp.c.then_adaptive_composition(dp.max_divergence(), 1, [1.0]),

@@ -27,6 +27,7 @@ from opendp_lite.core import Measurement, Queryable, Transformation
 from opendp_lite.measurements.randomized_response import bitvector_domain
 from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
 from opendp_lite.measurements.two_coin import make_randomized_response_coins
+from opendp_lite.transformations.partition import Partitioned, Triple
 
 if sys.version_info >= (3, 11):
     from typing import assert_type
@@ -68,18 +69,27 @@ def transformations() -> None:
     assert_type(optvec >> dp.t.then_impute_constant(0), _T[Vec[int | None], Vec[int], int, int])
     assert_type(nanvec >> dp.t.then_impute_constant(0.0), _T[Vec[float], Vec[float], int, int])
     # into: the output type is make_x's declared one (Any where make_x declares none)
-    assert_type(svec >> dp.t.then_cast(int), _T[Vec[str], Any, int, int])
-    assert_type(svec >> dp.t.then_cast_inherent(float), _T[Vec[str], Any, int, int])
+    assert_type(svec >> dp.t.then_cast(int), _T[Vec[str], Vec[int | None], int, int])
+    assert_type(
+        svec >> dp.t.then_cast("f64") >> dp.t.then_drop_null(),
+        _T[Vec[str], Vec[float], int, int],
+    )
+    assert_type(svec >> dp.t.then_cast_inherent(float), _T[Vec[str], Vec[float], int, int])
     assert_type(
         svec >> dp.t.then_cast_default(float) >> dp.t.then_sum_of_squared_deviations(),
         _T[Vec[str], float, int, float],
     )
-    assert_type(ivec >> dp.t.then_count_distinct(), _T[Vec[int], Any, int, Any])
+    assert_type(ivec >> dp.t.then_count_distinct(), _T[Vec[int], int, int, int])
+    assert_type(ivec >> dp.t.then_count_distinct(float), _T[Vec[int], float, int, float])
     assert_type(svec >> dp.t.then_count_by(), _T[Vec[str], Any, int, Any])
-    assert_type(svec >> dp.t.then_count_by_categories(["a"]), _T[Vec[str], Any, int, Any])
+    assert_type(svec >> dp.t.then_count_by_categories(["a"]), _T[Vec[str], Vec[int], int, int])
+    assert_type(
+        svec >> dp.t.then_count_by_categories(["a"], TOA=float), _T[Vec[str], Vec[float], int, Any]
+    )
     assert_type(svec >> dp.t.then_find(["a"]), _T[Vec[str], Vec[int | None], int, int])
     assert_type(ints >> dp.t.then_find_bin([0, 10]), _T[Vec[int], Vec[int], int, int])
-    assert_type(ivec >> dp.t.then_index(["a", "b"], "c"), _T[Vec[int], Any, int, int])
+    assert_type(ivec >> dp.t.then_index(["a", "b"], "c"), _T[Vec[int], Vec[str], int, int])
+    assert_type(ivec >> dp.t.then_index([1.5], 0.0, TOA=float), _T[Vec[int], Vec[float], int, int])
     assert_type(svec >> dp.t.then_is_equal("a"), _T[Vec[str], Vec[bool], int, int])
     assert_type(nanvec >> dp.t.then_is_null(), _T[Vec[float], Vec[bool], int, int])
     assert_type(
@@ -95,6 +105,22 @@ def transformations() -> None:
     # then: fixed by make_x's declaration
     assert_type(
         fscalar >> dp.t.then_lipschitz_float_mul(2.0, (0.0, 1.0)), _T[float, float, float, float]
+    )
+    # then: a dataframe in (filtered, partitioned), per-group vectors out
+    frame = dp.dataframe_domain(), dp.symmetric_distance()
+    adults = frame >> dp.t.then_filter_rows("age", ">=", 18)
+    assert_type(
+        frame >> dp.t.then_filter_rows("age", ">=", 18),
+        _T[Mapping[Any, Any], Mapping[Any, Any], int, int],
+    )
+    part = adults >> dp.t.then_partition_by("g", keys=["a", "b"])
+    assert_type(part, _T[Mapping[Any, Any], Partitioned, int, Triple])
+    assert_type(
+        part >> dp.t.then_grouped_count(), _T[Mapping[Any, Any], Vec[int], int, int | float]
+    )
+    assert_type(
+        frame >> dp.t.then_partition_by("g", keys=["a"]) >> dp.t.then_grouped_sum("x", (0.0, 1.0)),
+        _T[Mapping[Any, Any], Vec[float], int, float],
     )
 
 
@@ -171,6 +197,49 @@ def measurements() -> None:
         m02 >> dp.m.then_gaussian_threshold(3.0, 12),
         _M[Mapping[str, int], dict[str, int], tuple[int, Any, Any], tuple[float, float]],
     )
+    # noise: the distribution chosen by the measure, the carrier kept as by laplace/gaussian
+    assert_type(iscalar >> dp.m.then_noise(dp.max_divergence(), 1.0), _M[int, int, int, float])
+    assert_type(
+        fscalar >> dp.m.then_noise(dp.zero_concentrated_divergence(), 1.0),
+        _M[float, float, float, float],
+    )
+    # keyed: the values' type flows through (int and float maps)
+    assert_type(
+        m01 >> dp.m.then_noise_threshold(dp.approximate(dp.max_divergence()), 3.0, 12),
+        _M[Mapping[str, int], dict[str, int], tuple[int, Any, Any], tuple[float, float]],
+    )
+    assert_type(
+        (fcounts, l02inf_distance(dp.absolute_distance(T=float)))
+        >> dp.m.then_noise_threshold(dp.approximate(dp.zero_concentrated_divergence()), 3.0, 12.0),
+        _M[Mapping[str, float], dict[str, float], tuple[int, Any, Any], tuple[float, float]],
+    )
+    # the makes declare the value type too (a float map releases floats)
+    assert_type(
+        dp.m.make_laplace_threshold(
+            fcounts, l01inf_distance(dp.absolute_distance(T=float)), 1.0, 5.0
+        ),
+        _M[Mapping[str, float], dict[str, float], tuple[int, Any, Any], tuple[float, float]],
+    )
+    assert_type(
+        dp.m.make_gaussian_threshold(*m02, 3.0, 12),
+        _M[Mapping[str, int], dict[str, int], tuple[int, Any, Any], tuple[float, float]],
+    )
+
+    # release: a user's measurement, its release and loss from its function and map
+    def label(x: int) -> str:
+        return str(x)
+
+    def eps(d: int) -> float:
+        return float(d)
+
+    assert_type(
+        iscalar >> dp.m.then_user_measurement(dp.max_divergence(), label, eps),
+        _M[int, str, int, float],
+    )
+    assert_type(
+        ivec >> dp.t.then_count() >> dp.m.then_user_measurement(dp.max_divergence(), label, eps),
+        _M[Vec[int], str, int, float],
+    )
     assert_type(
         ivec >> dp.m.then_sparse_vector(1, 10, 0.0, 1.0, 1.0),
         _M[Vec[int], Queryable[Transformation[Vec[int], int, int, int], bool], int, float],
@@ -202,6 +271,18 @@ def combinators() -> None:
     assert_type(
         fscalar >> dp.c.then_fully_adaptive_composition(dp.max_divergence()),
         Odometer[float, float, float],
+    )
+    # grouped: the inner release per group; its loss (public keys) or (ε, δ) (private keys)
+    frame = dp.dataframe_domain(), dp.symmetric_distance()
+    count = dp.t.make_select_column("x", TOA=float) >> dp.t.then_count()
+    inner = count >> dp.m.then_laplace(1.0)
+    assert_type(
+        frame >> dp.t.then_partition_by("g", keys=["a"]) >> dp.c.then_grouped(inner),
+        _M[Mapping[Any, Any], dict[Any, int], int, float],
+    )
+    assert_type(
+        frame >> dp.t.then_partition_by("g") >> dp.c.then_grouped(inner, 10, 1.0),
+        _M[Mapping[Any, Any], dict[Any, int], int, tuple[float, float]],
     )
 
 
@@ -243,6 +324,22 @@ def invalid_chains() -> None:
     fv = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
     svt([1])(dp.t.make_count(*ivec))
     svt([1])(dp.t.make_count(*fv))  # type: ignore[arg-type]
+    # a filter and a partition need a dataframe; the per-group aggregates a partition
+    frame = dp.dataframe_domain(), dp.symmetric_distance()
+    ivec >> dp.t.then_filter_rows("a", "==", 1)  # type: ignore[operator]
+    ivec >> dp.t.then_partition_by("g", keys=["a"])  # type: ignore[operator]
+    frame >> dp.t.then_grouped_count()  # type: ignore[operator]
+    # grouped: the inner measurement works on one group's rows (an integer distance)
+    flap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+    dp.c.then_grouped(flap)  # type: ignore[arg-type]
+    # noise: no noise on strings; the threshold mechanisms need a map
+    svec = dp.vector_domain(dp.atom_domain(T=str)), dp.l1_distance(T=int)
+    svec >> dp.m.then_noise(dp.max_divergence(), 1.0)  # type: ignore[operator]
+    ivec >> dp.m.then_noise_threshold(dp.approximate(dp.max_divergence()), 1.0, 5)  # type: ignore[operator]
+    # a declared cast flows on: optional ints are not clamped as floats, strings not counted
+    (svec >> dp.t.then_cast(int)) >> dp.t.then_clamp((0.0, 1.0))  # type: ignore[operator]
+    cats = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    (cats >> dp.t.then_index(["a"], "b")) >> dp.t.then_sum()  # type: ignore[operator]
     # non_null: nothing to drop from a vector of plain ints
     ivec >> dp.t.then_drop_null()  # type: ignore[operator]
     # then: the carrier fixed by make_x (float-only Lipschitz map, float canonical noise, bytes)
