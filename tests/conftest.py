@@ -42,6 +42,16 @@ def scaled(n: int, minimum: int = 1000) -> int:
     return max(minimum, int(n * SLOW_SCALE))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """No test module may leave a feature switched on at import (collection) time: the
+    per-test restore below would keep it for every later test, and a test that checks a refusal
+    without the feature would then fail or, worse, pass for the wrong reason.  ("contrib"
+    changes nothing here.)"""
+    leaked = set(core._FEATURES) - {"contrib"}
+    if leaked:
+        raise pytest.UsageError(f"features enabled while collecting tests: {sorted(leaked)}")
+
+
 @pytest.fixture(autouse=True)
 def _restore_features() -> Iterator[None]:
     """Each test starts with the feature flags it found, whatever it enables."""
