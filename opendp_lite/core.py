@@ -244,7 +244,8 @@ class Function(Generic[TI, TO]):
     6
     """
 
-    __slots__ = ("function",)
+    # ``_record``: the constructor call that built this object (set by ``serialization``)
+    __slots__ = ("_record", "function")
 
     def __init__(self, function: Callable[[TI], TO]) -> None:
         self.function = function
@@ -371,6 +372,7 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
     """
 
     __slots__ = (
+        "_record",  # the constructor call that built this object (set by ``serialization``)
         "function",
         "input_domain",
         "input_metric",
@@ -471,7 +473,14 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     loss type ``MO`` (``float`` for ε or ρ, ``tuple[float, float]`` for (ε, δ)).
     """
 
-    __slots__ = ("function", "input_domain", "input_metric", "output_measure", "privacy_map")
+    __slots__ = (
+        "_record",  # the constructor call that built this object (set by ``serialization``)
+        "function",
+        "input_domain",
+        "input_metric",
+        "output_measure",
+        "privacy_map",
+    )
 
     def __init__(
         self,

@@ -118,6 +118,7 @@ from .context import (
     unit_of,
 )
 from .mod import GLOBAL_FEATURES, ApproximateDivergence, exponential_bounds_search
+from .serialization import deserialize, register_serializable, serialize
 from .typing import (
     BitVector,
     HashMap,
@@ -211,6 +212,7 @@ __all__ = [
     "discrete_distance",
     "discrete_gaussian_scale_to_accuracy",
     "discrete_laplacian_scale_to_accuracy",
+    "deserialize",
     "domain_of",
     "enable_features",
     "exponential_bounds_search",
@@ -241,8 +243,10 @@ __all__ = [
     "new_queryable",
     "option_domain",
     "register",
+    "register_serializable",
     "renyi_divergence",
     "set_default_float_type",
+    "serialize",
     "set_default_int_type",
     "smoothed_max_divergence",
     "space_of",
