@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import combinators, core, domains, measurements, measures, metrics, transformations
+from .combinators.composition import Odometer
 from .core import (
     Domain,
     Function,
@@ -54,6 +55,7 @@ from .core import (
 )
 from .errors import OpenDPLiteError, SerializationError
 from .measurements.randomized_response import BitVectorDomain, bitvector_domain
+from .measurements.sensitivity_sampling import SampledSensitivity
 from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
 from .typing import RuntimeType
 
@@ -74,13 +76,19 @@ _REGISTERED: dict[str, object] = {}
 
 _Record = tuple[str, tuple[Any, ...], dict[str, Any]]
 
+#: What carries the call that built it.
+_RECORDED = (Transformation, Measurement, Function, Odometer)
+
+#: Plain frozen values that constructors take, written field by field.
+_VALUES: dict[str, type] = {"SampledSensitivity": SampledSensitivity}
+
 # ----------------------------------------------------------------------------------------------
 # Recording constructor calls
 
 
 def _set_record(out: object, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Store the call on ``out`` unless ``out`` is one of its own arguments (no cycles)."""
-    if not isinstance(out, (Transformation, Measurement, Function)):
+    if not isinstance(out, _RECORDED):
         return
     if any(out is a for a in args) or any(out is v for v in kwargs.values()):
         return
@@ -107,26 +115,43 @@ def _recording(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 
 class _RecordedConstructor:
-    """A partial's constructor that also records the ``make_*`` call it stands for."""
+    """A partial's constructor that remembers the ``then_x`` call that made the partial.
 
-    __slots__ = ("call", "inner", "make")
+    What the partial builds normally records the ``make_x`` call itself (``then_x`` calls the
+    wrapped ``make_x``); if it does not, it records ``apply_partial(then_x(...), domain,
+    metric)``, which rebuilds it the same way.
+    """
 
-    def __init__(
-        self, inner: Callable[[Any, Any], Any], make: str | None, call: _Record
-    ) -> None:
+    __slots__ = ("call", "inner", "partial")
+
+    def __init__(self, inner: Callable[[Any, Any], Any], partial: Any, call: _Record) -> None:
         self.inner = inner
-        self.make = make
+        self.partial = partial
         self.call = call
 
     def __call__(self, input_domain: Any, input_metric: Any) -> Any:
         out = self.inner(input_domain, input_metric)
-        if self.make is not None and _record_of(out) is None:
-            _, args, kwargs = self.call
-            _set_record(out, self.make, (input_domain, input_metric, *args), kwargs)
+        if _record_of(out) is None:
+            _set_record(out, "apply_partial", (self.partial, input_domain, input_metric), {})
         return out
 
 
-def _partial_recording(fn: Callable[..., Any], name: str, make: str | None) -> Callable[..., Any]:
+def _apply_partial(partial: Any, input_domain: Any, input_metric: Any) -> Any:
+    """``partial(input_domain, input_metric)``, for a partial rebuilt from a document."""
+    if not isinstance(_partial_constructor(partial), _RecordedConstructor):
+        raise SerializationError(f"apply_partial needs a then_x partial, got {partial!r}")
+    return partial(input_domain, input_metric)
+
+
+def _partial_constructor(partial: object) -> Any:
+    for slot in ("constructor", "_make"):
+        inner = getattr(partial, slot, None)
+        if callable(inner):
+            return inner
+    return None
+
+
+def _partial_recording(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``then_x`` whose partial remembers its call (to serialize the partial itself)."""
     wrap_constructor = _RecordedConstructor
 
@@ -136,7 +161,7 @@ def _partial_recording(fn: Callable[..., Any], name: str, make: str | None) -> C
             inner = getattr(partial, slot, None)
             if callable(inner) and not isinstance(inner, wrap_constructor):
                 try:
-                    setattr(partial, slot, wrap_constructor(inner, make, (name, args, kwargs)))
+                    setattr(partial, slot, wrap_constructor(inner, partial, (name, args, kwargs)))
                 except AttributeError:  # pragma: no cover - a partial of another shape
                     pass
                 break
@@ -151,9 +176,9 @@ def _rehome(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> Callable[...
     ``wrapper`` reads only its closure, so its globals are free to choose: giving it ``fn``'s
     keeps doctest, which keeps a module's functions by their globals, finding ``fn``'s examples.
     """
-    code = wrapper.__code__  # type: ignore[attr-defined]
-    closure = wrapper.__closure__  # type: ignore[attr-defined]
-    out = types.FunctionType(code, fn.__globals__, fn.__name__, None, closure)  # type: ignore[attr-defined]
+    code = wrapper.__code__
+    closure = wrapper.__closure__
+    out = types.FunctionType(code, fn.__globals__, fn.__name__, None, closure)
     functools.update_wrapper(out, fn)
     out.__kwdefaults__ = None
     return out
@@ -176,12 +201,11 @@ def _install() -> None:
         if getattr(obj, "__wrapped__", None) is None:
             found[id(obj)] = (attr, obj)
 
-    makes = {name for name, _ in found.values() if name.startswith("make_")}
     wrapped: dict[int, Callable[..., Any]] = {}
+    ALLOWED["apply_partial"] = _apply_partial
     for key, (name, fn) in found.items():
         if name.startswith("then_"):
-            make = "make_" + name[len("then_") :]
-            w = _partial_recording(fn, name, make if make in makes else None)
+            w = _partial_recording(fn, name)
         else:
             w = _recording(fn, name)
         wrapped[key] = w
@@ -190,9 +214,9 @@ def _install() -> None:
         if module is None or not (modname == "opendp_lite" or modname.startswith("opendp_lite.")):
             continue
         for attr, val in list(vars(module).items()):
-            w = wrapped.get(id(val))
-            if w is not None and found[id(val)][1] is val:
-                setattr(module, attr, w)
+            replacement = wrapped.get(id(val))
+            if replacement is not None and found[id(val)][1] is val:
+                setattr(module, attr, replacement)
     # aliases of a wrapped constructor deserialize too
     for ns in (transformations, measurements, combinators):
         for attr, obj in vars(ns).items():
@@ -311,13 +335,13 @@ def _space_call(obj: object) -> _Record | None:
             return name, (), {}
     if isinstance(obj, M.LInfDistance):
         return "linf_distance", (), {"T": obj.T, "monotonic": obj.monotonic}
-    for cls, name in (
-        (M.AbsoluteDistance, "absolute_distance"),
-        (M.L1Distance, "l1_distance"),
-        (M.L2Distance, "l2_distance"),
-    ):
-        if type(obj) is cls:
-            return name, (), {"T": obj.T}  # type: ignore[attr-defined]
+    sensitivity: dict[type, str] = {
+        M.AbsoluteDistance: "absolute_distance",
+        M.L1Distance: "l1_distance",
+        M.L2Distance: "l2_distance",
+    }
+    if isinstance(obj, M._SensitivityMetric) and type(obj) in sensitivity:
+        return sensitivity[type(obj)], (), {"T": obj.T}
     if isinstance(obj, L0PInfDistance):
         return ("l01inf_distance" if obj.p == 1 else "l02inf_distance"), (obj.inner,), {}
     if isinstance(obj, S.Approximate):
@@ -406,6 +430,8 @@ class _Encoder:
             return {"float": "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")}
         if isinstance(obj, Fraction):
             return {"fraction": [obj.numerator, obj.denominator]}
+        if isinstance(obj, range):
+            return {"range": [obj.start, obj.stop, obj.step]}
         name = _registered_name(obj)
         if name is not None:
             return {"registered": name}
@@ -431,7 +457,9 @@ class _Encoder:
             items = [self.encode(v, where) for v in obj]
             return {kind: sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
         if isinstance(obj, Mapping) and not isinstance(obj, (Domain, Metric, Measure)):
-            return {"dict": [[self.encode(k, where), self.encode(v, where)] for k, v in obj.items()]}
+            return {
+                "dict": [[self.encode(k, where), self.encode(v, where)] for k, v in obj.items()]
+            }
         if isinstance(obj, np.ndarray):
             if isinstance(obj, np.ma.MaskedArray) or obj.ndim == 0:
                 raise SerializationError(f"{where}: cannot serialize the array {obj!r}")
@@ -455,7 +483,7 @@ class _Encoder:
                     f"{where}: {type(obj).__name__} {obj!r} has no serializable form: {_FIX}"
                 )
             return self._call(call, where)
-        if isinstance(obj, (Transformation, Measurement, Function)):
+        if isinstance(obj, _RECORDED):
             record = _record_of(obj)
             if record is not None:
                 return self._call(record, where)
@@ -465,6 +493,9 @@ class _Encoder:
                 f"{where}: this {type(obj).__name__} was not built by a public constructor of "
                 f"opendp_lite (or was built before opendp_lite finished importing): {_FIX}"
             )
+        if _VALUES.get(type(obj).__name__) is type(obj) and dataclasses.is_dataclass(obj):
+            fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+            return {"value": type(obj).__name__, "fields": self.encode(fields, where)}
         partial_call = self._partial_call(obj)
         if partial_call is not None:
             return self._call(partial_call, where)
@@ -489,11 +520,8 @@ class _Encoder:
 
     @staticmethod
     def _partial_call(obj: object) -> _Record | None:
-        for slot in ("constructor", "_make"):
-            inner = getattr(obj, slot, None)
-            if isinstance(inner, _RecordedConstructor) and not callable(getattr(obj, "eval", None)):
-                return inner.call
-        return None
+        inner = _partial_constructor(obj)
+        return inner.call if isinstance(inner, _RecordedConstructor) else None
 
     def _call(self, call: _Record, where: str) -> Any:
         name, args, kwargs = call
@@ -547,7 +575,9 @@ def serialize(obj: Any) -> str:
 
 
 def _reject_constant(name: str) -> Any:
-    raise SerializationError(f"{name} is not valid JSON; infinities are written as {{'float': ...}}")
+    raise SerializationError(
+        f"{name} is not valid JSON; infinities are written as {{'float': ...}}"
+    )
 
 
 def deserialize(text: str | bytes) -> Any:
@@ -612,6 +642,15 @@ def _decode(node: Any) -> Any:
         if not isinstance(value, (bool, int, float, str, bytes)):
             raise SerializationError(f"a numpy scalar must be a plain value, got {value!r}")
         return _decode_dtype(node["dtype"]).type(value)
+    if keys == {"value", "fields"}:
+        cls = _VALUES.get(node["value"]) if isinstance(node["value"], str) else None
+        fields = _decode(node["fields"])
+        if cls is None or not isinstance(fields, dict):
+            raise SerializationError(f"unknown value class {node['value']!r}")
+        try:
+            return cls(**fields)
+        except TypeError as e:
+            raise SerializationError(f"{node['value']}: {e}") from None
     if len(keys) != 1:
         raise SerializationError(f"unexpected node with keys {sorted(keys)}")
     (kind,) = keys
@@ -649,8 +688,16 @@ def _decode(node: Any) -> Any:
             and all(type(v) is int for v in value)
             and value[1] > 0
         ):
-            raise SerializationError(f"fraction must be [numerator, positive denominator], got {value!r}")
+            raise SerializationError(
+                f"fraction must be [numerator, positive denominator], got {value!r}"
+            )
         return Fraction(value[0], value[1])
+    if kind == "range":
+        if not (isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value)):
+            raise SerializationError(f"range must be [start, stop, step], got {value!r}")
+        if value[2] == 0:
+            raise SerializationError("range step must not be 0")
+        return range(*value)
     if kind == "runtime_type":
         if not isinstance(value, str):
             raise SerializationError("runtime_type must be a string")
