@@ -339,6 +339,32 @@ def compose(f1: Callable[[U], TO], f0: Callable[[TI], U]) -> Callable[[TI], TO]:
 # Transformations
 
 
+def _holds_array(arg: object) -> bool:
+    """Whether the caller passed an array (numpy, Dask, ...) rather than Python values."""
+    if hasattr(arg, "__array__") or hasattr(arg, "dtype"):
+        return True
+    if isinstance(arg, dict):
+        return any(hasattr(v, "__array__") or hasattr(v, "dtype") for v in arg.values())
+    return False
+
+
+def _as_list_for(arg: object, out: T) -> T:
+    """``out`` as Python values if ``arg`` held no array: a 1-d numpy array as a list, a numpy
+    scalar (e.g. a category drawn from an array) as a Python scalar.
+
+    Only the outermost call converts: chains compose the functions, which pass numpy on.
+    """
+    import numpy as np
+
+    value: Any = out
+    if isinstance(value, (np.ndarray, np.generic)) and not _holds_array(arg):
+        if type(value) is np.ndarray and value.ndim == 1:
+            return value.tolist()  # type: ignore[no-any-return]
+        if isinstance(value, np.generic):
+            return value.item()  # type: ignore[no-any-return]
+    return out
+
+
 def _check_result(check: Callable[[object], Any], d_out: object, what: str) -> Any:
     """Validate a map's result: a map that returns NaN, a negative or a non-number fails."""
     try:
@@ -411,8 +437,13 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
         return _type_name(self.output_metric.distance_type)
 
     def invoke(self, arg: TI) -> TO:
-        """Apply the function, after checking that ``arg`` is in the input domain."""
-        return self.function(self.input_domain._normalize(arg))
+        """Apply the function, after checking that ``arg`` is in the input domain.
+
+        As in OpenDP, a vector output is a Python list (a scalar a Python scalar) when ``arg``
+        holds no array (a list, a string, a dict of lists); numpy in gives numpy out, and a lazy
+        array stays lazy.
+        """
+        return _as_list_for(arg, self.function(self.input_domain._normalize(arg)))
 
     def __call__(self, arg: TI) -> TO:
         return self.invoke(arg)
@@ -509,9 +540,10 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
         """Release ``function(arg)``.
 
         ``arg`` is checked against the input domain first; a non-member raises
-        :class:`~opendp_lite.errors.NotInDomain` before any randomness is drawn.
+        :class:`~opendp_lite.errors.NotInDomain` before any randomness is drawn.  As in
+        OpenDP, a vector release is a Python list when ``arg`` holds no array.
         """
-        return self.function(self.input_domain._normalize(arg))
+        return _as_list_for(arg, self.function(self.input_domain._normalize(arg)))
 
     def __call__(self, arg: TI) -> TO:
         return self.invoke(arg)

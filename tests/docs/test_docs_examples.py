@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDE = ["index.md", "getting-started.md", "context.md", "serialization.md"]  # the guide (others may add pages)
+# the guide (others may add pages)
+GUIDE = ["index.md", "getting-started.md", "context.md", "serialization.md"]
 PAGES = (
     [DOCS / name for name in GUIDE] + sorted(DOCS.glob("seeds/*.md")) + [DOCS.parent / "README.md"]
 )
