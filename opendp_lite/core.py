@@ -340,7 +340,10 @@ def compose(f1: Callable[[U], TO], f0: Callable[[TI], U]) -> Callable[[TI], TO]:
 
 
 def _holds_array(arg: object) -> bool:
-    """Whether the caller passed an array (numpy, Dask, ...) rather than Python values."""
+    """Whether the caller passed an array (numpy, Dask, ...) rather than Python values (a
+    numpy scalar counts as a value, as in OpenDP)."""
+    if getattr(arg, "shape", None) == ():
+        return False
     if hasattr(arg, "__array__") or hasattr(arg, "dtype"):
         return True
     if isinstance(arg, dict):

@@ -58,6 +58,7 @@ def test_measurements_release_python_values_for_python_input() -> None:
     assert isinstance(arr, np.ndarray)
     rr = dp.m.make_randomized_response(["A", "B", "C"], 1.0)
     assert type(rr("A")) is str  # not numpy's str_, as in OpenDP
+    assert type(rr(np.str_("A"))) is str  # a numpy scalar is a value, not an array
     post = (
         FLOATS
         >> dp.t.then_clamp((0.0, 1.0))
