@@ -39,6 +39,10 @@ SETTINGS = settings(
 #: registry entries built from user code: they refuse to serialize until the code is named
 USER_DEFINED = frozenset({"make_user_transformation", "make_user_measurement"})
 
+#: releases not compared (spaces and maps are): the run length of the private candidate
+#: selection is geometric in 1/stop_probability, unbounded for the tiny ones the registry draws
+NOT_INVOKED = frozenset({"make_select_private_candidate"})
+
 
 @pytest.fixture(autouse=True)
 def _trusted() -> None:
@@ -131,6 +135,8 @@ def _round_trip(e: Entry, c: Case, data: st.DataObject) -> None:
             s1, m1 = _outcome(obj.map, d)
             s2, m2 = _outcome(copy.map, d)
             assert s1 == s2 and _same_value(m1, m2), f"{e.name}: map({d!r}) {m1!r} != {m2!r}"
+    if any(f'"call": "{name}"' in text for name in NOT_INVOKED):
+        return
     inputs = c.p["inputs"] if e.kind == "F" else _inputs(obj)
     if inputs is None:
         return  # no strategy for this domain's members: compared by domains and maps only
