@@ -246,7 +246,8 @@ class Function(Generic[TI, TO]):
     6
     """
 
-    __slots__ = ("function",)
+    # ``_record``: the constructor call that built this object (set by ``serialization``)
+    __slots__ = ("_record", "function")
 
     def __init__(self, function: Callable[[TI], TO]) -> None:
         self.function = function
@@ -340,6 +341,35 @@ def compose(f1: Callable[[U], TO], f0: Callable[[TI], U]) -> Callable[[TI], TO]:
 # Transformations
 
 
+def _holds_array(arg: object) -> bool:
+    """Whether the caller passed an array (numpy, Dask, ...) rather than Python values (a
+    numpy scalar counts as a value, as in OpenDP)."""
+    if getattr(arg, "shape", None) == ():
+        return False
+    if hasattr(arg, "__array__") or hasattr(arg, "dtype"):
+        return True
+    if isinstance(arg, dict):
+        return any(hasattr(v, "__array__") or hasattr(v, "dtype") for v in arg.values())
+    return False
+
+
+def _as_list_for(arg: object, out: T) -> T:
+    """``out`` as Python values if ``arg`` held no array: a 1-d numpy array as a list, a numpy
+    scalar (e.g. a category drawn from an array) as a Python scalar.
+
+    Only the outermost call converts: chains compose the functions, which pass numpy on.
+    """
+    import numpy as np
+
+    value: Any = out
+    if isinstance(value, (np.ndarray, np.generic)) and not _holds_array(arg):
+        if type(value) is np.ndarray and value.ndim == 1:
+            return value.tolist()  # type: ignore[no-any-return]
+        if isinstance(value, np.generic):
+            return value.item()  # type: ignore[no-any-return]
+    return out
+
+
 def _check_result(check: Callable[[object], Any], d_out: object, what: str) -> Any:
     """Validate a map's result: a map that returns NaN, a negative or a non-number fails."""
     try:
@@ -373,6 +403,7 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
     """
 
     __slots__ = (
+        "_record",  # the constructor call that built this object (set by ``serialization``)
         "function",
         "input_domain",
         "input_metric",
@@ -411,8 +442,13 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
         return _type_name(self.output_metric.distance_type)
 
     def invoke(self, arg: TI) -> TO:
-        """Apply the function, after checking that ``arg`` is in the input domain."""
-        return self.function(self.input_domain._normalize(arg))
+        """Apply the function, after checking that ``arg`` is in the input domain.
+
+        As in OpenDP, a vector output is a Python list (a scalar a Python scalar) when ``arg``
+        holds no array (a list, a string, a dict of lists); numpy in gives numpy out, and a lazy
+        array stays lazy.
+        """
+        return _as_list_for(arg, self.function(self.input_domain._normalize(arg)))
 
     def __call__(self, arg: TI) -> TO:
         return self.invoke(arg)
@@ -476,7 +512,14 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     loss type ``MO`` (``float`` for ε or ρ, ``tuple[float, float]`` for (ε, δ)).
     """
 
-    __slots__ = ("function", "input_domain", "input_metric", "output_measure", "privacy_map")
+    __slots__ = (
+        "_record",  # the constructor call that built this object (set by ``serialization``)
+        "function",
+        "input_domain",
+        "input_metric",
+        "output_measure",
+        "privacy_map",
+    )
 
     def __init__(
         self,
@@ -505,9 +548,10 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
         """Release ``function(arg)``.
 
         ``arg`` is checked against the input domain first; a non-member raises
-        :class:`~opendp_lite.errors.NotInDomain` before any randomness is drawn.
+        :class:`~opendp_lite.errors.NotInDomain` before any randomness is drawn.  As in
+        OpenDP, a vector release is a Python list when ``arg`` holds no array.
         """
-        return self.function(self.input_domain._normalize(arg))
+        return _as_list_for(arg, self.function(self.input_domain._normalize(arg)))
 
     def __call__(self, arg: TI) -> TO:
         return self.invoke(arg)

@@ -34,6 +34,7 @@ __all__ = [
     "OpenDPLiteWarning",
     "ParameterTypeError",
     "QueryableError",
+    "SerializationError",
     "UnknownTypeException",
     "mismatch_fix",
     "with_fix",
@@ -306,3 +307,9 @@ class FeatureNotEnabled(OpenDPLiteError, RuntimeError):
 
 class QueryableError(OpenDPLiteError, RuntimeError):
     """An interactive queryable refused a query (budget, re-entrancy, copying)."""
+
+
+class SerializationError(OpenDPLiteError, ValueError):
+    """An object cannot be serialized (a user-defined piece without a registered name, a
+    queryable), or a document cannot be deserialized (unknown format version, a constructor
+    name outside the allow-list, an unregistered name)."""

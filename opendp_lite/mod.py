@@ -44,6 +44,7 @@ from .search import (
     binary_search_chain,
     binary_search_param,
 )
+from .serialization import deserialize, serialize
 from .typing import UnknownTypeException
 
 __all__ = [
@@ -74,9 +75,11 @@ __all__ = [
     "binary_search",
     "binary_search_chain",
     "binary_search_param",
+    "deserialize",
     "disable_features",
     "enable_features",
     "exponential_bounds_search",
+    "serialize",
 ]
 
 #: The set of enabled features (the same object :func:`enable_features` updates).

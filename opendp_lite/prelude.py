@@ -132,6 +132,7 @@ from .context import (
     unit_of,
 )
 from .mod import GLOBAL_FEATURES, ApproximateDivergence, exponential_bounds_search
+from .serialization import deserialize, register_serializable, serialize
 from .typing import (
     BitVector,
     HashMap,
@@ -244,6 +245,7 @@ __all__ = [
     "categorical_domain",
     "change_one_distance",
     "dataframe_domain",
+    "deserialize",
     "disable_features",
     "discrete_distance",
     "discrete_gaussian_scale_to_accuracy",
@@ -280,7 +282,9 @@ __all__ = [
     "option_domain",
     "partition_distance",
     "register",
+    "register_serializable",
     "renyi_divergence",
+    "serialize",
     "set_default_float_type",
     "set_default_int_type",
     "smoothed_max_divergence",

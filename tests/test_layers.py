@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("backends", "_dask"),
     ("transformations", "measurements"),
     ("combinators",),
-    ("accuracy", "search", "audit", "sensitivity", "mod"),
+    ("accuracy", "search", "audit", "sensitivity", "mod", "serialization"),
     ("context", "prelude", "extras", "helpers"),
     ("data", "tour", "__main__", "__init__"),
 ]

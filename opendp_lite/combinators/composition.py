@@ -503,7 +503,8 @@ class Odometer(Generic[TI, DI, MO]):
     Invoking it with data gives an :class:`OdometerQueryable`.
     """
 
-    __slots__ = ("function", "input_domain", "input_metric", "output_measure")
+    # ``_record``: the constructor call that built it (set by ``serialization``)
+    __slots__ = ("_record", "function", "input_domain", "input_metric", "output_measure")
 
     def __init__(
         self,

@@ -10,8 +10,8 @@ and the analyst only ever sees the privatised vector, which it aggregates and de
 >>> local = make_local_release(
 ...     dp.vector_domain(dp.atom_domain(T=bool)), dp.hamming_distance(),
 ...     make_randomized_response_coins())
->>> local([True, False, True]).shape, round(local.map(1), 4), round(local.map(2), 4)
-((3,), 1.0986, 2.1972)
+>>> len(local([True, False, True])), round(local.map(1), 4), round(local.map(2), 4)
+(3, 1.0986, 2.1972)
 """
 
 from __future__ import annotations
@@ -143,8 +143,8 @@ def make_local_release(
     >>> rr = make_randomized_response_coins()
     >>> space = dp.vector_domain(dp.atom_domain(T=bool)), dp.hamming_distance()
     >>> released = (space >> then_local_release(rr))([True] * 5)
-    >>> released.dtype, len(released)
-    (dtype('bool'), 5)
+    >>> all(type(v) is bool for v in released), len(released)
+    (True, 5)
     """
     if not isinstance(input_domain, VectorDomain):
         raise NotImplementedForType(f"input_domain must be a vector_domain, got {input_domain!r}")

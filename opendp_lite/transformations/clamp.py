@@ -49,7 +49,7 @@ def make_clamp(
     >>> import opendp_lite.prelude as dp
     >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
     >>> clamp = space >> dp.t.then_clamp((0.0, 10.0))
-    >>> clamp([-1.0, 5.0, 12.0]).tolist(), clamp.map(1)
+    >>> clamp([-1.0, 5.0, 12.0]), clamp.map(1)
     ([0.0, 5.0, 10.0], 1)
     >>> clamp.output_domain
     VectorDomain(AtomDomain(bounds=[0.0, 10.0], T=f64))

@@ -66,7 +66,7 @@ def make_split_lines() -> Transformation[str, Any, int, int]:
     Proof: docs/proofs/make_split_lines.md
 
     >>> import opendp_lite.prelude as dp
-    >>> dp.t.make_split_lines()("a,1\nb,2\r\n").tolist()
+    >>> dp.t.make_split_lines()("a,1\nb,2\r\n")
     ['a,1', 'b,2']
     """
     return Transformation(
@@ -238,7 +238,7 @@ def make_select_column(
 
     >>> import opendp_lite.prelude as dp
     >>> select = dp.t.make_select_column("age", TOA=str)
-    >>> select({"age": ["30", "41"], "name": ["a", "b"]}).tolist()
+    >>> select({"age": ["30", "41"], "name": ["a", "b"]})
     ['30', '41']
     """
     key_type = carrier_name(K if K is not None else type(key))

@@ -74,7 +74,7 @@ def make_unordered(
     >>> import opendp_lite.prelude as dp
     >>> space = dp.vector_domain(dp.atom_domain(T=int)), dp.insert_delete_distance()
     >>> t = dp.t.make_unordered(*space)
-    >>> t([3, 1]).tolist(), t.output_metric, t.map(2)
+    >>> t([3, 1]), t.output_metric, t.map(2)
     ([3, 1], SymmetricDistance(), 2)
     """
     _vector("make_unordered", input_domain)
@@ -111,7 +111,7 @@ def make_ordered_random(
     >>> import opendp_lite.prelude as dp
     >>> space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
     >>> t = dp.t.make_ordered_random(*space)
-    >>> sorted(t([3, 1, 2]).tolist()), t.output_metric, t.map(2)
+    >>> sorted(t([3, 1, 2])), t.output_metric, t.map(2)
     ([1, 2, 3], InsertDeleteDistance(), 2)
     """
     _vector("make_ordered_random", input_domain)

@@ -67,7 +67,7 @@ def make_b_ary_tree(
     >>> import opendp_lite.prelude as dp
     >>> space = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
     >>> t = space >> dp.t.then_b_ary_tree(leaf_count=5, branching_factor=2)
-    >>> t([1, 2, 3, 4, 5]).tolist(), t.map(1)
+    >>> t([1, 2, 3, 4, 5]), t.map(1)
     ([15, 10, 5, 3, 7, 5, 0, 1, 2, 3, 4, 5], 4)
     """
     name = "make_b_ary_tree"

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDE = ["index.md", "getting-started.md", "context.md", "frames.md", "grouped.md", "extras.md"]
+GUIDE = [
+    "index.md",
+    "getting-started.md",
+    "context.md",
+    "frames.md",
+    "grouped.md",
+    "extras.md",
+    "serialization.md",
+]
 HOWTO = sorted(DOCS.glob("how-to/*.md"))  # every how-to page is an executed page
 PAGES = (
     [DOCS / name for name in GUIDE]

@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 import gmpy2
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -538,10 +539,11 @@ def test_b_ary_tree_l2_map_covers_the_exact_sensitivity(leaves: int, b: int) -> 
     so the output difference of neighbours is the tree of the input difference)."""
     space = dp.vector_domain(dp.atom_domain(T="i32")), dp.l2_distance(T="i32")
     t = dp.t.make_b_ary_tree(*space, leaf_count=leaves, branching_factor=b)
-    zero = t([0] * leaves)
+    zero = np.asarray(t([0] * leaves))
     for d in (1, 2, 3):
         worst = max(
-            sum(int(u) ** 2 for u in t(list(v)) - zero) for v in _int_vectors(leaves, d * d)
+            sum(int(u) ** 2 for u in np.asarray(t(list(v))) - zero)
+            for v in _int_vectors(leaves, d * d)
         )
         assert t.map(d) ** 2 >= worst, (leaves, b, d, t.map(d), worst)
 

@@ -188,8 +188,11 @@ def test_output_types() -> None:
     ilap = dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), 1.0)
     assert type(ilap(3)) is int
     vec = dp.m.make_gaussian(*space("f32", "gaussian", None), scale=1.0)
-    out = vec([1.0, 2.0, 3.0])
+    out = vec(np.array([1.0, 2.0, 3.0], dtype=np.float32))
     assert isinstance(out, np.ndarray) and out.dtype == np.float32 and out.shape == (3,)
+    listed = vec([1.0, 2.0, 3.0])  # as in OpenDP, a list in gives a list of Python floats
+    assert isinstance(listed, list) and len(listed) == 3
+    assert all(type(v) is float for v in listed)
     ivec = dp.m.make_laplace(*space("i16", "laplace", None), scale=1.0)
     out = ivec(np.array([1, 2], dtype=np.int16))
     assert out.dtype == np.int16 and out.shape == (2,)
@@ -330,7 +333,7 @@ def test_geometric_bounds_censor_the_output() -> None:
     outs = [meas(x) for x in (-5, 0, 5, 10, 20) for _ in range(20)]
     assert set(outs) <= set(range(11)) and {0, 10} <= set(outs)
     vec = dp.m.make_geometric(*space("i32", "laplace", None), scale=1.0, bounds=(0, 3))
-    assert set(vec([0, 1, 2, 3] * 10).tolist()) <= {0, 1, 2, 3}
+    assert set(vec([0, 1, 2, 3] * 10)) <= {0, 1, 2, 3}
 
 
 def test_partials_chain() -> None:

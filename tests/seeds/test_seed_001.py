@@ -49,9 +49,9 @@ def test_pair_of_counts_has_sensitivity_two_and_laplace_b2_is_1_dp() -> None:
     meas = f_c >> dp.m.then_laplace(scale=2.0)  # M_L(D, f_c, 1): N_i ~ Lap(0, Δf/ε) = Lap(0, 2)
     assert meas.map(1) == 1.0
     d1 = [2 * 40 + 1] * 10 + [2 * 10] * 110  # 120 people, 10 adults read it
-    assert f_c(d1).tolist() == [10.0, 10.0]
+    assert f_c(d1) == [10.0, 10.0]
     out = meas(d1)
-    assert out.shape == (2,)
+    assert len(out) == 2
 
 
 def test_composing_two_counts_gives_the_same_epsilon() -> None:

@@ -111,8 +111,11 @@ print("epsilon:", base_lap_vec.map(d_in=sensitivity))
     out = capsys.readouterr().out
     assert "expected Vec<f64>" in out  # the TypeError's message, printed
     assert "epsilon: 1.0\n" in out
-    noisy = env["base_lap_vec"]([0.0, 2.0, 2.0])
+    noisy = env["base_lap_vec"](np.array([0.0, 2.0, 2.0]))
     assert isinstance(noisy, np.ndarray) and noisy.dtype == np.float64 and noisy.shape == (3,)
+    listed = env["base_lap_vec"]([0.0, 2.0, 2.0])  # a list in gives a list, as in OpenDP
+    assert isinstance(listed, list) and len(listed) == 3
+    assert all(type(v) is float for v in listed)
 
 
 def test_snippet_9_help_documents_the_spaces() -> None:

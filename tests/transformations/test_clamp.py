@@ -111,7 +111,7 @@ def test_matches_opendp() -> None:
         (0.0, 10.0),
     )
     for x in rng_data:
-        assert ours(x).tolist() == theirs(x)
+        assert ours(x) == theirs(x)
     for d in range(20):
         assert ours.map(d) == theirs.map(d)
     assert repr(ours.output_domain) == repr(theirs.output_domain)
@@ -166,7 +166,7 @@ def test_fused_clamp_inside_longer_chains() -> None:
     ints = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
     assert (ints >> dp.t.then_clamp((0, 3)) >> dp.t.then_sum())([-5, 2, 9]) == 5
     by = ints >> dp.t.then_clamp((0, 3)) >> dp.t.then_count_by_categories([0, 3])
-    assert by([-5, 2, 9]).tolist() == [1, 1, 1]
+    assert by([-5, 2, 9]) == [1, 1, 1]
 
 
 def test_clamp_then_sum_writes_no_clamped_copy() -> None:

@@ -52,12 +52,12 @@ def test_count_by() -> None:
 
 def test_count_by_categories_fixed_categories() -> None:
     t = STR_SPACE >> dp.t.then_count_by_categories(["a", "b"])
-    assert t(["a", "c", "a", "b", "z"]).tolist() == [2, 1, 2]
-    assert t([]).tolist() == [0, 0, 0]
-    assert t(["q", "r"]).tolist() == [0, 0, 2]  # unseen values never become categories
+    assert t(["a", "c", "a", "b", "z"]) == [2, 1, 2]
+    assert t([]) == [0, 0, 0]
+    assert t(["q", "r"]) == [0, 0, 2]  # unseen values never become categories
     assert t.output_domain == dp.vector_domain(dp.atom_domain(T="i32"), size=3)
     no_null = STR_SPACE >> dp.t.then_count_by_categories(["a", "b"], null_category=False)
-    assert no_null(["a", "c"]).tolist() == [1, 0]
+    assert no_null(["a", "c"]) == [1, 0]
     l2 = STR_SPACE >> dp.t.then_count_by_categories(["a"], MO="L2Distance<int>")
     assert l2.output_metric == dp.l2_distance(T="i32") and l2.map(3) == 3
     nums = INT_SPACE >> dp.t.then_count_by_categories([3, 1, 2], TOA="i64")
@@ -243,7 +243,10 @@ def test_count_by_categories_matches_reference(
         arr = np.asarray(data, dtype=carrier_dtype(T)) if data else data
         # (a list of u64 values above and below 2^63 reads as float64: numpy's inference)
         for x in (arr,) if T == "u64" else (data, arr):
-            assert t(x).tolist() == _reference_categories(data, cats, null), (T, data, cats)
+            out = t(x)  # a list for a list, numpy for numpy
+            assert isinstance(out, list) == isinstance(x, list), (T, x)
+            got = out if isinstance(out, list) else out.tolist()
+            assert got == _reference_categories(data, cats, null), (T, data, cats)
 
 
 @pytest.mark.parametrize("T", _CARRIERS)

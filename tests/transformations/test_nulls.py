@@ -55,41 +55,44 @@ def test_drop_null_is_stable(metric: object, data: st.DataObject) -> None:
 
 def test_values_and_domains() -> None:
     x = [1.0, float("nan"), 3.0]
-    assert dp.t.make_is_null(FNAN, SD)(x).tolist() == [False, True, False]
+    assert dp.t.make_is_null(FNAN, SD)(x) == [False, True, False]
     drop = dp.t.make_drop_null(FNAN, SD)
-    assert drop(x).tolist() == [1.0, 3.0]
+    assert drop(x) == [1.0, 3.0]
     assert drop.output_domain == dp.vector_domain(dp.atom_domain(T=float))
     imp = dp.t.make_impute_constant(
         dp.vector_domain(dp.atom_domain(T=float, nan=True), size=3), SD, -1.0
     )
-    assert imp(x).tolist() == [1.0, -1.0, 3.0]
+    assert imp(x) == [1.0, -1.0, 3.0]
     assert imp.output_domain == dp.vector_domain(dp.atom_domain(T=float), size=3)
-    o = dp.t.make_drop_null(OPT, SD)([None, 2, None, -1])
+    # numpy in, numpy out (of the carrier dtype); a list in gives a list
+    o = dp.t.make_drop_null(OPT, SD)(np.array([None, 2, None, -1], dtype=object))
     assert o.dtype == np.int32 and o.tolist() == [2, -1]
-    oi = dp.t.make_impute_constant(OPT, SD, 0)([None, 2])
+    assert dp.t.make_drop_null(OPT, SD)([None, 2, None, -1]) == [2, -1]
+    oi = dp.t.make_impute_constant(OPT, SD, 0)(np.array([None, 2], dtype=object))
     assert oi.dtype == np.int32 and oi.tolist() == [0, 2]
+    assert dp.t.make_impute_constant(OPT, SD, 0)([None, 2]) == [0, 2]
     s = dp.vector_domain(dp.option_domain(dp.atom_domain(T=str)))
-    assert dp.t.make_impute_constant(s, SD, "?")(["a", None]).tolist() == ["a", "?"]
+    assert dp.t.make_impute_constant(s, SD, "?")(["a", None]) == ["a", "?"]
 
 
 def test_nan_inside_options_is_null_too() -> None:
     space = dp.vector_domain(dp.atom_domain(T=str)), SD
     cast = space >> dp.t.then_cast(TOA=float)
     x = ["1", "nan", "x", "9"]
-    assert (cast >> dp.t.then_is_null())(x).tolist() == [False, True, True, False]
+    assert (cast >> dp.t.then_is_null())(x) == [False, True, True, False]
     imputed = cast >> dp.t.then_impute_constant(0.0) >> dp.t.then_clamp((0.0, 5.0))
-    assert imputed(x).tolist() == [1.0, 0.0, 0.0, 5.0]
+    assert imputed(x) == [1.0, 0.0, 0.0, 5.0]
     dropped = cast >> dp.t.then_drop_null()
-    assert dropped(x).tolist() == [1.0, 9.0]
+    assert dropped(x) == [1.0, 9.0]
     assert dropped.output_domain == dp.vector_domain(dp.atom_domain(T=float))
 
 
 def test_chain_cast_then_impute() -> None:
     space = dp.vector_domain(dp.atom_domain(T=str)), SD
     chain = space >> dp.t.then_cast(TOA=int) >> dp.t.then_impute_constant(0)
-    assert chain(["3", "x", "5"]).tolist() == [3, 0, 5]
+    assert chain(["3", "x", "5"]) == [3, 0, 5]
     chain_f = space >> dp.t.then_cast_inherent(TOA=float) >> dp.t.then_drop_null()
-    assert chain_f(["1.5", "x"]).tolist() == [1.5]
+    assert chain_f(["1.5", "x"]) == [1.5]
     assert chain.map(3) == 3
 
 
@@ -178,7 +181,7 @@ def test_matches_opendp() -> None:
         ),
     ]
     for ours, theirs in pairs:
-        assert ours(x).tolist() == theirs(x)
+        assert ours(x) == theirs(x)
         assert [ours.map(d) for d in range(15)] == [theirs.map(d) for d in range(15)]
         assert repr(ours.output_domain) == repr(theirs.output_domain)
     ours_u = dp.t.make_impute_uniform_float(FNAN, SD, (0.0, 1.0))

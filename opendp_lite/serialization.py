@@ -1,0 +1,771 @@
+"""Save, share and audit measurements as JSON: ``serialize`` / ``deserialize``.
+
+A document records the *constructor calls* that built an object (name and arguments,
+recursively), never code: ``deserialize`` rebuilds the object by calling the same public
+constructors again, so every check they make runs again.  See ``docs/serialization.md``.
+
+How calls are recorded: at import, each public ``make_*`` and ``then_*`` of ``dp.t``, ``dp.m``
+and ``dp.c`` (and the chaining constructors and ``new_function`` of the core) is replaced, in
+every ``opendp_lite`` module that holds it, by a thin wrapper that stores ``(name, args,
+kwargs)`` on the Transformation, Measurement or Function it returns (the ``_record`` slot of
+the core classes).  A partial stores its call on its constructor, and what it builds records the
+``make_*`` call with the domain and metric it was applied to.  Domains, metrics and measures
+are plain frozen values, written from their fields as calls of their public constructors.
+
+Deserialization is safe on untrusted input: a call names one of the constructors in
+:data:`ALLOWED` (an allow-list built here; nothing is imported, looked up by attribute or
+evaluated), and a user-defined piece is found only in the registry filled by
+:func:`register_serializable` in this process.
+
+>>> import opendp_lite.prelude as dp
+>>> space = dp.vector_domain(dp.atom_domain(bounds=(0, 10))), dp.symmetric_distance()
+>>> meas = space >> dp.t.then_sum() >> dp.m.then_laplace(scale=5.0)
+>>> text = dp.serialize(meas)
+>>> copy = dp.deserialize(text)
+>>> copy.map(1) == meas.map(1), copy.input_domain == meas.input_domain
+(True, True)
+>>> dp.serialize(copy) == text
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+import sys
+import types
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any, TypeVar
+
+import numpy as np
+
+from . import combinators, core, domains, measurements, measures, metrics, transformations
+from .combinators.composition import Odometer
+from .core import (
+    Domain,
+    Function,
+    Measure,
+    Measurement,
+    Metric,
+    Queryable,
+    Transformation,
+)
+from .errors import OpenDPLiteError, SerializationError
+from .measurements.randomized_response import BitVectorDomain, bitvector_domain
+from .measurements.sensitivity_sampling import SampledSensitivity
+from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
+from .typing import RuntimeType
+
+__all__ = ["ALLOWED", "FORMAT_VERSION", "deserialize", "register_serializable", "serialize"]
+
+T = TypeVar("T")
+
+#: The version of the document format written by :func:`serialize`; :func:`deserialize`
+#: refuses any other.
+FORMAT_VERSION = 1
+_FORMAT = "opendp_lite"
+
+#: Constructor name -> the callable that deserialization may call (the allow-list).
+ALLOWED: dict[str, Callable[..., Any]] = {}
+
+#: Names given by the user to user-defined pieces (functions, user domains, whole objects).
+_REGISTERED: dict[str, object] = {}
+
+_Record = tuple[str, tuple[Any, ...], dict[str, Any]]
+
+#: What carries the call that built it.
+_RECORDED = (Transformation, Measurement, Function, Odometer)
+
+#: Plain frozen values that constructors take, written field by field.
+_VALUES: dict[str, type] = {"SampledSensitivity": SampledSensitivity}
+
+# ----------------------------------------------------------------------------------------------
+# Recording constructor calls
+
+
+def _set_record(out: object, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Store the call on ``out`` unless ``out`` is one of its own arguments (no cycles)."""
+    if not isinstance(out, _RECORDED):
+        return
+    if any(out is a for a in args) or any(out is v for v in kwargs.values()):
+        return
+    try:
+        out._record = (name, args, dict(kwargs))  # type: ignore[union-attr]
+    except AttributeError:  # pragma: no cover - a subclass without the slot
+        pass
+
+
+def _record_of(obj: object) -> _Record | None:
+    return getattr(obj, "_record", None)
+
+
+def _recording(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn`` that records its calls; a function of ``fn``'s own module (so doctest finds it)."""
+    record = _set_record
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        record(out, name, args, kwargs)
+        return out
+
+    return _rehome(wrapper, fn)
+
+
+class _RecordedConstructor:
+    """A partial's constructor that remembers the ``then_x`` call that made the partial.
+
+    What the partial builds normally records the ``make_x`` call itself (``then_x`` calls the
+    wrapped ``make_x``); if it does not, it records ``apply_partial(then_x(...), domain,
+    metric)``, which rebuilds it the same way.
+    """
+
+    __slots__ = ("call", "inner", "partial")
+
+    def __init__(self, inner: Callable[[Any, Any], Any], partial: Any, call: _Record) -> None:
+        self.inner = inner
+        self.partial = partial
+        self.call = call
+
+    def __call__(self, input_domain: Any, input_metric: Any) -> Any:
+        out = self.inner(input_domain, input_metric)
+        if _record_of(out) is None:
+            _set_record(out, "apply_partial", (self.partial, input_domain, input_metric), {})
+        return out
+
+
+def _apply_partial(partial: Any, input_domain: Any, input_metric: Any) -> Any:
+    """``partial(input_domain, input_metric)``, for a partial rebuilt from a document."""
+    if not isinstance(_partial_constructor(partial), _RecordedConstructor):
+        raise SerializationError(f"apply_partial needs a then_x partial, got {partial!r}")
+    return partial(input_domain, input_metric)
+
+
+def _partial_constructor(partial: object) -> Any:
+    for slot in ("constructor", "_make"):
+        inner = getattr(partial, slot, None)
+        if callable(inner):
+            return inner
+    return None
+
+
+def _partial_recording(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``then_x`` whose partial remembers its call (to serialize the partial itself)."""
+    wrap_constructor = _RecordedConstructor
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        partial = fn(*args, **kwargs)
+        for slot in ("constructor", "_make"):
+            inner = getattr(partial, slot, None)
+            if callable(inner) and not isinstance(inner, wrap_constructor):
+                try:
+                    setattr(partial, slot, wrap_constructor(inner, partial, (name, args, kwargs)))
+                except AttributeError:  # pragma: no cover - a partial of another shape
+                    pass
+                break
+        return partial
+
+    return _rehome(wrapper, fn)
+
+
+def _rehome(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A copy of ``wrapper`` whose globals are ``fn``'s, dressed as ``fn``.
+
+    ``wrapper`` reads only its closure, so its globals are free to choose: giving it ``fn``'s
+    keeps doctest, which keeps a module's functions by their globals, finding ``fn``'s examples.
+    """
+    code = wrapper.__code__
+    closure = wrapper.__closure__
+    out = types.FunctionType(code, fn.__globals__, fn.__name__, None, closure)
+    functools.update_wrapper(out, fn)
+    out.__kwdefaults__ = None
+    return out
+
+
+def _install() -> None:
+    """Wrap the public constructors once, in every loaded ``opendp_lite`` module."""
+    found: dict[int, tuple[str, Callable[..., Any]]] = {}
+    for ns in (transformations, measurements, combinators):
+        for attr, obj in sorted(vars(ns).items()):
+            if not attr.startswith(("make_", "then_")) or not isinstance(obj, types.FunctionType):
+                continue
+            if getattr(obj, "__wrapped__", None) is not None:
+                continue  # already wrapped (a reload)
+            prev = found.get(id(obj))
+            if prev is None or obj.__name__ == attr:  # an alias: prefer the function's own name
+                found[id(obj)] = (attr, obj)
+    for attr in ("make_chain_tt", "make_chain_mt", "make_chain_pm", "new_function"):
+        obj = getattr(core, attr)
+        if getattr(obj, "__wrapped__", None) is None:
+            found[id(obj)] = (attr, obj)
+
+    wrapped: dict[int, Callable[..., Any]] = {}
+    ALLOWED["apply_partial"] = _apply_partial
+    for key, (name, fn) in found.items():
+        if name.startswith("then_"):
+            w = _partial_recording(fn, name)
+        else:
+            w = _recording(fn, name)
+        wrapped[key] = w
+        ALLOWED[name] = w
+    for modname, module in list(sys.modules.items()):
+        if module is None or not (modname == "opendp_lite" or modname.startswith("opendp_lite.")):
+            continue
+        for attr, val in list(vars(module).items()):
+            replacement = wrapped.get(id(val))
+            if replacement is not None and found[id(val)][1] is val:
+                setattr(module, attr, replacement)
+    # aliases of a wrapped constructor deserialize too
+    for ns in (transformations, measurements, combinators):
+        for attr, obj in vars(ns).items():
+            if attr.startswith(("make_", "then_")) and attr not in ALLOWED and callable(obj):
+                if getattr(obj, "__wrapped__", None) is not None:
+                    ALLOWED[attr] = obj
+
+
+# ----------------------------------------------------------------------------------------------
+# Domains, metrics and measures, written from their fields
+
+
+def _dataframe_domain(K: Any = "String", columns: Any = ()) -> domains.DataFrameDomain:
+    """``dataframe_domain(K)`` with the typed columns a constructor declared."""
+    out = domains.dataframe_domain(K)
+    if not columns:
+        return out
+    if not isinstance(columns, tuple) or not all(
+        isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], domains.VectorDomain)
+        for c in columns
+    ):
+        raise SerializationError(
+            f"dataframe columns must be (name, vector_domain) pairs, got {columns!r}"
+        )
+    return dataclasses.replace(out, columns=columns)
+
+
+_SPACE_CONSTRUCTORS: dict[str, Callable[..., Any]] = {
+    "atom_domain": domains.atom_domain,
+    "vector_domain": domains.vector_domain,
+    "option_domain": domains.option_domain,
+    "map_domain": domains.map_domain,
+    "dataframe_domain": _dataframe_domain,
+    "bitvector_domain": bitvector_domain,
+    "symmetric_distance": metrics.symmetric_distance,
+    "insert_delete_distance": metrics.insert_delete_distance,
+    "change_one_distance": metrics.change_one_distance,
+    "hamming_distance": metrics.hamming_distance,
+    "discrete_distance": metrics.discrete_distance,
+    "absolute_distance": metrics.absolute_distance,
+    "l1_distance": metrics.l1_distance,
+    "l2_distance": metrics.l2_distance,
+    "linf_distance": metrics.linf_distance,
+    "l01inf_distance": l01inf_distance,
+    "l02inf_distance": l02inf_distance,
+    "max_divergence": measures.max_divergence,
+    "zero_concentrated_divergence": measures.zero_concentrated_divergence,
+    "approximate": measures.approximate,
+    "smoothed_max_divergence": measures.smoothed_max_divergence,
+    "renyi_divergence": measures.renyi_divergence,
+    "random_max_divergence": measures.random_max_divergence,
+    "random_zero_concentrated_divergence": measures.random_zero_concentrated_divergence,
+}
+
+_USER_SPACES = (domains.UserDomain, metrics.UserDistance, measures.UserDivergence)
+
+#: Classes that may appear as arguments (e.g. ``MO=dp.MaxDivergence``), by name.
+_CLASSES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        domains.AtomDomain,
+        domains.VectorDomain,
+        domains.OptionDomain,
+        domains.MapDomain,
+        domains.DataFrameDomain,
+        BitVectorDomain,
+        metrics.SymmetricDistance,
+        metrics.InsertDeleteDistance,
+        metrics.ChangeOneDistance,
+        metrics.HammingDistance,
+        metrics.DiscreteDistance,
+        metrics.AbsoluteDistance,
+        metrics.L1Distance,
+        metrics.L2Distance,
+        metrics.LInfDistance,
+        L0PInfDistance,
+        measures.MaxDivergence,
+        measures.ZeroConcentratedDivergence,
+        measures.Approximate,
+        measures.SmoothedMaxDivergence,
+        measures.RenyiDivergence,
+    )
+}
+
+_PY_TYPES: dict[str, type] = {t.__name__: t for t in (int, float, str, bool, bytes, complex)}
+_NP_KINDS = frozenset("biufUSO")
+
+
+def _space_call(obj: object) -> _Record | None:
+    """The public constructor call that builds a domain, metric or measure equal to ``obj``."""
+    D, M, S = domains, metrics, measures
+    if isinstance(obj, D.AtomDomain):
+        return "atom_domain", (), {"bounds": obj.bounds, "nan": obj.nan, "T": obj.T}
+    if isinstance(obj, D.VectorDomain):
+        return "vector_domain", (obj.element_domain,), {"size": obj.size}
+    if isinstance(obj, D.OptionDomain):
+        return "option_domain", (obj.element_domain,), {}
+    if isinstance(obj, D.MapDomain):
+        return "map_domain", (obj.key_domain, obj.value_domain), {}
+    if isinstance(obj, D.DataFrameDomain):
+        return "dataframe_domain", (), {"K": obj.K, "columns": obj.columns}
+    if isinstance(obj, BitVectorDomain):
+        return "bitvector_domain", (), {"max_weight": obj.max_weight}
+    for cls, name in (
+        (M.SymmetricDistance, "symmetric_distance"),
+        (M.InsertDeleteDistance, "insert_delete_distance"),
+        (M.ChangeOneDistance, "change_one_distance"),
+        (M.HammingDistance, "hamming_distance"),
+        (M.DiscreteDistance, "discrete_distance"),
+        (S.MaxDivergence, "max_divergence"),
+        (S.ZeroConcentratedDivergence, "zero_concentrated_divergence"),
+        (S.SmoothedMaxDivergence, "smoothed_max_divergence"),
+        (S.RenyiDivergence, "renyi_divergence"),
+    ):
+        if type(obj) is cls:
+            return name, (), {}
+    if isinstance(obj, M.LInfDistance):
+        return "linf_distance", (), {"T": obj.T, "monotonic": obj.monotonic}
+    sensitivity: dict[type, str] = {
+        M.AbsoluteDistance: "absolute_distance",
+        M.L1Distance: "l1_distance",
+        M.L2Distance: "l2_distance",
+    }
+    if isinstance(obj, M._SensitivityMetric) and type(obj) in sensitivity:
+        return sensitivity[type(obj)], (), {"T": obj.T}
+    if isinstance(obj, L0PInfDistance):
+        return ("l01inf_distance" if obj.p == 1 else "l02inf_distance"), (obj.inner,), {}
+    if isinstance(obj, S.Approximate):
+        return "approximate", (obj.inner,), {}
+    if isinstance(obj, S.RandomDivergence):
+        inner = obj.inner
+        name = (
+            "random_max_divergence"
+            if isinstance(inner, S.MaxDivergence)
+            else "random_zero_concentrated_divergence"
+        )
+        return name, (obj.gamma,), {}
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Registering user-defined pieces
+
+
+def register_serializable(name: str, obj: T) -> T:
+    """Give a user-defined piece a name, so that what holds it can be serialized.
+
+    ``obj`` may be a function passed to a user constructor (``make_user_transformation``,
+    ``new_function``, ``user_domain``, ...), a user domain, metric or measure, or a whole
+    transformation or measurement.  A document refers to it by ``name``; the process that
+    deserializes must register the same name (to its own copy of the code) first.  The last
+    registration of a name wins.  Returns ``obj``.
+
+    >>> import opendp_lite.prelude as dp
+    >>> def double(x): return 2 * x
+    >>> _ = dp.register_serializable("double", double)
+    >>> dp.deserialize(dp.serialize(dp.new_function(double)))(21)
+    42
+
+    Raises:
+        InvalidParameter: if ``name`` is not a non-empty string.
+    """
+    from .errors import InvalidParameter
+
+    if not isinstance(name, str) or not name:
+        raise InvalidParameter(f"name must be a non-empty string, got {name!r}")
+    _REGISTERED[name] = obj
+    return obj
+
+
+def _registered_name(obj: object) -> str | None:
+    for name, value in _REGISTERED.items():
+        if value is obj:
+            return name
+    if isinstance(obj, _USER_SPACES):
+        for name, value in _REGISTERED.items():
+            if type(value) is type(obj) and value == obj:
+                return name
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Encoding
+
+
+_FIX = (
+    "serialization records constructor calls, not code: give it a name with "
+    "dp.register_serializable('a name', obj), and register the same name before dp.deserialize"
+)
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.active: set[int] = set()
+
+    def encode(self, obj: Any, where: str) -> Any:
+        if obj is None or isinstance(obj, bool):
+            return obj
+        if isinstance(obj, RuntimeType):
+            return {"runtime_type": str(obj)}
+        if isinstance(obj, str):
+            return str(obj)
+        if isinstance(obj, np.generic):
+            return self._np_scalar(obj, where)
+        if isinstance(obj, int):
+            return int(obj)
+        if isinstance(obj, float):
+            f = float(obj)
+            if math.isfinite(f):
+                return f
+            return {"float": "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")}
+        if isinstance(obj, Fraction):
+            return {"fraction": [obj.numerator, obj.denominator]}
+        if isinstance(obj, range):
+            return {"range": [obj.start, obj.stop, obj.step]}
+        name = _registered_name(obj)
+        if name is not None:
+            return {"registered": name}
+        if isinstance(obj, type):
+            return self._type(obj, where)
+        if isinstance(obj, np.dtype):
+            return {"np_dtype": self._dtype_name(obj, where)}
+        if id(obj) in self.active:
+            raise SerializationError(f"{where}: {obj!r} refers to itself")
+        self.active.add(id(obj))
+        try:
+            return self._compound(obj, where)
+        finally:
+            self.active.discard(id(obj))
+
+    def _compound(self, obj: Any, where: str) -> Any:
+        if isinstance(obj, list):
+            return {"list": [self.encode(v, where) for v in obj]}
+        if isinstance(obj, tuple):
+            return {"tuple": [self.encode(v, where) for v in obj]}
+        if isinstance(obj, (set, frozenset)):
+            kind = "set" if isinstance(obj, set) else "frozenset"
+            items = [self.encode(v, where) for v in obj]
+            return {kind: sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
+        if isinstance(obj, Mapping) and not isinstance(obj, (Domain, Metric, Measure)):
+            return {
+                "dict": [[self.encode(k, where), self.encode(v, where)] for k, v in obj.items()]
+            }
+        if isinstance(obj, np.ndarray):
+            if isinstance(obj, np.ma.MaskedArray) or obj.ndim == 0:
+                raise SerializationError(f"{where}: cannot serialize the array {obj!r}")
+            dtype = self._dtype_name(obj.dtype, where)
+            data = obj.tolist() if obj.dtype.kind != "O" else list(obj)
+            return {"ndarray": self.encode(data, where), "dtype": dtype}
+        if isinstance(obj, Queryable):
+            raise SerializationError(
+                f"{where}: a Queryable holds privacy state that no constructor call can "
+                "rebuild; serialize the measurement that makes it instead"
+            )
+        if isinstance(obj, _USER_SPACES):
+            raise SerializationError(
+                f"{where}: the user-defined {type(obj).__name__} {obj!r} cannot be serialized "
+                f"as it is: {_FIX}"
+            )
+        if isinstance(obj, (Domain, Metric, Measure)):
+            call = _space_call(obj)
+            if call is None:
+                raise SerializationError(
+                    f"{where}: {type(obj).__name__} {obj!r} has no serializable form: {_FIX}"
+                )
+            return self._call(call, where)
+        if isinstance(obj, _RECORDED):
+            record = _record_of(obj)
+            if record is not None:
+                return self._call(record, where)
+            if isinstance(obj, Function):
+                return self._function(obj, where)
+            raise SerializationError(
+                f"{where}: this {type(obj).__name__} was not built by a public constructor of "
+                f"opendp_lite (or was built before opendp_lite finished importing): {_FIX}"
+            )
+        if _VALUES.get(type(obj).__name__) is type(obj) and dataclasses.is_dataclass(obj):
+            fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+            return {"value": type(obj).__name__, "fields": self.encode(fields, where)}
+        partial_call = self._partial_call(obj)
+        if partial_call is not None:
+            return self._call(partial_call, where)
+        if callable(obj):
+            invoked = getattr(obj, "__self__", None)
+            if isinstance(invoked, (Transformation, Measurement)) and getattr(
+                obj, "__name__", None
+            ) in ("invoke", "__call__"):
+                return {"invoke": self.encode(invoked, where)}
+            label = getattr(obj, "__qualname__", None) or repr(obj)
+            raise SerializationError(
+                f"{where}: the user-defined function {label} cannot be serialized: {_FIX}"
+            )
+        raise SerializationError(
+            f"{where}: cannot serialize {type(obj).__name__} {obj!r}; only transformations, "
+            "measurements, partials, functions, domains, metrics, measures and plain values "
+            "built from them can be"
+        )
+
+    def _function(self, obj: Function[Any, Any], where: str) -> Any:
+        return self._call(("new_function", (obj.function,), {}), where)
+
+    @staticmethod
+    def _partial_call(obj: object) -> _Record | None:
+        inner = _partial_constructor(obj)
+        return inner.call if isinstance(inner, _RecordedConstructor) else None
+
+    def _call(self, call: _Record, where: str) -> Any:
+        name, args, kwargs = call
+        inner = f"{where} > {name}" if where else name
+        return {
+            "call": name,
+            "args": [self.encode(a, inner) for a in args],
+            "kwargs": {str(k): self.encode(v, f"{inner}({k}=)") for k, v in kwargs.items()},
+        }
+
+    def _type(self, obj: type, where: str) -> Any:
+        if _PY_TYPES.get(obj.__name__) is obj:
+            return {"type": obj.__name__}
+        if issubclass(obj, np.generic):
+            return {"np_type": self._dtype_name(np.dtype(obj), where)}
+        if _CLASSES.get(obj.__name__) is obj:
+            return {"class": obj.__name__}
+        raise SerializationError(f"{where}: cannot serialize the class {obj!r}: {_FIX}")
+
+    @staticmethod
+    def _dtype_name(dtype: np.dtype[Any], where: str) -> str:
+        if dtype.kind not in _NP_KINDS or dtype.fields is not None:
+            raise SerializationError(f"{where}: cannot serialize numpy dtype {dtype!r}")
+        return dtype.str if dtype.kind in "US" else dtype.name
+
+    def _np_scalar(self, obj: np.generic, where: str) -> Any:
+        dtype = self._dtype_name(obj.dtype, where)
+        return {"np_scalar": self.encode(obj.item(), where), "dtype": dtype}
+
+
+def serialize(obj: Any) -> str:
+    """A JSON document that rebuilds ``obj`` with :func:`deserialize`.
+
+    ``obj`` may be a transformation, measurement, partial (``then_x(...)``), chain,
+    post-processing function, domain, metric or measure, or a plain value (numbers, strings,
+    tuples, lists, dicts) holding them.  The document records the constructor calls that built
+    it, never code.
+
+    Raises:
+        SerializationError: for a user-defined piece that has no registered name (the message
+            says how to give it one), a Queryable, or an object no public constructor built.
+    """
+    value = _Encoder().encode(obj, "")
+    return json.dumps(
+        {"format": _FORMAT, "version": FORMAT_VERSION, "value": value}, allow_nan=False
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Decoding
+
+
+def _reject_constant(name: str) -> Any:
+    raise SerializationError(
+        f"{name} is not valid JSON; infinities are written as {{'float': ...}}"
+    )
+
+
+def deserialize(text: str | bytes) -> Any:
+    """Rebuild the object that :func:`serialize` wrote, by calling the constructors it names.
+
+    Safe on untrusted input: only the public constructors of opendp_lite in the allow-list
+    can be called, and user-defined pieces only by a name registered with
+    :func:`register_serializable` in this process; each constructor checks its arguments again.
+
+    Raises:
+        SerializationError: for a document that is not one, a format version other than
+            :data:`FORMAT_VERSION`, a name outside the allow-list or not registered, or
+            arguments that a constructor refuses for a reason other than its own typed error.
+        OpenDPLiteError: the typed error of a constructor that refuses its arguments.
+    """
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as e:
+        if isinstance(e, SerializationError):
+            raise
+        raise SerializationError(f"not a JSON document: {e}") from None
+    if not isinstance(doc, dict) or set(doc) != {"format", "version", "value"}:
+        raise SerializationError(
+            "not an opendp_lite document: expected an object with keys format, version, value"
+        )
+    if doc["format"] != _FORMAT:
+        raise SerializationError(f"not an opendp_lite document: format {doc['format']!r}")
+    version = doc["version"]
+    if type(version) is not int or version != FORMAT_VERSION:
+        raise SerializationError(
+            f"unknown format version {version!r}: this opendp_lite reads version "
+            f"{FORMAT_VERSION}; deserialize with the opendp_lite that wrote it"
+        )
+    try:
+        return _decode(doc["value"])
+    except RecursionError:
+        raise SerializationError("the document is nested too deeply") from None
+
+
+def _decode(node: Any) -> Any:
+    if node is None or isinstance(node, (bool, int, float, str)):
+        return node
+    if isinstance(node, list):
+        raise SerializationError("a bare JSON array is not a value here; lists are {'list': [...]}")
+    if not isinstance(node, dict) or not node:
+        raise SerializationError(f"unexpected node {node!r}")
+    keys = set(node)
+    if keys == {"call", "args", "kwargs"}:
+        return _decode_call(node)
+    if keys == {"ndarray", "dtype"}:
+        dtype = _decode_dtype(node["dtype"])
+        data = _decode(node["ndarray"])
+        if not isinstance(data, list):
+            raise SerializationError("ndarray data must be a list")
+        if dtype.kind == "O":
+            arr = np.empty(len(data), dtype=object)
+            arr[:] = data
+            return arr
+        return np.asarray(data, dtype=dtype)
+    if keys == {"np_scalar", "dtype"}:
+        value = _decode(node["np_scalar"])
+        if not isinstance(value, (bool, int, float, str, bytes)):
+            raise SerializationError(f"a numpy scalar must be a plain value, got {value!r}")
+        return _decode_dtype(node["dtype"]).type(value)
+    if keys == {"value", "fields"}:
+        cls = _VALUES.get(node["value"]) if isinstance(node["value"], str) else None
+        fields = _decode(node["fields"])
+        if cls is None or not isinstance(fields, dict):
+            raise SerializationError(f"unknown value class {node['value']!r}")
+        try:
+            return cls(**fields)
+        except TypeError as e:
+            raise SerializationError(f"{node['value']}: {e}") from None
+    if len(keys) != 1:
+        raise SerializationError(f"unexpected node with keys {sorted(keys)}")
+    (kind,) = keys
+    value = node[kind]
+    if kind in ("list", "tuple", "set", "frozenset"):
+        if not isinstance(value, list):
+            raise SerializationError(f"{kind} must hold a JSON array")
+        items = [_decode(v) for v in value]
+        if kind == "list":
+            return items
+        if kind == "tuple":
+            return tuple(items)
+        try:
+            return set(items) if kind == "set" else frozenset(items)
+        except TypeError as e:
+            raise SerializationError(f"{kind}: {e}") from None
+    if kind == "dict":
+        if not isinstance(value, list) or not all(
+            isinstance(p, list) and len(p) == 2 for p in value
+        ):
+            raise SerializationError("dict must hold [key, value] pairs")
+        try:
+            return {_decode(k): _decode(v) for k, v in value}
+        except TypeError as e:
+            raise SerializationError(f"dict: {e}") from None
+    if kind == "float":
+        table = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+        if value not in table:
+            raise SerializationError(f"unknown float {value!r}")
+        return table[value]
+    if kind == "fraction":
+        if not (
+            isinstance(value, list)
+            and len(value) == 2
+            and all(type(v) is int for v in value)
+            and value[1] > 0
+        ):
+            raise SerializationError(
+                f"fraction must be [numerator, positive denominator], got {value!r}"
+            )
+        return Fraction(value[0], value[1])
+    if kind == "range":
+        if not (isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value)):
+            raise SerializationError(f"range must be [start, stop, step], got {value!r}")
+        if value[2] == 0:
+            raise SerializationError("range step must not be 0")
+        return range(*value)
+    if kind == "runtime_type":
+        if not isinstance(value, str):
+            raise SerializationError("runtime_type must be a string")
+        try:
+            return RuntimeType.parse(value)
+        except OpenDPLiteError as e:
+            raise SerializationError(f"runtime_type {value!r}: {e}") from None
+    if kind == "type":
+        if value not in _PY_TYPES:
+            raise SerializationError(f"unknown type {value!r}; known: {sorted(_PY_TYPES)}")
+        return _PY_TYPES[value]
+    if kind == "np_type":
+        return _decode_dtype(value).type
+    if kind == "np_dtype":
+        return _decode_dtype(value)
+    if kind == "class":
+        if value not in _CLASSES:
+            raise SerializationError(f"unknown class {value!r}; known: {sorted(_CLASSES)}")
+        return _CLASSES[value]
+    if kind == "registered":
+        if not isinstance(value, str) or value not in _REGISTERED:
+            raise SerializationError(
+                f"the document refers to the user-defined piece {value!r}, which is not "
+                f"registered in this process: call dp.register_serializable({value!r}, obj) "
+                "with the same code first"
+            )
+        return _REGISTERED[value]
+    if kind == "invoke":
+        target = _decode(value)
+        if not isinstance(target, (Transformation, Measurement)):
+            raise SerializationError("invoke must refer to a transformation or measurement")
+        return target.invoke
+    raise SerializationError(f"unknown node kind {kind!r}")
+
+
+def _decode_dtype(name: Any) -> np.dtype[Any]:
+    if not isinstance(name, str):
+        raise SerializationError(f"a numpy dtype is named by a string, got {name!r}")
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        raise SerializationError(f"unknown numpy dtype {name!r}") from None
+    if dtype.kind not in _NP_KINDS or dtype.fields is not None:
+        raise SerializationError(f"numpy dtype {name!r} is not allowed")
+    return dtype
+
+
+def _decode_call(node: dict[str, Any]) -> Any:
+    name = node["call"]
+    if not isinstance(name, str):
+        raise SerializationError(f"a constructor is named by a string, got {name!r}")
+    fn = _SPACE_CONSTRUCTORS.get(name) or ALLOWED.get(name)
+    if fn is None:
+        raise SerializationError(
+            f"{name!r} is not a constructor that a document may call (only opendp_lite's "
+            "public constructors can be)"
+        )
+    args, kwargs = node["args"], node["kwargs"]
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise SerializationError(f"{name}: args must be a list and kwargs an object")
+    pos = [_decode(a) for a in args]
+    kw = {str(k): _decode(v) for k, v in kwargs.items()}
+    try:
+        return fn(*pos, **kw)
+    except OpenDPLiteError:
+        raise
+    except Exception as e:  # a wrong argument shape from a crafted document
+        raise SerializationError(f"{name}: the document's arguments are refused: {e!r}") from e
+
+
+_install()
