@@ -83,7 +83,7 @@ from .metrics import (
 )
 
 # Sections (keep each import block sorted; `ruff check --fix` sorts within a block):
-# -- accuracy helpers (issue 3) --
+# -- accuracy helpers --
 # isort: split
 from .accuracy import (
     accuracy_to_discrete_gaussian_scale,
@@ -96,9 +96,9 @@ from .accuracy import (
     laplacian_scale_to_accuracy,
 )
 
-# -- parameter search (issue 6) --
+# -- parameter search --
 # isort: split
-# -- domains and metrics that live beside the mechanisms that define them (issue 6) --
+# -- domains and metrics that live beside the mechanisms that define them --
 from .measurements.randomized_response import BitVectorDomain, bitvector_domain
 from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
 from .search import binary_search, binary_search_chain, binary_search_param
@@ -110,7 +110,7 @@ from .transformations.partition import (
 )
 
 # isort: split
-# -- OpenDP's missing helpers (issue 14) --
+# -- OpenDP helpers: privacy profiles, branching factors, arrays --
 from .combinators.composition import Odometer, OdometerQueryable
 from .core import as_array
 from .domains import CategoricalDomain, ExtrinsicDomain, categorical_domain
@@ -118,7 +118,7 @@ from .errors import UnknownTypeException
 from .measures import ExtrinsicDivergence, new_privacy_profile
 
 # isort: split
-# -- OpenDP module paths, type descriptors and the Context API (issue 14) --
+# -- OpenDP module paths, type descriptors and the Context API --
 from . import __version__
 from .context import (
     Context,
@@ -159,7 +159,7 @@ from .typing import (
 )
 
 # isort: split
-# -- OpenDP's extras (issue 14): dp.numpy; dp.sklearn on first use (needs scikit-learn) --
+# -- OpenDP's extras: dp.numpy; dp.sklearn on first use (needs scikit-learn) --
 from .extras import numpy as numpy
 
 

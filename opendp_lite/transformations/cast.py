@@ -246,7 +246,7 @@ def make_cast(
     return row_by_row("make_cast", input_domain, input_metric, option_domain(elem), function)
 
 
-# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers.
 @overload
 def make_cast_default(
     input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[int] | IntName

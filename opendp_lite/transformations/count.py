@@ -102,7 +102,7 @@ def _identity_map(T: str) -> Any:
     return lambda d_in: d_in
 
 
-# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers.
 @overload
 def make_count(
     input_domain: Domain[_TI], input_metric: Metric[int], TO: type[int] | IntName = "int"

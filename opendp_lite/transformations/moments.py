@@ -62,7 +62,7 @@ def _sized_float(
     return elem.T, float(lo), float(hi), size
 
 
-# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2); the
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers; the
 # mean is of floats only.  (Python requires two overloads; the first names the metrics taken.)
 @overload
 def make_mean(

@@ -143,7 +143,7 @@ def make_drop_null(
 _T = TypeVar("_T")
 
 
-# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers.
 @overload
 def make_impute_constant(
     input_domain: Domain[Vec[_T | None]], input_metric: Metric[int], constant: _T

@@ -38,7 +38,7 @@ _T = TypeVar("_T")
 _TI = TypeVar("_TI")
 
 
-# Typed overloads (no runtime effect), so that mypy infers a chain's carriers (issue 2).
+# Typed overloads (no runtime effect), so that mypy infers a chain's carriers.
 @overload
 def make_resize(
     input_domain: Domain[Vec[_T]],
@@ -102,7 +102,7 @@ def make_resize(
     out_domain = vector_domain(elem, size=size)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (issue 12, finding 9)
+        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (threat model, attack round 2, finding 9)
         if shuffle:
             if len(arg) > size:
                 return arg[uniform_prefix(len(arg), size)]
