@@ -316,6 +316,11 @@ class PCA(_SkPCA):  # type: ignore[misc]
     """
 
     _parameter_constraints: dict[str, list[Any]] = {}  # noqa: RUF012 - scikit-learn's API
+    # scikit-learn's own PCA methods (tags, transform) read these; the private fit is a full
+    # eigendecomposition of the noisy SSCP matrix, so they are fixed, not parameters.
+    svd_solver = "full"
+    _fit_svd_solver = "full"
+    copy = True
 
     def __init__(
         self,
