@@ -243,9 +243,7 @@ def checked_vector(
         if n != size:
             raise NotInDomain(f"expected a vector of size {size}, got length {n}")
     dtype = np.dtype(carrier_dtype(element.T))
-    return x.map_blocks(
-        _check_block, element, coerce, dtype=dtype, meta=np.empty(0, dtype=dtype)
-    )
+    return x.map_blocks(_check_block, element, coerce, dtype=dtype, meta=np.empty(0, dtype=dtype))
 
 
 def checked_frame(K: str, x: Any, coerce_key: Callable[[str, Any], Any]) -> Any:

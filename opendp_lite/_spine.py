@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -154,9 +155,13 @@ def derive(make: Callable[..., Any], partial: type[Any]) -> Callable[..., Any]:
 
     partial_signature = signature.replace(parameters=params)
 
+    module, make_name = sys.modules[make.__module__], make.__name__
+
     def then_x(*args: Any, **kwargs: Any) -> Any:
         partial_signature.bind(*args, **kwargs)  # a wrong call fails here, as a def would
-        return partial(lambda d, m: make(d, m, *args, **kwargs))
+        # the module's public ``make_x`` at call time: ``serialization`` wraps it to record calls
+        public = getattr(module, make_name, make)
+        return partial(lambda d, m: public(d, m, *args, **kwargs))
 
     then_x.__name__ = then_x.__qualname__ = name
     then_x.__module__ = make.__module__

@@ -57,9 +57,24 @@ from .errors import OpenDPLiteError, SerializationError
 from .measurements.randomized_response import BitVectorDomain, bitvector_domain
 from .measurements.sensitivity_sampling import SampledSensitivity
 from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
+from .transformations.partition import (
+    PartitionDistance,
+    PartitionDomain,
+    SymmetricIdDistance,
+    partition_distance,
+    symmetric_id_distance,
+)
 from .typing import RuntimeType
 
-__all__ = ["ALLOWED", "FORMAT_VERSION", "deserialize", "register_serializable", "serialize"]
+__all__ = [
+    "ALLOWED",
+    "FORMAT_VERSION",
+    "deserialize",
+    "record_constructors",
+    "register_serializable",
+    "register_space",
+    "serialize",
+]
 
 T = TypeVar("T")
 
@@ -184,19 +199,27 @@ def _rehome(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> Callable[...
     return out
 
 
-def _install() -> None:
-    """Wrap the public constructors once, in every loaded ``opendp_lite`` module."""
+def _install(namespaces: tuple[types.ModuleType, ...] | None = None) -> None:
+    """Wrap the public constructors of ``namespaces`` once, in every loaded ``opendp_lite`` module.
+
+    Without ``namespaces``: the three families and the core chains (at import).  Modules that
+    load later (the extras) call :func:`record_constructors` on themselves.
+    """
+    core_names: tuple[str, ...] = ()
+    if namespaces is None:
+        namespaces = (transformations, measurements, combinators)
+        core_names = ("make_chain_tt", "make_chain_mt", "make_chain_pm", "new_function")
     found: dict[int, tuple[str, Callable[..., Any]]] = {}
-    for ns in (transformations, measurements, combinators):
+    for ns in namespaces:
         for attr, obj in sorted(vars(ns).items()):
             if not attr.startswith(("make_", "then_")) or not isinstance(obj, types.FunctionType):
                 continue
             if getattr(obj, "__wrapped__", None) is not None:
-                continue  # already wrapped (a reload)
+                continue  # already wrapped (a reload, or re-exported from a wrapped module)
             prev = found.get(id(obj))
             if prev is None or obj.__name__ == attr:  # an alias: prefer the function's own name
                 found[id(obj)] = (attr, obj)
-    for attr in ("make_chain_tt", "make_chain_mt", "make_chain_pm", "new_function"):
+    for attr in core_names:
         obj = getattr(core, attr)
         if getattr(obj, "__wrapped__", None) is None:
             found[id(obj)] = (attr, obj)
@@ -218,11 +241,19 @@ def _install() -> None:
             if replacement is not None and found[id(val)][1] is val:
                 setattr(module, attr, replacement)
     # aliases of a wrapped constructor deserialize too
-    for ns in (transformations, measurements, combinators):
+    for ns in namespaces:
         for attr, obj in vars(ns).items():
             if attr.startswith(("make_", "then_")) and attr not in ALLOWED and callable(obj):
                 if getattr(obj, "__wrapped__", None) is not None:
                     ALLOWED[attr] = obj
+
+
+def record_constructors(module_name: str) -> None:
+    """Make the ``make_*``/``then_*`` of a module loaded after ``opendp_lite`` serializable.
+
+    An extras module calls this on itself as its last line (``record_constructors(__name__)``).
+    """
+    _install((sys.modules[module_name],))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -273,6 +304,48 @@ _SPACE_CONSTRUCTORS: dict[str, Callable[..., Any]] = {
 
 _USER_SPACES = (domains.UserDomain, metrics.UserDistance, measures.UserDivergence)
 
+#: Spaces written as ``name(**fields)``: class -> (constructor name, the fields it takes)
+_FIELD_SPACES: dict[type, tuple[str, tuple[str, ...]]] = {}
+
+
+def register_space(
+    cls: type, name: str, build: Callable[..., Any], fields: tuple[str, ...]
+) -> None:
+    """Serialize ``cls`` instances as the call ``build(**{f: obj.f for f in fields})``, by ``name``.
+
+    ``build`` is a public constructor or a builder that checks every field as one would (a
+    document is untrusted).  For spaces of modules that load after this one (the extras).
+    """
+    _FIELD_SPACES[cls] = (name, fields)
+    _SPACE_CONSTRUCTORS[name] = build
+
+
+def _partition_domain(by: Any, keys: Any, part_domain: Any) -> PartitionDomain:
+    """``make_partition_by``'s output domain, checked field by field."""
+    if not isinstance(by, tuple) or not by:
+        raise SerializationError(f"a partition domain's 'by' is a non-empty tuple, got {by!r}")
+    if keys is not None and not isinstance(keys, tuple):
+        raise SerializationError(f"a partition domain's keys are a tuple or null, got {keys!r}")
+    if not isinstance(part_domain, domains.DataFrameDomain):
+        raise SerializationError(
+            f"a partition domain's part_domain is a dataframe domain, got {part_domain!r}"
+        )
+    return PartitionDomain(by=by, keys=keys, part_domain=part_domain)
+
+
+def _partition_distance(inner: Any) -> PartitionDistance:
+    return partition_distance(inner)
+
+
+register_space(SymmetricIdDistance, "symmetric_id_distance", symmetric_id_distance, ("identifier",))
+register_space(PartitionDistance, "partition_distance", _partition_distance, ("inner",))
+register_space(
+    PartitionDomain, "partition_domain", _partition_domain, ("by", "keys", "part_domain")
+)
+register_space(
+    domains.CategoricalDomain, "categorical_domain", domains.categorical_domain, ("categories",)
+)
+
 #: Classes that may appear as arguments (e.g. ``MO=dp.MaxDivergence``), by name.
 _CLASSES: dict[str, type] = {
     cls.__name__: cls
@@ -308,6 +381,10 @@ _NP_KINDS = frozenset("biufUSO")
 def _space_call(obj: object) -> _Record | None:
     """The public constructor call that builds a domain, metric or measure equal to ``obj``."""
     D, M, S = domains, metrics, measures
+    by_fields = _FIELD_SPACES.get(type(obj))
+    if by_fields is not None:
+        name, fields = by_fields
+        return name, (), {f: getattr(obj, f) for f in fields}
     if isinstance(obj, D.AtomDomain):
         return "atom_domain", (), {"bounds": obj.bounds, "nan": obj.nan, "T": obj.T}
     if isinstance(obj, D.VectorDomain):

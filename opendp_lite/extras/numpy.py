@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _arith as ar
+from .. import serialization as _serialization
 from .._types import carrier_dtype, carrier_name, is_float, is_int
 from .._validate import check_finite_nonneg
 from ..core import (
@@ -944,3 +945,37 @@ def make_np_sscp(
 def then_np_sscp() -> PartialTransformation[Array, Array, int, int]:
     """Partial of :func:`make_np_sscp`."""
     return PartialTransformation(make_np_sscp)
+
+
+def _sscp_domain(
+    num_features: Any, T: Any, norm: Any = None, p: Any = None, size: Any = None
+) -> NPSSCPDomain:
+    """``make_np_sscp``'s output domain from a serialized document, checked field by field."""
+    if isinstance(num_features, bool) or not isinstance(num_features, int) or num_features < 1:
+        raise InvalidParameter(f"num_features must be a positive int, got {num_features!r}")
+    if p not in (None, 1, 2) or (norm is None) != (p is None):
+        raise InvalidParameter(f"norm and p (1 or 2) come together, got {norm!r}, {p!r}")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        raise InvalidParameter(f"size must be a non-negative int or None, got {size!r}")
+    return NPSSCPDomain(
+        num_features=num_features,
+        T=_check_T(T, "NPSSCPDomain"),
+        norm=None if norm is None else check_finite_nonneg("norm", norm),
+        p=p,
+        size=size,
+    )
+
+
+# serialization records calls to this module's constructors (it loads after the families), and
+# writes its domains as the public calls that build them
+_serialization.record_constructors(__name__)
+_serialization.register_space(
+    NPArray2Domain,
+    "array2_domain",
+    array2_domain,
+    ("norm", "p", "origin", "size", "num_columns", "nan", "T"),
+)
+_serialization.register_space(NPArrayDDomain, "arrayd_domain", arrayd_domain, ("shape", "T"))
+_serialization.register_space(
+    NPSSCPDomain, "np_sscp_domain", _sscp_domain, ("num_features", "T", "norm", "p", "size")
+)

@@ -122,7 +122,7 @@ def make_ordered_random(
     )
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (threat model, attack round 2, finding 9)
+        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (threat model: finding 9)
         return arg[uniform_permutation(len(arg))]
 
     return Transformation(

@@ -102,7 +102,7 @@ def make_resize(
     out_domain = vector_domain(elem, size=size)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (threat model, attack round 2, finding 9)
+        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (threat model: finding 9)
         if shuffle:
             if len(arg) > size:
                 return arg[uniform_prefix(len(arg), size)]

@@ -8,6 +8,7 @@ unless named; malicious documents are refused with a typed error before anything
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import warnings
@@ -65,6 +66,8 @@ def _same_value(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):  # keys may be NaN: compare the items in order
         return _same_value(list(a.items()), list(b.items()))
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):  # e.g. a released PCAResult
+        return _same_value(dataclasses.astuple(a), dataclasses.astuple(b))
     if isinstance(a, PrivacyProfile):
         return all(a.delta(e) == b.delta(e) for e in (0.0, 0.5, 1.0, 3.0))
     if isinstance(a, dp.Queryable):
@@ -102,6 +105,9 @@ def _name_user_code(obj: Any, prefix: str, seen: set[int] | None = None) -> None
     children: list[Any] = []
     if record is not None:
         children = [*record[1], *record[2].values()]
+    elif isinstance(obj, (dp.Transformation, dp.Measurement)):  # built by hand, not a constructor
+        dp.register_serializable(f"{prefix}-{len(seen)}", obj)
+        return
     elif isinstance(obj, (list, tuple)):
         children = list(obj)
     elif isinstance(obj, dict):

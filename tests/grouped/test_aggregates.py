@@ -23,8 +23,8 @@ def part(keys: Any = ("a", "b", "c"), by: str = "g") -> Any:
 
 def test_count_and_sum_match_hand_values() -> None:
     data = {"g": ["a", "c", "a", "z", "c", "a"], "x": [1.0, -5.0, 2.5, 100.0, 50.0, 0.25]}
-    assert (part() >> dp.t.then_grouped_count())(data).tolist() == [3, 0, 2]
-    s = (part() >> dp.t.then_grouped_sum("x", (-1.0, 10.0)))(data).tolist()
+    assert (part() >> dp.t.then_grouped_count())(data) == [3, 0, 2]
+    s = (part() >> dp.t.then_grouped_sum("x", (-1.0, 10.0)))(data)
     assert s == [3.75, 0.0, 9.0]  # c: clamp(-5) + clamp(50) = -1 + 10
 
 

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from sklearn.decomposition import PCA as _SkPCA
 
 from ... import _arith as ar
+from ... import serialization as _serialization
 from ..._validate import check_finite_nonneg
 from ...core import Domain, Measurement, Metric, PartialMeasurement, Transformation
 from ...domains import atom_domain, vector_domain
@@ -415,3 +416,7 @@ class PCA(_SkPCA):  # type: ignore[misc]
         self.explained_variance_ = explained[:k]
         self.explained_variance_ratio_ = ratio[:k]
         self.singular_values_ = S[:k]
+
+
+# serialization records calls to this module's constructors (it loads after the families)
+_serialization.record_constructors(__name__)

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ... import serialization as _serialization
 from ...combinators import make_composition
 from ...core import Domain, Measure, Measurement, Transformation
 from ...domains import atom_domain, vector_domain
@@ -254,3 +255,7 @@ class LinearRegression(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             raise InvalidParameter(f"X must have shape (n_samples, 1), got {Xa.shape}")
         out: Array = Xa @ self.coef_ + self.intercept_
         return out
+
+
+# serialization records calls to this module's constructors (it loads after the families)
+_serialization.record_constructors(__name__)
