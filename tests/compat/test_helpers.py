@@ -215,7 +215,7 @@ def test_categorical_domain_members() -> None:
 def test_categorical_vectors_feed_the_histograms() -> None:
     space = dp.vector_domain(dp.categorical_domain(["a", "b", "c"])), dp.symmetric_distance()
     by_cat = space >> dp.t.then_count_by_categories(["a", "b"])
-    assert by_cat(["a", "c", "a", "b"]).tolist() == [2, 1, 1]
+    assert list(by_cat(["a", "c", "a", "b"])) == [2, 1, 1]
     assert by_cat.map(1) == 1
     hist = space >> dp.t.then_count_by() >> dp.m.then_laplace_threshold(scale=1.0, threshold=5)
     assert sorted(hist(["a"] * 50 + ["b"])) == ["a"]
