@@ -159,7 +159,8 @@ from .typing import (
 )
 
 # isort: split
-# -- OpenDP's extras: dp.numpy; dp.sklearn on first use (needs scikit-learn) --
+# -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
+from .extras import examples as examples
 from .extras import numpy as numpy
 
 

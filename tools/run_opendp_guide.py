@@ -25,6 +25,7 @@ import doctest
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -270,7 +271,19 @@ def run_guide(mirror: Path, ref: str, repo_root: Path) -> tuple[list[Outcome], l
         root = Path(tmp)
         pages, polars = _pages(root)
         outcomes = []
-        env = {**os.environ, "PYTHONPATH": str(repo_root), "MPLBACKEND": "Agg"}
+        # dp.examples reads its public data from OPENDP_LITE_DATA: seed it (in the temporary
+        # directory) with the copy in the mirror's docs, so those pages run offline
+        data = root / "examples-data"
+        data.mkdir()
+        pums = root / "docs/source/data/PUMS_california_demographics_1000/data.csv"
+        if pums.is_file():
+            shutil.copyfile(pums, data / "california_pums.csv")
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(repo_root),
+            "MPLBACKEND": "Agg",
+            "OPENDP_LITE_DATA": str(data),
+        }
         for p in pages:
             rel = p.relative_to(root).as_posix()
             try:
