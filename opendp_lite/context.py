@@ -261,7 +261,7 @@ def loss_of(
             finite and at most 1).
 
     >>> loss_of(epsilon=1.0), loss_of(rho=0.5, delta=1e-7)
-    ((MaxDivergence(), 1.0), (Approximate(ZeroConcentratedDivergence()), (0.5, 1e-07)))
+    ((MaxDivergence, 1.0), (Approximate(ZeroConcentratedDivergence), (0.5, 1e-07)))
     """
     if (epsilon is None) == (rho is None):
         raise InvalidParameter(
