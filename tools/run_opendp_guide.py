@@ -83,18 +83,18 @@ REASONS: dict[str, str] = {
     ),
     "combinators/measure-casting.rst": (
         "a loss printed 1 ulp apart (opendp_lite's, rounded up from the exact value, is 1 ulp "
-        "below OpenDP's)"
+        f"below OpenDP's; {_DIFF})"
     ),
     "programming-framework/supporting-elements.rst": (
-        "prints the class's module (`opendp_lite.core.Transformation`)"
+        f"prints the class's module (`opendp_lite.core.Transformation`; {_DIFF})"
     ),
     "utilities/parameter-search.rst": (
         f"the float sum's map is tighter ({_DIFF}), so the search finds a wider clipping range"
     ),
-    "getting-started/utility.rst": "a scale printed 1 ulp apart (directed rounding)",
+    "getting-started/utility.rst": f"a scale printed 1 ulp apart (directed rounding; {_DIFF})",
     "theory/dp-with-opendp.rst": (
         f"a float sum differs in its last digits (exact sum on a grid, {_DIFF}); `help()` "
-        "shows opendp_lite's module and annotations"
+        "shows opendp_lite's module and annotations (also documented there)"
     ),
 }
 
