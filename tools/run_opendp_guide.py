@@ -15,7 +15,9 @@ A page *completes* when every example runs without an exception; its *outputs ma
 in addition, every doctest output is what OpenDP's page says (with OpenDP's own doctest
 options: ``ELLIPSIS``, ``NUMBER``, ``IGNORE``; outputs of random releases differ by nature).
 Pages that use Polars, and notebook cells that import it, are left out (opendp_lite has no
-Polars support), as are pages with no Python examples.
+Polars support), as are pages with no Python examples.  ``dp.examples`` reads the example data
+from ``OPENDP_LITE_DATA``, which the runner fills (in its temporary directory) with the
+mirror's own copy (``docs/source/data``), so those pages run offline.
 """
 
 from __future__ import annotations
@@ -340,7 +342,8 @@ def report(outcomes: list[Outcome], polars: list[str], ref: str, commit: str) ->
         f"{ref}` (OpenDP commit `{commit[:12]}`): every `.rst` doctest and `.ipynb` code cell of",
         "OpenDP's user guide, getting-started and theory pages that does not use Polars, run with",
         "only the imports rewritten (`import opendp.prelude as dp` → `import opendp_lite.prelude "
-        "as dp`), each page in a fresh process.",
+        "as dp`), each page in a fresh process. `dp.examples` reads OpenDP's example data from "
+        "the mirror's `docs/source/data` (this machine has no network).",
         "",
         f"**{len(complete)} of {len(outcomes)} pages complete** (every example runs); "
         f"{len(match)} of them also print what OpenDP's page shows (outputs of random releases "
