@@ -58,7 +58,16 @@ from .combinators.conversions import (
     make_pureDP_to_zCDP,
     make_zCDP_to_approxDP,
 )
-from .core import Domain, Measure, Measurement, Metric, Queryable, Transformation
+from .core import (
+    Domain,
+    Measure,
+    Measurement,
+    Metric,
+    Queryable,
+    Transformation,
+    _as_list_for,
+    _holds_array,
+)
 from .domains import (
     DataFrameDomain,
     atom_domain,
@@ -252,7 +261,7 @@ def loss_of(
             finite and at most 1).
 
     >>> loss_of(epsilon=1.0), loss_of(rho=0.5, delta=1e-7)
-    ((MaxDivergence(), 1.0), (Approximate(ZeroConcentratedDivergence()), (0.5, 1e-07)))
+    ((MaxDivergence, 1.0), (Approximate(ZeroConcentratedDivergence), (0.5, 1e-07)))
     """
     if (epsilon is None) == (rho is None):
         raise InvalidParameter(
@@ -453,6 +462,9 @@ class Context:
         """A frame's column names and carrier types (from its schema), or None."""
         self.library: str | None = None
         """``"pandas"``, ``"polars"``, ``"pyarrow"`` or ``"dask"`` for frame data, else None."""
+        self.python_values = False
+        """Whether the data held no array (e.g. a list): answers are then Python values, a
+        vector answer a list, as in OpenDP (numpy data keeps numpy answers)."""
         self.log: list[dict[str, Any]] = []
         """One entry per released query: its steps, loss, mechanism and noise scale."""
 
@@ -512,6 +524,7 @@ class Context:
         context = Context(accountant, queryable, privacy_unit[1], d_mids, d_out)
         context.schema = schema
         context.library = _frames.library_of(data)
+        context.python_values = not _holds_array(data)
         return context
 
     def __call__(self, query: Any) -> Any:
@@ -534,6 +547,8 @@ class Context:
             self.d_mids_consumed.append(self.d_mids.pop(0))
         else:
             self.d_mids_consumed.append(query.map(self.d_in))
+        if self.python_values:  # as a measurement invoked on the list itself would answer
+            answer = _as_list_for((), answer)
         return answer
 
     def query(self, **kwargs: Any) -> Query[Any]:
@@ -1361,6 +1376,8 @@ class Query(Generic[_Out]):
             nested = Context(whole, queryable, d_in, d_mids, filter_d_out, (domain, metric))
             if parent is not None and isinstance(chain, tuple):  # the same frame: same schema
                 nested.schema, nested.library = parent.schema, parent.library
+            if parent is not None:
+                nested.python_values = parent.python_values
             return nested
 
         nested = self.new_with(chain=whole, wrap_release=wrap)

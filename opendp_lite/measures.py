@@ -1,7 +1,7 @@
 """Privacy measures: the units in which a measurement's privacy loss is stated.
 
 >>> max_divergence(), zero_concentrated_divergence(), approximate(max_divergence())
-(MaxDivergence(), ZeroConcentratedDivergence(), Approximate(MaxDivergence()))
+(MaxDivergence, ZeroConcentratedDivergence, Approximate(MaxDivergence))
 >>> approximate(max_divergence())._le((0.5, 1e-7), (1.0, 1e-6))
 True
 """
@@ -48,7 +48,7 @@ Q = TypeVar("Q")
 @dataclass(frozen=True)
 class _ScalarMeasure(Measure[float]):
     def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+        return type(self).__name__  # as OpenDP 0.16 prints a measure: no parentheses
 
 
 @dataclass(frozen=True, repr=False)
@@ -172,7 +172,7 @@ class SmoothedMaxDivergence(Measure[PrivacyProfile]):
     """Approximate DP stated as a whole privacy profile δ(ε)."""
 
     def __repr__(self) -> str:
-        return "SmoothedMaxDivergence()"
+        return "SmoothedMaxDivergence"
 
     def _check_loss(self, d: object) -> PrivacyProfile:
         if not isinstance(d, PrivacyProfile):
@@ -188,7 +188,7 @@ class RenyiDivergence(Measure[Callable[[float], float]]):
     """Rényi DP: the loss is a curve α ↦ ε(α) (Mironov 2017)."""
 
     def __repr__(self) -> str:
-        return "RenyiDivergence()"
+        return "RenyiDivergence"
 
     def _check_loss(self, d: object) -> Callable[[float], float]:
         if not callable(d):
@@ -230,7 +230,7 @@ def approximate(measure: Measure[Q]) -> Approximate[Q]:
     """Relax ``measure`` by δ; losses become ``(inner, δ)`` pairs.
 
     >>> approximate(zero_concentrated_divergence())
-    Approximate(ZeroConcentratedDivergence())
+    Approximate(ZeroConcentratedDivergence)
     """
     return Approximate(measure)
 

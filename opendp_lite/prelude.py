@@ -5,7 +5,7 @@ domain, metric and measure constructors and the feature flags, as in OpenDP 0.16
 
 >>> import opendp_lite.prelude as dp
 >>> dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance(), dp.max_divergence()
-(VectorDomain(AtomDomain(T=f64)), SymmetricDistance(), MaxDivergence())
+(VectorDomain(AtomDomain(T=f64)), SymmetricDistance(), MaxDivergence)
 """
 
 from . import combinators as c
@@ -159,7 +159,8 @@ from .typing import (
 )
 
 # isort: split
-# -- OpenDP's extras: dp.numpy; dp.sklearn on first use (needs scikit-learn) --
+# -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
+from .extras import examples as examples
 from .extras import numpy as numpy
 
 

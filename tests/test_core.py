@@ -183,5 +183,5 @@ def test_features_are_validated() -> None:
 def test_reprs_follow_opendp() -> None:
     m = dp.m.make_user_measurement(*FSPACE, dp.max_divergence(), lambda x: x, lambda d: d)
     assert "input_domain   = AtomDomain(T=f64)" in repr(m)
-    assert "output_measure = MaxDivergence()" in repr(m)
+    assert "output_measure = MaxDivergence)" in repr(m)
     assert repr(dp.vector_domain(dp.atom_domain(T=float))) == "VectorDomain(AtomDomain(T=f64))"

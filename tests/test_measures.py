@@ -11,10 +11,13 @@ from opendp_lite.errors import FailedMap
 
 
 def test_reprs_and_equality() -> None:
-    assert repr(dp.max_divergence()) == "MaxDivergence()"
+    # as OpenDP 0.16 prints them (no parentheses, unlike metrics)
+    assert repr(dp.max_divergence()) == "MaxDivergence"
     assert repr(dp.approximate(dp.zero_concentrated_divergence())) == (
-        "Approximate(ZeroConcentratedDivergence())"
+        "Approximate(ZeroConcentratedDivergence)"
     )
+    assert repr(dp.renyi_divergence()) == "RenyiDivergence"
+    assert repr(dp.smoothed_max_divergence()) == "SmoothedMaxDivergence"
     assert dp.fixed_smoothed_max_divergence() == dp.approximate(dp.max_divergence())
     assert dp.user_divergence("a") == dp.user_divergence("a") != dp.user_divergence("b")
     assert repr(dp.PrivacyProfile(lambda e: 0.0)) == "PrivacyProfile()"

@@ -199,7 +199,7 @@ def make_approximate(
     >>> pure = dp.m.make_user_measurement(*space, dp.max_divergence(), lambda x: x, lambda d: d)
     >>> approx = dp.c.make_approximate(pure)
     >>> approx.output_measure, approx.map(0.5)
-    (Approximate(MaxDivergence()), (0.5, 0.0))
+    (Approximate(MaxDivergence), (0.5, 0.0))
     """
     if isinstance(measurement.output_measure, Approximate):
         _measure_error("make_approximate", measurement, "a measure that is not yet approximate")
@@ -241,7 +241,7 @@ def make_fix_delta(
     ...     *space, dp.zero_concentrated_divergence(), lambda x: x, lambda d: d * d / 2)
     >>> fixed = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(zcdp), delta=1e-7)
     >>> fixed.output_measure, fixed.check(1.0, (5.68, 1e-7))
-    (Approximate(MaxDivergence()), True)
+    (Approximate(MaxDivergence), True)
     """
     delta = check_finite_nonneg("delta", delta)
     if delta > 1:

@@ -38,7 +38,7 @@ def make_random_dp_as_worst_case(
     ...                      dp.change_one_distance(), lambda d: float(d[0]), s, lap)
     >>> dp.enable_features("random-dp")
     >>> make_random_dp_as_worst_case(rdp).output_measure
-    MaxDivergence()
+    MaxDivergence
     """
     assert_features("random-dp")
     measure = measurement.output_measure

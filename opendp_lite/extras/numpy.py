@@ -805,7 +805,7 @@ def make_private_np_mean(
     >>> space = dp.numpy.array2_domain(size=4, num_columns=2, T=float), dp.symmetric_distance()
     >>> m = space >> dp.numpy.then_private_np_mean(scale=0.1, norm=1.0, p=1)
     >>> m(np.ones((4, 2))).shape, m.output_measure
-    ((2,), MaxDivergence())
+    ((2,), MaxDivergence)
     """
     who = "make_private_np_mean"
     dom = _array2(who, input_domain)

@@ -108,7 +108,7 @@ def make_noise_threshold(
         NotImplementedForType: if ``output_measure`` is neither approximate max divergence nor
             approximate zero-concentrated divergence, or the mechanism refuses the domain.
         MetricMismatch: if the metric does not match the measure (L0,1,∞ for Laplace, L0,2,∞
-            for Gaussian).
+            for Gaussian, over ``absolute_distance(D)`` for any numeric D).
         InvalidParameter: as the threshold mechanisms (scale, threshold, k).
 
     Proof: docs/proofs/make_noise_threshold.md

@@ -81,6 +81,20 @@ def is_l0pinf(metric: object, T: str, p: int) -> bool:
     )
 
 
+def _is_numeric_l0pinf(metric: object, p: int) -> bool:
+    """Whether ``metric`` is L0{p}InfDistance(AbsoluteDistance(D)) for any numeric distance type
+    D.  As in OpenDP 0.16, D need not be the value type: the map reads the distances as exact
+    rationals, so an integer bound on float values or a float bound on integer values is used
+    as it is (the integer differences of integer values are at most any real bound on them)."""
+    inner = getattr(metric, "inner", None)
+    return (
+        type(metric).__name__ == "L0PInfDistance"
+        and getattr(metric, "p", None) == p
+        and type(inner).__name__ == "AbsoluteDistance"
+        and (is_int(getattr(inner, "T", "")) or is_float(getattr(inner, "T", "")))
+    )
+
+
 # ----------------------------------------------------------------------------------------------
 # Certified upper bounds on the noise tails Pr[Z >= m]
 
@@ -181,7 +195,7 @@ def _check_space(
         )
     if value.nan:
         raise NotImplementedForType(f"{who}: the value domain must exclude NaN")
-    if not is_l0pinf(input_metric, value.T, p):
+    if not _is_numeric_l0pinf(input_metric, p):
         raise MetricMismatch(L0PInfDistance(AbsoluteDistance(value.T), p), input_metric, who)
     if is_int(value.T):
         if k is not None:
@@ -264,7 +278,9 @@ def make_laplace_threshold(
     r"""Add exact Laplace noise to each value; release the keys whose noisy value clears threshold.
 
     Integer values get Z ~ 𝓛_ℤ(scale); float values are rounded to the grid 2^k·ℤ (default
-    k = k_min) and get 2^k·Z, Z ~ 𝓛_ℤ(scale/2^k).  As in OpenDP 0.16, a threshold >= 0 keeps
+    k = k_min) and get 2^k·Z, Z ~ 𝓛_ℤ(scale/2^k).  The distances d_in may be of any numeric
+    type D (integer bounds on float values, float bounds on integer values) and are read as
+    exact rationals.  As in OpenDP 0.16, a threshold >= 0 keeps
     the noisy values >= threshold and a negative one keeps the noisy values <= threshold.  With
     (l0, l1, l∞) = d_in, l∞′ = min(l∞, l1), π = 2^k − 2^k_min per key (0 for integers and
     k = k_min), n(·) the grid index, top = n(l∞′) if threshold >= 0 else −n(−l∞′):
@@ -276,7 +292,8 @@ def make_laplace_threshold(
     Raises:
         NotImplementedForType: if the domain is not a map to non-NaN numbers, ``k`` is given
             for integer values, or ``MO`` is not approximate max divergence.
-        MetricMismatch: if the metric is not ``l01inf_distance(absolute_distance(T))``.
+        MetricMismatch: if the metric is not ``l01inf_distance(absolute_distance(D))`` for a
+            numeric D (as in OpenDP 0.16, D need not be the value type).
         InvalidParameter: if ``scale`` is negative or not finite, ``threshold`` is not a
             finite number, or ``k`` is outside [k_min, k_max].
         FailedFunction: at invocation, if a float value is infinite.
@@ -336,7 +353,8 @@ def make_gaussian_threshold(
     r"""Add exact Gaussian noise to each value; release the keys whose noisy value clears threshold.
 
     Integer values get Z ~ 𝓝_ℤ(0, scale²); float values are rounded to the grid 2^k·ℤ
-    (default k = k_min) and get 2^k·Z, Z ~ 𝓝_ℤ(0, (scale/2^k)²).  A threshold >= 0 keeps the
+    (default k = k_min) and get 2^k·Z, Z ~ 𝓝_ℤ(0, (scale/2^k)²); d_in may be of any numeric
+    type D, read as exact rationals.  A threshold >= 0 keeps the
     noisy values >= threshold, a negative one the noisy values <= threshold (as OpenDP 0.16).
     With (l0, l2, l∞) = d_in, l∞′ = min(l∞, l2), π = 2^k − 2^k_min per key (0 for integers and
     k = k_min), top = n(l∞′) if threshold >= 0 else −n(−l∞′), n(·) the grid index:
@@ -348,7 +366,8 @@ def make_gaussian_threshold(
     Raises:
         NotImplementedForType: if the domain is not a map to non-NaN numbers, ``k`` is given
             for integer values, or ``MO`` is not approximate zero-concentrated divergence.
-        MetricMismatch: if the metric is not ``l02inf_distance(absolute_distance(T))``.
+        MetricMismatch: if the metric is not ``l02inf_distance(absolute_distance(D))`` for a
+            numeric D (as in OpenDP 0.16, D need not be the value type).
         InvalidParameter: if ``scale`` is negative or not finite, ``threshold`` is not a
             finite number, or ``k`` is outside [k_min, k_max].
         FailedFunction: at invocation, if a float value is infinite.

@@ -49,6 +49,12 @@ SCENARIO = textwrap.dedent(
     )
     out.append(("pca loss", round(model.measurement().map(2), 6)))
     out.append(("pca features", model.n_features))
+    # no n_components: all n_features are estimated, and the parameter says so (PCA tutorial)
+    default = dp.sklearn.decomposition.PCA(
+        epsilon=1.0, row_norm=1.0, n_samples=100, n_features=4
+    )
+    out.append(("pca default n_components", default.n_components))
+    out.append(("pca default repr", repr(default)))
     """
 )
 

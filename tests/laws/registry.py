@@ -1183,13 +1183,14 @@ def _threshold(gauss: bool) -> Callable[[Draw], Case]:
         from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
 
         T = draw(st.sampled_from(["i32", "f64"]))
+        D = draw(st.sampled_from(["i32", "f64"]))  # the distance type need not be T (OpenDP)
         dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T))
-        metric = (l02inf_distance if gauss else l01inf_distance)(dp.absolute_distance(T=T))
+        metric = (l02inf_distance if gauss else l01inf_distance)(dp.absolute_distance(T=D))
         scale = draw(scales(0.5, 50.0))
         thr = draw(st.integers(0, 100))
         k = draw(st.none() | st.integers(-60, 2)) if T == "f64" else None
         fn = dp.m.make_gaussian_threshold if gauss else dp.m.make_laplace_threshold
-        p = {"scale": scale, "gauss": gauss, "k": k, "T": T}
+        p = {"scale": scale, "gauss": gauss, "k": k, "T": T, "D": D}
         return attempt(lambda: fn(dom, metric, scale, thr, k=k), p)
 
     return build
@@ -1211,7 +1212,10 @@ def _threshold_formula(c: Case, d: Any) -> Any:
 
 
 @st.composite
-def _l0pinf(draw: Draw) -> tuple[int, int, int]:
+def _l0pinf(draw: Draw, D: str = "i32") -> tuple[int, Any, Any]:
+    if D == "f64":  # real bounds, also on integer values
+        real = st.floats(0.0, 20.0, allow_nan=False)
+        return draw(st.integers(0, 5)), draw(real), draw(real)
     return draw(st.integers(0, 5)), draw(st.integers(0, 20)), draw(st.integers(0, 20))
 
 
@@ -1222,7 +1226,7 @@ for _name, _g in [("make_laplace_threshold", False), ("make_gaussian_threshold",
             "M",
             fixed(_threshold(_g)),
             formula=_threshold_formula,
-            dists=lambda c: _l0pinf(),
+            dists=lambda c: _l0pinf(c.p["D"]),
         )
     )
 
@@ -1232,13 +1236,14 @@ def _noise_threshold(draw: Draw) -> Case:
     thresholds of either sign (a negative one keeps the keys below it)."""
     gauss = draw(st.booleans())
     T = draw(st.sampled_from(["i32", "f64"]))
+    D = draw(st.sampled_from(["i32", "f64"]))
     dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T))
-    metric = (dp.l02inf_distance if gauss else dp.l01inf_distance)(dp.absolute_distance(T=T))
+    metric = (dp.l02inf_distance if gauss else dp.l01inf_distance)(dp.absolute_distance(T=D))
     inner = dp.zero_concentrated_divergence() if gauss else dp.max_divergence()
     scale = draw(scales(0.5, 50.0))
     thr = draw(st.integers(-100, 100))
     k = draw(st.none() | st.integers(-60, 2)) if T == "f64" else None
-    p = {"scale": scale, "gauss": gauss, "k": k, "T": T}
+    p = {"scale": scale, "gauss": gauss, "k": k, "T": T, "D": D}
     return attempt(
         lambda: dp.m.make_noise_threshold(dom, metric, dp.approximate(inner), scale, thr, k), p
     )
@@ -1250,7 +1255,7 @@ register(
         "M",
         fixed(_noise_threshold),
         formula=_threshold_formula,
-        dists=lambda c: _l0pinf(),
+        dists=lambda c: _l0pinf(c.p["D"]),
     )
 )
 

@@ -338,7 +338,9 @@ class PCA(_SkPCA):  # type: ignore[misc]
         self.row_norm = row_norm
         self.n_samples = n_samples
         self.n_features = n_features
-        self.n_components = n_components
+        # as OpenDP 0.16: no (or a zero) n_components estimates all n_features components, and
+        # the parameter records it (so the fitted model's repr shows n_components=n_features)
+        self.n_components = n_components or n_features
         self.n_changes = n_changes
         self.whiten = whiten
 
