@@ -935,6 +935,17 @@ def _gradual_underflow() -> bool:
     return bool(tiny[0] == 2.0**-1070 and (tiny + tiny)[0] == 2.0**-1069)
 
 
+_LITTLE = np.little_endian
+
+
+def _halves(w: U64) -> tuple[F64, F64]:
+    """(w >> 32, w & (2^32 − 1)) as float64 (exact: each is an integer < 2^32)."""
+    if _LITTLE and w.flags.c_contiguous:  # read the two 32-bit halves in place
+        h = w.view(np.uint32)
+        return h[1::2].astype(np.float64), h[0::2].astype(np.float64)
+    return (w >> np.uint64(32)).astype(np.float64), (w & np.uint64(0xFFFFFFFF)).astype(np.float64)
+
+
 def _float_chunk(
     p: _Plan, x: F64, k: int, T: str, e_r: int, on_grid: bool, out: npt.NDArray[Any]
 ) -> None:
@@ -947,51 +958,56 @@ def _float_chunk(
             v = np.ldexp(x, -k)
             n = np.floor(v)
             r = np.ldexp(n + (v - n >= 0.5), k)  # exact, or non-finite → exact path
-    shrink = (1.0 - 2.0**-48) * (1.0 - _band)
     tw = 2.0**e_r if p.a > 64 else 0.0
     cN = 2.0 ** (k + p.a)
+    # C ≥ 2^-1072 + tw (δ_t's absolute part and the unrevealed tail of R; proof §3)
+    C = max(2.0**-1070, 2.0 * tw)
     acc = _accepted(p, len(x))
     sg, N, Rtop = acc.sign, acc.N, acc.Rtop
     with np.errstate(over="ignore", invalid="ignore"):
-        # |noise| = 2^e_r·(N·2^s64 + Rtop) [+ tail ∈ [0, 2^e_r) if a > 64] = Dh + Dl
+        # |noise| = 2^e_r·(N·2^s64 + Rtop) [+ tail ∈ [0, 2^e_r) if a > 64] = Dh + Dl, both exact
         if p.s64 >= 32:
-            Dh = N * cN + (Rtop >> np.uint64(32)).astype(np.float64) * 2.0 ** (e_r + 32)
-            Dl = (Rtop & np.uint64(0xFFFFFFFF)).astype(np.float64) * (2.0**e_r)
+            Rh, Rl = _halves(Rtop)
+            Dh = N * cN
+            Dh += Rh * (2.0 ** (e_r + 32))
+            Dl = Rl
+            Dl *= sg * (2.0**e_r)
         else:
-            Dh = N * cN + Rtop.astype(np.float64) * (2.0**e_r)
+            Dh = N * cN
+            Dh += Rtop.astype(np.float64) * (2.0**e_r)
             Dl = None
-        # y = r + sg·(Dh + Dl) = yh + rho exactly (TwoSum), up to the rounding of t
-        b = Dh * sg
+        # r + sg·Dh = s1 + e1 exactly (TwoSum); t = fl(e1 + sg·Dl), |δ_t| ≤ |t|·2^-53 + 2^-1075
+        b = Dh
+        b *= sg
         s1 = r + b
         bb = s1 - r
-        e1 = (r - (s1 - bb)) + (b - bb)
-        t = e1 + Dl * sg if Dl is not None else e1
-        yh = s1 + t
-        bb = yh - s1
-        rho = (s1 - (yh - bb)) + (t - bb)
-        # g_in / g_out = the gaps from c to its neighbours towards / away from zero (they differ
-        # at a binade boundary |c| = 2^e: rounding to c is asymmetric there)
+        e1 = s1 - bb
+        np.subtract(r, e1, out=e1)
+        np.subtract(b, bb, out=bb)
+        e1 += bb
+        t = e1
+        if Dl is not None:
+            t += Dl
+        # the exact y lies in [s1 + (t − m), s1 + (t + m)] (real sums), m ≥ |δ_t| + tail;
+        # round-to-nearest is monotone, so if both ends round to the same float, so does y
+        m = np.abs(t)
+        m *= 2.0**-50
+        m += C
+        if _band:  # test mode: widen by band·(|s1| + |t|)·2^-49 (several ulps of s1)
+            m += (np.abs(s1) + np.abs(t)) * (_band * 2.0**-49)
+        lo = t - m
+        t += m
+        lo += s1
+        t += s1
+        c, hi = lo, t  # fl(s1 + lo), fl(s1 + hi): the two ends, rounded to f64
         if T == "f32":
-            c32 = yh.astype(np.float32)
-            a32 = np.abs(c32)
-            g_in = np.maximum(
-                (a32 - np.nextafter(a32, np.float32(0))).astype(np.float64), 2.0**-149
-            )
-            g_out = (np.nextafter(a32, np.float32(np.inf)) - a32).astype(np.float64)
-            c = c32.astype(np.float64)
-            ac = a32
-            d2 = ((yh - c) + rho) * 2.0
-        else:
-            c = yh
-            ac = np.abs(c)
-            g_in = np.maximum(ac - np.nextafter(ac, 0.0), 2.0**-1074)
-            g_out = np.nextafter(ac, np.inf) - ac
-            d2 = rho * 2.0
-        # y − c = d2/2 + δ_t + sg·tail', tail' ∈ [0, tw); with sc = sign(c) (+1 at c = 0, where
-        # the gaps are equal), y rounds to c if −g_in/2 < sc·(y − c) < g_out/2 (strict: no ties)
-        slack = np.abs(d2) * 2.0**-48 + np.abs(t) * 2.0**-50 + 2.0**-1070 + 2.0 * tw
-        d2c = np.where(c < 0, -d2, d2)
-        ok = (d2c + slack < g_out * shrink) & (d2c - slack > g_in * -shrink) & (ac < _MAXF[T])
+            # RN64 may round an end inwards: step one f64 outwards, then round to f32 (monotone)
+            c = np.nextafter(c, -np.inf).astype(np.float32)
+            hi = np.nextafter(hi, np.inf).astype(np.float32)
+        # ok iff the ends agree and are finite (∞ − ∞ is NaN; NaN never certifies)
+        ok = (hi - c) == 0
+        if T == "f32":  # and agree on the sign of zero (f64 ends are never both zero)
+            ok &= np.signbit(c) == np.signbit(hi)
     ok[acc.exact_pos] = False
     np.copyto(out, c, where=ok)
     exact = dict(zip(acc.exact_pos, acc.exact_z, strict=True))
