@@ -630,7 +630,7 @@ class _Lanes:
 
     w0: U64
     w1: U64
-    w2: U64
+    w2: npt.NDArray[Any]  # V's first 32 bits (uint32) in the wide Gaussian layout, else unused
     accept: BoolA  # certified accepted
     undecided: BoolA  # certified neither way: exact path
     sign: F64  # ±1.0
@@ -645,19 +645,24 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     """
     _counts["attempts"] += m
     nw = 1 if p.layout == 1 else 2 if p.layout == 2 else 1 + (p.a > 0) + p.gauss - p.v_in_w0
-    words = fill_uint64(nw * m)
-    w0 = words[:m]
-    w1 = words[m : 2 * m] if nw > 1 and p.a > 0 else _zeros64(m)
-    w2 = words[2 * m :] if nw == 3 else _zeros64(m)  # V's own word (wide layout, a > 32)
+    # one read per word row: a single read of nw·m words would exceed malloc's mmap threshold
+    # (~128 KiB) and page-fault on every chunk (3× slower); the bytes are iid either way
+    w0 = fill_uint64(m)
+    w1 = fill_uint64(m) if nw > 1 and p.a > 0 else _zeros64(m)
+    # V's own row (wide layout, a > 32): its first 32 bits (the exact path continues from them)
+    w2: npt.NDArray[Any] = _fill_uint32(m) if nw == 3 else _zeros64(m)
     band = _band
-    sign: F64 = 1.0 - 2.0 * (w0 & 1).astype(np.float64)  # ±1.0
+    sbits = w0 & np.uint64(1)  # S = 1: negative; ±1.0 built from its bits (exact)
+    sbits <<= np.uint64(63)
+    sbits |= np.uint64(0x3FF0000000000000)
+    sign: F64 = sbits.view(np.float64)
     if p.layout == 1:  # w0 = [U:24][W:24][R:15][S:1]
         ub, ww = 24, 2.0**-24
         u = (w0 >> 40).astype(np.float64)
         wv = ((w0 >> 16) & 0xFFFFFF).astype(np.float64) * ww
     else:  # w0 = [U:32][W:31][S:1]
         ub, ww = 32, 2.0**-31
-        u = (w0 >> 32).astype(np.float64)
+        u = _high32(w0)
         wv = (w0 & 0xFFFFFFFE).astype(np.float64) * 2.0**-32  # W's (or V's) first 31 bits
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -667,8 +672,13 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         N = np.floor(f_c)
         frac = f_c - N
         k_hi = 2.0**-24 + TINY + band
-        lo_ok = (frac >= (p.beta * (1 + EPS)) / u + k_hi) | (N == 0)  # f ≥ 0 always
-        okN = lo_ok & (frac < 1.0 - k_hi) & (f_c < _N_MAX)
+        # frac ≥ k_hi + β(1+EPS)/u, tested as (frac − k_hi)·u ≥ β(1+EPS)(1+2^-50) (no division)
+        okN = frac - k_hi
+        okN *= u
+        okN = okN >= p.beta * (1 + EPS) * (1 + 2.0**-50)
+        okN &= frac < 1.0 - k_hi
+        if p.beta * (ub * 0.7) >= _N_MAX:  # else f_c ≤ −ln(2^-ub)·β < _N_MAX for every u ≥ 1
+            okN &= f_c < _N_MAX
 
     accept = okN
     if p.a > 0:
@@ -679,17 +689,27 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         else:
             Rtop = w1 if p.s64 == 64 else w1 >> np.uint64(64 - p.s64)
         Rf = Rtop.astype(np.float64)
-        v = Rf * -p.rcoef
-        e_c = np.exp(v)
-        e_hi = (1.0 + 1.0) * EPS + TINY + band  # e_c ≤ 1 and |v_c| ≤ 1
-        e_lo = e_hi + (p.rcoef if p.a > 64 else 0.0)
-        accept = accept & (wv <= e_c - (e_lo + ww))
-        reject = wv >= e_c + e_hi
+        tail = p.rcoef if p.a > 64 else 0.0
+        vmax = p.rcoef * 2.0**p.s64 * (1 + 2.0**-40)  # ≥ L/T ≥ R/T
+        if vmax <= 2.0**-7:
+            # no exp: 1 − v ≤ e^{−v} ≤ 1 − v + v²/2 ≤ 1 − v·(1 − vmax/2) for 0 ≤ v ≤ vmax, with
+            # v = R/T ∈ [Rf·rcoef·(1 − 4EPS), Rf·rcoef·(1 + 4EPS) + tail] (proof §3, step 2)
+            thr = Rf * (p.rcoef * (1 + 4 * EPS))
+            np.subtract(1.0 - ww - tail - 2.0**-48 - band, thr, out=thr)
+            accept = accept & (wv <= thr)
+            thr = Rf * (p.rcoef * (1 - 4 * EPS) * (1 - vmax / 2))
+            np.subtract(1.0 + 2.0**-48 + band, thr, out=thr)
+            reject = wv >= thr
+        else:
+            e_c = np.exp(Rf * -p.rcoef)
+            e_hi = (1.0 + 1.0) * EPS + TINY + band  # e_c ≤ 1 and |v_c| ≤ 1
+            accept = accept & (wv <= e_c - (e_hi + tail + ww))
+            reject = wv >= e_c + e_hi
         if p.a <= 64:  # R = Rtop exactly: (negative, M = 0) decided here
-            reject |= okN & (N == 0) & (v == 0) & (sign < 0)
-            accept &= (v < 0) | (N > 0) | (sign > 0)
+            reject |= okN & (N == 0) & (Rf == 0) & (sign < 0)
+            accept &= (Rf > 0) | (N > 0) | (sign > 0)
         else:  # R_top = 0 (Pr 2^-64): M = 0 is possible, left to the exact path
-            accept &= v < 0
+            accept &= Rf > 0
     else:
         Rtop = _zeros64(m)
         Rf = N  # unused (a = 0)
@@ -701,23 +721,41 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         # |d − d_c| ≤ E_d(N) = (N + 1 + c_L)·EPS + TINY [+ 2^-s64], with this lane's own N
         # (proof §3.4); d ∈ [d_lo, d_hi] gives γ ∈ [sq_lo, sq_hi]·i2s_L and, exp being
         # monotone, exp(−γ) ∈ [q_lo, q_hi] (each product and exp widened by (1 ± EPS))
-        m_c = N + Rf * 2.0**-p.s64 if p.a > 0 else N
-        d_c = m_c - p.c_L
-        e_d = (N + (1.0 + p.c_L)) * EPS + (TINY + (2.0 ** -min(p.a, 64) if p.a > 64 else 0.0))
-        d_lo = d_c - e_d
-        d_hi = d_c + e_d
-        sq_hi = np.maximum(d_lo * d_lo, d_hi * d_hi)
-        sq_lo = np.where(d_lo > 0, d_lo * d_lo, np.where(d_hi < 0, d_hi * d_hi, 0.0))
-        q_lo = np.exp(sq_hi * -(p.i2s_L * (1 + EPS))) * (1 - EPS) - (TINY + band)
-        q_hi = np.exp(sq_lo * -(p.i2s_L * (1 - EPS))) * (1 + EPS) + (TINY + band)
+        # |d| ∈ [max(ad − E, 0), ad + E] with ad = |d_c| and E = 2·EPS·ad + K ≥ E_d(N), as
+        # N + 1 + c_L ≤ ad + 2·c_L + 2 (proof §3.4); squares give γ/I's interval [sq_lo, sq_hi]
+        m_c = N + Rf * 2.0**-p.s64 if p.a > 0 else N + 0.0
+        m_c -= p.c_L
+        ad = np.abs(m_c, out=m_c)
+        K = 2.0 * ((2.0 * p.c_L + 2.0) * EPS + TINY + (2.0**-p.s64 if p.a > 64 else 0.0))
+        sq_hi = ad * (1.0 + 2.0 * EPS)
+        sq_hi += K
+        sq_hi *= sq_hi
+        sq_lo = ad
+        sq_lo *= 1.0 - 2.0 * EPS
+        sq_lo -= K
+        np.maximum(sq_lo, 0.0, out=sq_lo)
+        sq_lo *= sq_lo
+        # e^{−γ} ∈ [q_lo, q_hi]: I's rounding and exp's error (≤ 2^-46 relative) are covered by
+        # the factors (1 ± EPS) and the shift 2^-44 of the exponent (proof §3.4)
+        sq_hi *= -(p.i2s_L * (1 + EPS))
+        sq_hi -= 2.0**-44
+        q_lo = np.exp(sq_hi, out=sq_hi)
+        sq_lo *= -(p.i2s_L * (1 - EPS))
+        sq_lo += 2.0**-44
+        q_hi = np.exp(sq_lo, out=sq_lo)
+        if band:
+            q_lo -= band
+            q_hi += band
         if p.v_in_w0:
             vv, vw = wv, 2.0**-31
         elif p.layout == 2:
             vv, vw = (w1 & 0xFFFFFFFF).astype(np.float64) * 2.0**-32, 2.0**-32
-        else:
-            vv, vw = (w2 >> 11).astype(np.float64) * 2.0**-53, 2.0**-53
-        accept = accept & (vv + vw <= q_lo)
-        reject |= okN & (vv >= q_hi)
+        else:  # V's first 32 bits: their own uint32 row
+            vv, vw = w2.astype(np.float64), 2.0**-32
+            vv *= 2.0**-32
+        q_lo -= vw
+        accept &= vv <= q_lo
+        reject |= okN & (vv > q_hi)  # strict: q_hi may have underflowed to 0 (proof §3.4)
     accept &= ~reject
     undecided = ~(accept | reject)
     return _Lanes(w0, w1, w2, accept, undecided, sign, N, Rtop)
@@ -725,6 +763,11 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
 
 def _zeros64(m: int) -> U64:
     return np.zeros(m, np.uint64)
+
+
+def _fill_uint32(m: int) -> npt.NDArray[np.uint32]:
+    """m independent uniform 32-bit words from :func:`fill_bytes`."""
+    return np.frombuffer(fill_bytes(4 * m), dtype=np.uint32)
 
 
 def _exact_lane(p: _Plan, lanes: _Lanes, i: int) -> int | None:
@@ -738,6 +781,8 @@ def _exact_lane(p: _Plan, lanes: _Lanes, i: int) -> int | None:
         u, w = (w0 >> 32, 32), ((w0 >> 1) & 0x7FFFFFFF, 31)
         return _attempt_exact(p, w0 & 1, u, w, w1 >> (64 - p.a), (w1 & 0xFFFFFFFF, 32))
     neg, u, w, v = _wide_prefixes(p, w0, w2)
+    if p.gauss and not p.v_in_w0:
+        v = (w2, 32)  # the vector path's V row holds V's first 32 bits
     return _attempt_exact(p, neg, u, w, _full_R(p, w1), v)
 
 
@@ -782,17 +827,21 @@ def _accepted(p: _Plan, need: int) -> _Accepted:
         left = need - got
         m = int(left / rate * 1.02 + 3.0 * math.sqrt(left / rate)) + 8
         lanes = _draw_attempts(p, m)
-        good = lanes.accept.copy()
+        good = lanes.accept
         resolved: dict[int, int] = {}
         for i in np.flatnonzero(lanes.undecided).tolist():
             z = _exact_lane(p, lanes, i)
             if z is not None:
+                if good is lanes.accept:
+                    good = good.copy()
                 good[i] = True
                 resolved[i] = z
         pos = np.flatnonzero(good)
         rate = max(0.01, min(rate, len(pos) / m))  # a function of this call's bits only
         sel = pos[:left]
-        parts.append((lanes.sign[sel], lanes.N[sel], lanes.Rtop[sel], lanes.w1[sel]))
+        Rtop = lanes.Rtop[sel]
+        w1 = Rtop if lanes.Rtop is lanes.w1 else lanes.w1[sel]  # one gather when they coincide
+        parts.append((lanes.sign[sel], lanes.N[sel], Rtop, w1))
         if resolved:
             for q, i in enumerate(sel.tolist()):
                 if i in resolved:
@@ -944,6 +993,13 @@ def _halves(w: U64) -> tuple[F64, F64]:
         h = w.view(np.uint32)
         return h[1::2].astype(np.float64), h[0::2].astype(np.float64)
     return (w >> np.uint64(32)).astype(np.float64), (w & np.uint64(0xFFFFFFFF)).astype(np.float64)
+
+
+def _high32(w: U64) -> F64:
+    """w >> 32 as float64."""
+    if _LITTLE and w.flags.c_contiguous:
+        return w.view(np.uint32)[1::2].astype(np.float64)
+    return (w >> np.uint64(32)).astype(np.float64)
 
 
 def _float_chunk(
