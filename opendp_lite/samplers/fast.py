@@ -84,7 +84,7 @@ U64 = npt.NDArray[np.uint64]
 BoolA = npt.NDArray[np.bool_]
 
 #: Lanes per chunk: bounds the temporaries (about 40 arrays of CHUNK × 8 bytes).
-CHUNK = 1 << 13
+CHUNK = 1 << 14
 #: Up to this many elements, a vector call runs the scalar attempt per lane with one bulk
 #: byte read (numpy's fixed cost per call exceeds the per-lane Python cost below this).
 SMALL = 24
@@ -825,7 +825,9 @@ def _accepted(p: _Plan, need: int) -> _Accepted:
     rate = p.rate
     while got < need:
         left = need - got
-        m = int(left / rate * 1.02 + 3.0 * math.sqrt(left / rate)) + 8
+        # enough attempts for `left` acceptances unless the count falls > 4 sd short (a
+        # second, smaller batch then follows); sizes never change the law (proof §1, Streams)
+        m = int((left + 4.0 * math.sqrt(left * (1.0 - rate)) + 8.0) / rate) + 8
         lanes = _draw_attempts(p, m)
         good = lanes.accept
         resolved: dict[int, int] = {}
@@ -1065,7 +1067,7 @@ def _float_chunk(
         if T == "f32":  # and agree on the sign of zero (f64 ends are never both zero)
             ok &= np.signbit(c) == np.signbit(hi)
     ok[acc.exact_pos] = False
-    np.copyto(out, c, where=ok)
+    out[...] = c  # uncertified lanes are overwritten below
     exact = dict(zip(acc.exact_pos, acc.exact_z, strict=True))
     for i in np.flatnonzero(~ok).tolist():
         _counts["exact_lanes"] += 1
