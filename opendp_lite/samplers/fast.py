@@ -726,23 +726,25 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         m_c = N + Rf * 2.0**-p.s64 if p.a > 0 else N + 0.0
         m_c -= p.c_L
         ad = np.abs(m_c, out=m_c)
+        # √γ ∈ [t_lo, t_hi] = [max(ad·a2 − K2, 0), ad·a1 + K1] with a1, a2, K1, K2 = (1 ± 2EPS)·√I,
+        # K·√I widened by (1 ± 2^-40), which covers √I's and these operations' roundings
         K = 2.0 * ((2.0 * p.c_L + 2.0) * EPS + TINY + (2.0**-p.s64 if p.a > 64 else 0.0))
-        sq_hi = ad * (1.0 + 2.0 * EPS)
-        sq_hi += K
-        sq_hi *= sq_hi
-        sq_lo = ad
-        sq_lo *= 1.0 - 2.0 * EPS
-        sq_lo -= K
-        np.maximum(sq_lo, 0.0, out=sq_lo)
-        sq_lo *= sq_lo
-        # e^{−γ} ∈ [q_lo, q_hi]: I's rounding and exp's error (≤ 2^-46 relative) are covered by
-        # the factors (1 ± EPS) and the shift 2^-44 of the exponent (proof §3.4)
-        sq_hi *= -(p.i2s_L * (1 + EPS))
-        sq_hi -= 2.0**-44
-        q_lo = np.exp(sq_hi, out=sq_hi)
-        sq_lo *= -(p.i2s_L * (1 - EPS))
-        sq_lo += 2.0**-44
-        q_hi = np.exp(sq_lo, out=sq_lo)
+        rI = math.sqrt(p.i2s_L)
+        K1 = K * rI * (1 + 2.0**-40)
+        t_hi = ad * (rI * (1 + 2 * EPS) * (1 + 2.0**-40))
+        t_hi += K1
+        t_hi *= t_hi
+        t_lo = ad
+        t_lo *= rI * (1 - 2 * EPS) * (1 - 2.0**-40)
+        t_lo -= K1
+        np.maximum(t_lo, 0.0, out=t_lo)
+        t_lo *= t_lo
+        # e^{−γ} ∈ [q_lo, q_hi]: exp's error (≤ 2^-46 relative) is covered by the shift 2^-44
+        # of the exponent (proof §3.4)
+        np.subtract(-(2.0**-44), t_hi, out=t_hi)
+        q_lo = np.exp(t_hi, out=t_hi)
+        np.subtract(2.0**-44, t_lo, out=t_lo)
+        q_hi = np.exp(t_lo, out=t_lo)
         if band:
             q_lo -= band
             q_hi += band
