@@ -644,7 +644,8 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     Every bound below is the exact quantity widened by its error budget (proof, §3).
     """
     _counts["attempts"] += m
-    nw = 1 if p.layout == 1 else 2 if p.layout == 2 else 1 + (p.a > 0) + p.gauss - p.v_in_w0
+    merged = _merged(p)  # wide Gaussian with a > 0: one test W < e^{−R/T−γ} (proof §1)
+    nw = 1 if p.layout == 1 else 2 if p.layout == 2 or merged else 1 + (p.a > 0) + p.gauss - p.v_in_w0
     # one read per word row: a single read of nw·m words would exceed malloc's mmap threshold
     # (~128 KiB) and page-fault on every chunk (3× slower); the bytes are iid either way
     w0 = fill_uint64(m)
@@ -691,7 +692,10 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         Rf = Rtop.astype(np.float64)
         tail = p.rcoef if p.a > 64 else 0.0
         vmax = p.rcoef * 2.0**p.s64 * (1 + 2.0**-40)  # ≥ L/T ≥ R/T
-        if vmax <= 2.0**-7:
+        if merged:  # W's test is the Gaussian one below
+            accept = accept.copy()
+            reject = np.zeros(m, np.bool_)
+        elif vmax <= 2.0**-7:
             # no exp: 1 − v ≤ e^{−v} ≤ 1 − v + v²/2 ≤ 1 − v·(1 − vmax/2) for 0 ≤ v ≤ vmax, with
             # v = R/T ∈ [Rf·rcoef·(1 − 4EPS), Rf·rcoef·(1 + 4EPS) + tail] (proof §3, step 2)
             thr = Rf * (p.rcoef * (1 + 4 * EPS))
@@ -741,14 +745,19 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         t_lo *= t_lo
         # e^{−γ} ∈ [q_lo, q_hi]: exp's error (≤ 2^-46 relative) is covered by the shift 2^-44
         # of the exponent (proof §3.4)
-        np.subtract(-(2.0**-44), t_hi, out=t_hi)
+        if merged:  # the exponent also holds v = R/T ∈ [Rf·c₂, Rf·c₁ + tail] (proof §3.4)
+            t_hi += Rf * (p.rcoef * (1 + 4 * EPS))
+            t_lo += Rf * (p.rcoef * (1 - 4 * EPS))
+            np.subtract(-(2.0**-44) - (p.rcoef if p.a > 64 else 0.0), t_hi, out=t_hi)
+        else:
+            np.subtract(-(2.0**-44), t_hi, out=t_hi)
         q_lo = np.exp(t_hi, out=t_hi)
         np.subtract(2.0**-44, t_lo, out=t_lo)
         q_hi = np.exp(t_lo, out=t_lo)
         if band:
             q_lo -= band
             q_hi += band
-        if p.v_in_w0:
+        if p.v_in_w0 or merged:
             vv, vw = wv, 2.0**-31
         elif p.layout == 2:
             vv, vw = (w1 & 0xFFFFFFFF).astype(np.float64) * 2.0**-32, 2.0**-32
@@ -783,9 +792,33 @@ def _exact_lane(p: _Plan, lanes: _Lanes, i: int) -> int | None:
         u, w = (w0 >> 32, 32), ((w0 >> 1) & 0x7FFFFFFF, 31)
         return _attempt_exact(p, w0 & 1, u, w, w1 >> (64 - p.a), (w1 & 0xFFFFFFFF, 32))
     neg, u, w, v = _wide_prefixes(p, w0, w2)
-    if p.gauss and not p.v_in_w0:
-        v = (w2, 32)  # the vector path's V row holds V's first 32 bits
+    if _merged(p):
+        return _attempt_exact_merged(p, neg, u, w, _full_R(p, w1))
     return _attempt_exact(p, neg, u, w, _full_R(p, w1), v)
+
+
+def _merged(p: _Plan) -> bool:
+    """Whether the vector path tests W < exp(−R/T − γ) once (wide Gaussian layout, a > 0)."""
+    return p.gauss and p.layout == 0 and p.a > 0
+
+
+def _attempt_exact_merged(
+    p: _Plan, neg: int, u: tuple[int, int], w: tuple[int, int], R: int
+) -> int | None:
+    """The vector Gaussian attempt with steps 2 and 4 merged, exactly (proof §1): accept iff
+    W < exp(−R/T − (M − σ²/t)²/(2σ²)), which has the probability of passing both tests."""
+    _counts["exact_lanes"] += 1
+    hint = 0
+    if p.floats_ok and u[0]:
+        hint = int(min(-math.log(u[0] * 2.0 ** -u[1]) * p.beta, _N_MAX))
+    n = _geometric(_LazyU(*u), p.lam, hint)
+    M = (n << p.a) + R
+    if neg and M == 0:
+        return None
+    d = M - p.center
+    if not _LazyU(*w).below_exp(R * p.inv_T + d * d / p.two_sigma2):
+        return None
+    return -M if neg else M
 
 
 def _accepted_lane(p: _Plan, acc: _Accepted, i: int) -> int:
