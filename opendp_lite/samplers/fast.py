@@ -630,7 +630,7 @@ class _Lanes:
 
     w0: U64
     w1: U64
-    w2: npt.NDArray[Any]  # V's first 32 bits (uint32) in the wide Gaussian layout, else unused
+    w2: U64  # unused by the vector layouts (zeros)
     accept: BoolA  # certified accepted
     undecided: BoolA  # certified neither way: exact path
     sign: F64  # ±1.0
@@ -645,13 +645,12 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     """
     _counts["attempts"] += m
     merged = _merged(p)  # wide Gaussian with a > 0: one test W < e^{−R/T−γ} (proof §1)
-    nw = 1 if p.layout == 1 else 2 if p.layout == 2 or merged else 1 + (p.a > 0) + p.gauss - p.v_in_w0
-    # one read per word row: a single read of nw·m words would exceed malloc's mmap threshold
-    # (~128 KiB) and page-fault on every chunk (3× slower); the bytes are iid either way
+    # one read per word row (w0, then R's w1 if a > 0): a single read of all words would exceed
+    # malloc's mmap threshold (~128 KiB) and page-fault on every chunk; the bytes are iid either
+    # way.  V never has its own word here: in W's slot (a = 0), in w1 (layout 2), or merged.
     w0 = fill_uint64(m)
-    w1 = fill_uint64(m) if nw > 1 and p.a > 0 else _zeros64(m)
-    # V's own row (wide layout, a > 32): its first 32 bits (the exact path continues from them)
-    w2: npt.NDArray[Any] = _fill_uint32(m) if nw == 3 else _zeros64(m)
+    w1 = fill_uint64(m) if p.a > 0 and p.layout != 1 else _zeros64(m)
+    w2 = _zeros64(m)  # unused by the vector layouts
     band = _band
     sbits = w0 & np.uint64(1)  # S = 1: negative; ±1.0 built from its bits (exact)
     sbits <<= np.uint64(63)
@@ -757,13 +756,10 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         if band:
             q_lo -= band
             q_hi += band
-        if p.v_in_w0 or merged:
-            vv, vw = wv, 2.0**-31
-        elif p.layout == 2:
+        if p.layout == 2:  # V's first 32 bits: w1's low half
             vv, vw = (w1 & 0xFFFFFFFF).astype(np.float64) * 2.0**-32, 2.0**-32
-        else:  # V's first 32 bits: their own uint32 row
-            vv, vw = w2.astype(np.float64), 2.0**-32
-            vv *= 2.0**-32
+        else:  # W's slot: V itself (a = 0, W unused) or W of the merged test
+            vv, vw = wv, 2.0**-31
         q_lo -= vw
         accept &= vv <= q_lo
         reject |= okN & (vv > q_hi)  # strict: q_hi may have underflowed to 0 (proof §3.4)
@@ -774,11 +770,6 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
 
 def _zeros64(m: int) -> U64:
     return np.zeros(m, np.uint64)
-
-
-def _fill_uint32(m: int) -> npt.NDArray[np.uint32]:
-    """m independent uniform 32-bit words from :func:`fill_bytes`."""
-    return np.frombuffer(fill_bytes(4 * m), dtype=np.uint32)
 
 
 def _exact_lane(p: _Plan, lanes: _Lanes, i: int) -> int | None:
@@ -794,7 +785,7 @@ def _exact_lane(p: _Plan, lanes: _Lanes, i: int) -> int | None:
     neg, u, w, v = _wide_prefixes(p, w0, w2)
     if _merged(p):
         return _attempt_exact_merged(p, neg, u, w, _full_R(p, w1))
-    return _attempt_exact(p, neg, u, w, _full_R(p, w1), v)
+    return _attempt_exact(p, neg, u, w, _full_R(p, w1), v)  # V only in W's slot here (a = 0)
 
 
 def _merged(p: _Plan) -> bool:
