@@ -15,12 +15,14 @@ How (one *attempt* per lane, repeated for rejected lanes with fresh bits):
   proposal, in grid units), N ~ Geometric(e^{−L/T}) by inversion N = ⌊−ln(U)·T/L⌋, and R
   uniform on {0, …, L−1} accepted with probability e^{−R/T} (test W < e^{−R/T});
   a fair sign, and the pair (negative, M = 0) is rejected.  The accepted ±M is
-  𝓛_ℤ(T); the Gaussian adds the CKS20 test V < exp(−(M − σ²/t)²/(2σ²)), t = ⌊σ⌋ + 1.
+  𝓛_ℤ(T); the Gaussian adds the CKS20 test V < exp(−(M − σ²/t)²/(2σ²)), t = ⌊σ⌋ + 1 (the
+  vector path with a > 0 merges it with R's test: W < exp(−R/T − (M − σ²/t)²/(2σ²))).
 * R's low-order bits are uniform bits, so at k = −1074 the noisy value's bits below the
   output precision never need a logarithm: only the *top* 64 bits of R are drawn; the rest
   stay unrevealed unless needed.  The output float is certified with an error-free TwoSum
-  of the grid value and the noise, and the gap to the candidate's neighbour.
-* an attempt takes one to three 64-bit words of ``fill_uint64`` (bit layouts in the proof);
+  of the grid value and the noise: both ends of the exact value's interval must round to the
+  same float (round-to-nearest is monotone).
+* an attempt takes one or two 64-bit words of ``fill_uint64`` (bit layouts in the proof);
   attempts form an i.i.d. stream and each chunk keeps the first accepted ones in order.
 * each comparison is first decided with float64 interval bounds (error margins proved in the
   proof file and widened by a factor ≥ 2^8 over numpy's documented ulp errors); a lane whose
@@ -673,9 +675,9 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         frac = f_c - N
         k_hi = 2.0**-24 + TINY + band
         # frac ≥ k_hi + β(1+EPS)/u, tested as (frac − k_hi)·u ≥ β(1+EPS)(1+2^-50) (no division)
-        okN = frac - k_hi
-        okN *= u
-        okN = okN >= p.beta * (1 + EPS) * (1 + 2.0**-50)
+        gap = frac - k_hi
+        gap *= u
+        okN = gap >= p.beta * (1 + EPS) * (1 + 2.0**-50)
         okN &= frac < 1.0 - k_hi
         if p.beta * (ub * 0.7) >= _N_MAX:  # else f_c ≤ −ln(2^-ub)·β < _N_MAX for every u ≥ 1
             okN &= f_c < _N_MAX
@@ -720,12 +722,10 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         accept = accept & ((N > 0) | (sign > 0))
 
     if p.gauss:
-        # V < exp(−γ), γ = d²·L²/(2σ²), d = M/L − c/L, M/L = N + Rtop·2^-s64 (+ tail < 2^-s64):
-        # |d − d_c| ≤ E_d(N) = (N + 1 + c_L)·EPS + TINY [+ 2^-s64], with this lane's own N
-        # (proof §3.4); d ∈ [d_lo, d_hi] gives γ ∈ [sq_lo, sq_hi]·i2s_L and, exp being
-        # monotone, exp(−γ) ∈ [q_lo, q_hi] (each product and exp widened by (1 ± EPS))
-        # |d| ∈ [max(ad − E, 0), ad + E] with ad = |d_c| and E = 2·EPS·ad + K ≥ E_d(N), as
-        # N + 1 + c_L ≤ ad + 2·c_L + 2 (proof §3.4); squares give γ/I's interval [sq_lo, sq_hi]
+        # V < exp(−γ), γ = d²·I, I = L²/(2σ²), d = M/L − c/L, M/L = N + Rtop·2^-s64 (+ tail
+        # < 2^-s64): |d − d_c| ≤ E_d(N) = (N + 1 + c_L)·EPS + TINY [+ 2^-s64] (this lane's N),
+        # and N + 1 + c_L ≤ ad(1 + 2^-52) + 2·c_L + 1 with ad = |d_c|, so |d| ∈ [max(ad − E, 0),
+        # ad + E] with E = 2·EPS·ad + K/2 (proof §3.4); exp being monotone, e^{−γ} ∈ [q_lo, q_hi]
         m_c = N + Rf * 2.0**-p.s64 if p.a > 0 else N + 0.0
         m_c -= p.c_L
         ad = np.abs(m_c, out=m_c)
