@@ -76,6 +76,7 @@ def _os_source(n: int) -> bytes:
 #: Output bytes after which the DRBG takes a fresh 32-byte key from the OS.
 RESEED_BYTES = 1 << 20
 _BLOCK = 1 << 12  # keystream bytes generated per key (fast key erasure) for small requests
+_ZEROS = memoryview(bytes(RESEED_BYTES))  # plaintext of the keystream (read-only, shared)
 
 
 def _chacha20_keystream(key: bytes, n: int, nonce: bytes = bytes(16)) -> bytes:
@@ -128,10 +129,12 @@ class _ChaChaDRBG:
             if key is None or self._since_key >= RESEED_BYTES:
                 key = self._rekey()
             take = min(n, RESEED_BYTES)  # so one key yields < 2·RESEED_BYTES bytes
-            stream = _chacha20_keystream(key, 32 + take)
-            self._key = stream[:32]
+            # the keystream's first 32 bytes become K', the next ``take`` are served: two
+            # updates of one context give that same stream without copying it (or zeros) anew
+            enc = Cipher(algorithms.ChaCha20(key, bytes(16)), mode=None).encryptor()
+            self._key = enc.update(_ZEROS[:32])
             self._since_key += take
-            parts.append(stream[32:])
+            parts.append(enc.update(_ZEROS[:take]))
             n -= take
         return parts[0] if len(parts) == 1 else b"".join(parts)
 

@@ -69,6 +69,12 @@ def test_fast_decisions_agree_with_exact_path(dist, scale, k):
         (-(2.0**52), 1.0, -1074, "f64"),
         (2.0**24, 1.0, -149, "f32"),
         (-(2.0**-1022), 2.0**-1060, -1074, "f64"),  # normal/subnormal boundary
+        (0.0, 1.0, -2, "f64"),  # coarse grid: many exact zeros (never certified in f64)
+        (-0.25, 0.5, -3, "f32"),  # f32 zeros on a coarse grid
+        (0.0, 2.0**-152, -160, "f32"),  # f32 ±0 from tiny y: the certificate keeps the sign
+        (2.0**-140, 2.0**-146, -149, "f32"),  # f32 subnormal outputs
+        (3.0e38, 1e37, -149, "f32"),  # near f32 max: saturation
+        (1.7976931348623157e308, 1e292, -1074, "f64"),  # f64 max: saturation
     ],
 )
 def test_certified_rounding_matches_exact_rounding(monkeypatch, x, scale, k, T):
@@ -92,6 +98,7 @@ def test_certified_rounding_matches_exact_rounding(monkeypatch, x, scale, k, T):
         z = exact[i] if i in exact else fast._accepted_lane(p, acc, i)
         want = fast._round_out(fast._grid_index(float(xs[i]), k, T) + z, k, T)
         assert float(out[i]) == want
+        assert math.copysign(1.0, float(out[i])) == math.copysign(1.0, want)  # sign of zero
 
 
 def test_round_out_matches_reference_rounding():

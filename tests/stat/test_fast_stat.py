@@ -179,14 +179,18 @@ def test_widened_band_float_coarse_and_scalar():
     assert_law((ys * 4).astype(np.int64) - 1, "gaussian", 4.0)
 
 
-def test_widened_band_default_k_ks():
+@pytest.mark.parametrize("dist", ["laplace", "gaussian"])
+def test_widened_band_default_k_ks(dist):
+    # the Gaussian's vector path merges the W and V tests into one (proof §1): its exact
+    # continuation (_attempt_exact_merged) must give the same law
+    law = stats.laplace if dist == "laplace" else stats.norm
     fast.reset_fallback_counts()
     with fast.certification_margin(0.9):
-        y = fast.float_noise(np.zeros(5000), 1.0, -1074, "laplace", "f64")
+        y = fast.float_noise(np.zeros(5000), 1.0, -1074, dist, "f64")
     assert fast.fallback_counts()["exact_lanes"] >= 4500
-    assert stats.kstest(y, stats.laplace(scale=1.0).cdf).pvalue > ALPHA
+    assert stats.kstest(y, law(scale=1.0).cdf).pvalue > ALPHA
     for f in WRONG:
-        assert stats.kstest(y, stats.laplace(scale=f).cdf).pvalue < ALPHA
+        assert stats.kstest(y, law(scale=f).cdf).pvalue < ALPHA
 
 
 @pytest.mark.parametrize("dist", ["laplace", "gaussian"])
