@@ -300,6 +300,9 @@ def _reveal(R: int, lazy: int) -> tuple[int, int]:
     return (R << lazy) | sample_uniform_bits(lazy), 0
 
 
+_exp, _log, _floor = math.exp, math.log, math.floor
+
+
 def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, int, int] | None:
     """One attempt, exactly: (negative, M_top, lazy) with M = M_top·2^lazy + tail, or None.
 
@@ -314,36 +317,41 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
     neg = w0 & 1
     if lazy and R == 0:  # R = 0 possible (Pr 2^-64 of the top bits): reveal, decide exactly
         R, lazy = _reveal(R, lazy)
-    # R accepted iff W < exp(−R/T)
+    # R accepted iff W < exp(−R/T)  (the float tests below are _cert_below, written out)
     if R:
-        top = R >> (p.a - lazy - p.s64)
-        v_c = top * p.rcoef
-        tail = p.rcoef if p.a > 64 else 0.0
-        e_c = math.exp(-v_c)
+        a = p.a
+        rcoef = p.rcoef
+        v_c = (R >> (a - lazy - p.s64)) * rcoef
+        tail = rcoef if a > 64 else 0.0
+        e_c = _exp(-v_c)
         wf = ((w0 >> 1) & 0x7FFFFFFF) * 2.0**-31
-        dec = _cert_below(wf, 2.0**-31, e_c - tail / 2, e_c * EPS + v_c * EPS + tail + TINY)
-        if dec is None:
+        p_c = e_c - tail / 2
+        err = e_c * EPS + v_c * EPS + tail + TINY
+        if wf + 2.0**-31 <= p_c - err - _band:
+            pass  # accepted
+        elif wf >= p_c + err + _band:
+            return None
+        else:
             _counts["exact_lanes"] += 1
             if lazy:
                 R, lazy = _reveal(R, lazy)
-            dec = _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T)
-        if not dec:
-            return None
+            if not _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T):
+                return None
     # N = ⌊−ln(U)·T/L⌋
     ut = w0 >> 32
-    n: int | None = None
-    hint = 0
+    n = -1
     if ut:
         u = ut * 2.0**-32
-        f_c = -math.log(u) * p.beta
+        beta = p.beta
+        f_c = -_log(u) * beta
         f_hi = f_c * (1 + EPS) + TINY + _band
-        f_lo = f_c * (1 - EPS) - p.beta * (2.0**-32 / u) * (1 + EPS) - TINY - _band
-        lo = math.floor(max(f_lo, 0.0))
-        if lo == math.floor(f_hi) and f_hi < _N_MAX:
+        f_lo = f_c * (1 - EPS) - beta * (2.0**-32 / u) * (1 + EPS) - TINY - _band
+        lo = _floor(f_lo) if f_lo > 0.0 else 0
+        if f_hi < _N_MAX and lo == _floor(f_hi):
             n = lo
-        hint = int(min(f_c, _N_MAX))
-    if n is None:
+    if n < 0:
         _counts["exact_lanes"] += 1
+        hint = int(min(-_log(ut * 2.0**-32) * p.beta, _N_MAX)) if ut else 0
         n = _geometric(_LazyU(ut, 32), p.lam, hint)
     if neg and n == 0 and R == 0:  # M = 0 (R is fully known when R's top bits are 0)
         return None
@@ -420,12 +428,18 @@ def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
     was certified for all of their values, so they are uniform and independent (proof §2, "Lazy R").
     """
     lazy, nr, nbytes = p.scalar_bytes
+    # one int of the attempt's bytes, little-endian: bytes 0-7 are w0, the next nr bytes R's
+    # (R = their top a − lazy bits), the rest w2: the same fields as slicing the bytes
+    r_shift = 8 * nr - p.a + lazy
+    r_mask = (1 << (8 * nr)) - 1 if p.a else 0
+    w2_shift = 64 + 8 * nr
+    counts = _counts
     while True:
-        _counts["attempts"] += 1
-        b = fill_bytes(nbytes) if pool is None else pool.take(nbytes)
-        w0 = int.from_bytes(b[:8], "little")
-        R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a + lazy) if p.a else 0
-        w2 = int.from_bytes(b[8 + nr :], "little")
+        counts["attempts"] += 1
+        w = int.from_bytes(fill_bytes(nbytes) if pool is None else pool.take(nbytes), "little")
+        w0 = w & 0xFFFFFFFFFFFFFFFF
+        R = ((w >> 64) & r_mask) >> r_shift
+        w2 = w >> w2_shift
         if p.floats_ok:
             z = _attempt(p, w0, R, w2, lazy)
             if z is not None:
@@ -454,6 +468,12 @@ def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -
     """
     neg, m, lazy = _scalar_draw(p, pool)
     if lazy:
+        if T == "f64":
+            Jh = J >> lazy
+            if Jh << lazy == J:  # J on the 2^lazy grid: J + Z = (Jh ± m)·2^lazy ± tail
+                y = _round_lazy_f64(Jh - m if neg else Jh + m, neg, lazy + k)
+                if y is not None:
+                    return y
         base = m << lazy
         ends = (
             (J - base, J - base - (1 << lazy) + 1)
@@ -465,6 +485,26 @@ def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -
             return first
         m = base | sample_uniform_bits(lazy)
     return _round_out(J - m if neg else J + m, k, T)
+
+
+def _round_lazy_f64(Y: int, neg: int, e: int) -> float | None:
+    """round_f64((Y + f)·2^e) (or (Y − f)·2^e if ``neg``) if it is the same float for every
+    f ∈ [0, 1), else None (the caller then decides by the two ends, or reveals the tail).
+
+    Certified without any division (proof §2, "Lazy R", cheap test): when |Y| ≥ 2^54, every
+    float and every midpoint between neighbouring floats at magnitude ≥ 2^53 is an integer,
+    so the open interval (Y, Y ± 1) holds none and rounds like its midpoint Y ± 1/2; f = 0
+    rounds like Y.  Both are correctly rounded int → float conversions (CPython rounds
+    int → float to nearest, ties to even), scaled by 2^e exactly as the results are normal
+    (|Y|·2^e ≥ 2^(54+e) ≥ 2^-1020) and finite (|Y ± 1/2|·2^e < 2^(b+e) ≤ 2^1023).
+    """
+    b = Y.bit_length()
+    if b < 55 or b > 1022 or b + e > 1023:
+        return None
+    c = math.ldexp(float(Y), e)
+    if c != math.ldexp(float(2 * Y - 1 if neg else 2 * Y + 1), e - 1):
+        return None
+    return c
 
 
 def _attempt_exact(
