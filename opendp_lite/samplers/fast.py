@@ -72,9 +72,11 @@ __all__ = [
     "float_noise",
     "float_noise_scalar",
     "float_noise_scalar_fn",
+    "float_noise_small_fn",
     "int_noise",
     "int_noise_scalar",
     "int_noise_scalar_fn",
+    "int_noise_small_fn",
     "reset_fallback_counts",
 ]
 
@@ -358,18 +360,25 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
     if p.gauss:
         dec = None
         if p.floats_ok:
-            top = R >> (p.a - lazy - p.s64)
-            d_c = n + top * 2.0**-p.s64 - p.c_L
-            err_d = (abs(n + top * 2.0**-p.s64) + p.c_L) * EPS + TINY
-            tw = 2.0**-p.s64 if p.a > 64 else 0.0
+            a, s64, c_L, i2s_L = p.a, p.s64, p.c_L, p.i2s_L
+            m_c = n + (R >> (a - lazy - s64)) * 2.0**-s64
+            d_c = m_c - c_L
+            err_d = (abs(m_c) + c_L) * EPS + TINY
+            tw = 2.0**-s64 if a > 64 else 0.0
             d_lo, d_hi = d_c - err_d, d_c + err_d + tw
             sq_lo = d_lo * d_lo if d_lo > 0 else d_hi * d_hi if d_hi < 0 else 0.0
             sq_hi = max(d_lo * d_lo, d_hi * d_hi)
-            q_lo = math.exp(-sq_hi * p.i2s_L * (1 + EPS)) * (1 - EPS) - TINY
-            q_hi = math.exp(-sq_lo * p.i2s_L * (1 - EPS)) * (1 + EPS) + TINY
-            vp, vn = _v_prefix(p, w0, w2)
-            vf = vp * 2.0**-vn
-            dec = _cert_below(vf, 2.0**-vn, (q_lo + q_hi) / 2, (q_hi - q_lo) / 2)
+            q_lo = _exp(-sq_hi * i2s_L * (1 + EPS)) * (1 - EPS) - TINY
+            q_hi = _exp(-sq_lo * i2s_L * (1 - EPS)) * (1 + EPS) + TINY
+            if p.v_in_w0:  # _v_prefix and _cert_below, written out
+                vw, vf = 2.0**-31, ((w0 >> 1) & 0x7FFFFFFF) * 2.0**-31
+            else:
+                vw, vf = 2.0**-64, w2 * 2.0**-64
+            q_c, q_err = (q_lo + q_hi) / 2, (q_hi - q_lo) / 2
+            if vf + vw <= q_c - q_err - _band:
+                dec = True
+            elif vf >= q_c + q_err + _band:
+                dec = False
         if dec is None:
             _counts["exact_lanes"] += 1
             if lazy:
@@ -436,10 +445,10 @@ def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
     counts = _counts
     while True:
         counts["attempts"] += 1
-        w = int.from_bytes(fill_bytes(nbytes) if pool is None else pool.take(nbytes), "little")
-        w0 = w & 0xFFFFFFFFFFFFFFFF
-        R = ((w >> 64) & r_mask) >> r_shift
-        w2 = w >> w2_shift
+        word = int.from_bytes(fill_bytes(nbytes) if pool is None else pool.take(nbytes), "little")
+        w0 = word & 0xFFFFFFFFFFFFFFFF
+        R = ((word >> 64) & r_mask) >> r_shift
+        w2 = word >> w2_shift
         if p.floats_ok:
             z = _attempt(p, w0, R, w2, lazy)
             if z is not None:
@@ -467,6 +476,26 @@ def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -
     monotone, so if both ends give the same float every value between does (proof §2, "Lazy R").
     """
     neg, m, lazy = _scalar_draw(p, pool)
+    return _float_out(neg, m, lazy, J, k, T)
+
+
+def _scalar_float_x(p: _Plan, x: float, k: int, T: str, pool: _Pool | None = None) -> float:
+    """``_scalar_float(p, _grid_index(x, k, T), k, T, pool)``, the grid index computed only if
+    the cheap rounding test cannot use x directly (the same function of the same bits)."""
+    neg, m, lazy = _scalar_draw(p, pool)
+    if lazy and T == "f64":
+        num, den = x.as_integer_ratio()
+        sh = -(k + lazy) - (den.bit_length() - 1)
+        if sh >= 0:  # x·2^−(k+lazy) = Jh, an integer: J = Jh·2^lazy (x is on the 2^k grid)
+            Jh = num << sh
+            y = _round_lazy_f64(Jh - m if neg else Jh + m, neg, lazy + k)
+            if y is not None:
+                return y
+    return _float_out(neg, m, lazy, _grid_index(x, k, T), k, T)
+
+
+def _float_out(neg: int, m: int, lazy: int, J: int, k: int, T: str) -> float:
+    """sat_T(round_T(2^k·(J ± (m·2^lazy + tail)))), revealing the tail only if it matters."""
     if lazy:
         if T == "f64":
             Jh = J >> lazy
@@ -637,25 +666,35 @@ def int_noise_scalar_fn(scale: Any, dist: Dist, T: str) -> Callable[[int], int]:
 
 
 def float_noise_scalar_fn(
-    scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"]
+    scale: Any,
+    k: int,
+    dist: Dist,
+    T: Literal["f32", "f64"],
+    refuse: type[Exception] = ValueError,
 ) -> Callable[[float], float]:
     """``lambda x: float_noise_scalar(x, scale, k, dist, T)`` with the plan looked up once (at
     construction): the same code path per call, hence the same law.
 
     Raises:
-        ValueError: if ``scale`` is negative or not finite (now); at the call, if ``x`` is NaN
-            or infinite.
+        ValueError: if ``scale`` is negative or not finite (now); at the call, ``refuse``
+            (``ValueError`` unless given) if ``x`` is NaN or infinite, before any randomness.
     """
     p = _plan_for(scale, k, dist)
-    if p is None:
-        return lambda x: float_noise_scalar(x, scale, k, dist, T)
     isfinite = math.isfinite
+    if p is None:
+
+        def exact(x: float) -> float:
+            if not isfinite(x):
+                raise refuse(f"x must be finite, got {x!r}")
+            return float_noise_scalar(x, scale, k, dist, T)
+
+        return exact
 
     def draw(x: float) -> float:
         x = float(x)
         if not isfinite(x):
-            raise ValueError(f"x must be finite, got {x!r}")
-        return _scalar_float(p, _grid_index(x, k, T), k, T)
+            raise refuse(f"x must be finite, got {x!r}")
+        return _scalar_float_x(p, x, k, T)
 
     return draw
 
@@ -906,10 +945,7 @@ def int_noise(x: npt.NDArray[Any], scale: Any, dist: Dist, T: str) -> npt.NDArra
     lo, hi = int_bounds(T)
     out = np.empty(len(x), dtype=dtype)
     if len(x) <= SMALL:
-        pool = _small_pool(p, len(x))
-        for i, v in enumerate(x.tolist()):
-            yi = int(v) + _scalar_z(p, pool)
-            out[i] = lo if yi < lo else hi if yi > hi else yi
+        out[:] = _small_int(p, x.tolist(), lo, hi)
         return out
     for start in range(0, len(x), CHUNK):
         xs = x[start : start + CHUNK]
@@ -947,9 +983,7 @@ def float_noise(
         out[:] = [float_noise_ref(v, 0, k, dist, T) for v in xa.tolist()]
         return out
     if len(xa) <= SMALL:  # the scalar attempt per lane: exact integer rounding, no TwoSum
-        pool = _small_pool(p, len(xa))
-        for i, v in enumerate(xa.tolist()):
-            out[i] = _scalar_float(p, _grid_index(v, k, T), k, T, pool)
+        out[:] = _small_float(p, xa.tolist(), k, T)
         return out
     e_r = k + p.a - p.s64
     if not (p.floats_ok and -1074 <= e_r <= 900 and _gradual_underflow()):
@@ -962,6 +996,64 @@ def float_noise(
         chunk = xa[start : start + CHUNK].astype(np.float64, copy=False)  # per chunk: no 2nd copy
         _float_chunk(p, chunk, k, T, e_r, on_grid, view)
     return out
+
+
+def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
+    """The small-vector path (n ≤ SMALL): the scalar attempt per lane, element j getting the
+    j-th accepted attempt, all read from one bulk byte read (proof §2, "Small vectors")."""
+    pool = _small_pool(p, len(xs))
+    return [_scalar_float_x(p, v, k, T, pool) for v in xs]
+
+
+def _small_int(p: _Plan, xs: list[int], lo: int, hi: int) -> list[int]:
+    """The integer small-vector path: clamp(x_j + Z_j) with Z_j the j-th accepted attempt."""
+    pool = _small_pool(p, len(xs))
+    out = []
+    for v in xs:
+        y = int(v) + _scalar_z(p, pool)
+        out.append(lo if y < lo else hi if y > hi else y)
+    return out
+
+
+def float_noise_small_fn(
+    scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"], refuse: type[Exception] = ValueError
+) -> Callable[[npt.NDArray[Any]], npt.NDArray[Any]]:
+    """``float_noise(x, scale, k, dist, T)`` for a carrier-typed 1-d array of length ≤ ``SMALL``,
+    with the plan looked up once: the same small path (hence the same law and, on the same
+    bits, the same output), without numpy's per-call checks.  Every x_i is checked finite
+    (``refuse`` otherwise) before any randomness is drawn.
+    """
+    p = _plan_for(scale, k, dist)
+    dtype = carrier_dtype(T)
+    isfinite = math.isfinite
+
+    def small(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        xs = x.tolist()
+        for v in xs:
+            if not isfinite(v):
+                raise refuse("x must be finite (found NaN or infinity)")
+        if p is None or len(xs) > SMALL:
+            return float_noise(x, scale, k, dist, T)
+        return np.array(_small_float(p, xs, k, T), dtype=dtype)
+
+    return small
+
+
+def int_noise_small_fn(
+    scale: Any, dist: Dist, T: str
+) -> Callable[[npt.NDArray[Any]], npt.NDArray[Any]]:
+    """``int_noise(x, scale, dist, T)`` for a carrier-typed 1-d array of length ≤ ``SMALL``,
+    with the plan and bounds looked up once: the same small path and law."""
+    p = _plan_for(scale, 0, dist)
+    dtype = carrier_dtype(T)
+    lo, hi = int_bounds(T)
+
+    def small(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        if p is None or len(x) > SMALL:
+            return int_noise(x, scale, dist, T)
+        return np.array(_small_int(p, x.tolist(), lo, hi), dtype=dtype)
+
+    return small
 
 
 def _small_pool(p: _Plan, n: int) -> _Pool:
