@@ -304,7 +304,10 @@ def main() -> None:
         help="comma-separated sizes to re-run (e.g. 1,10,1000); the other rows of the results "
         "file are kept, and the binade block is skipped",
     )
+    ap.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds (median)")
     args = ap.parse_args()
+    global ROUNDS
+    ROUNDS = args.rounds
     sizes = [1, 10, 1000, 10**6] + ([10**7] if args.large else [])
     if args.sizes:
         sizes = [int(v) for v in args.sizes.split(",")]
@@ -334,6 +337,7 @@ def main() -> None:
                 "rng": rng.source_name(),
                 "skipped_peers": SKIPPED,
                 "sizes": sizes,
+                "rounds": ROUNDS,
                 "load_before": " ".join(f"{v:.2f}" for v in load0),
                 "load_after": " ".join(f"{v:.2f}" for v in os.getloadavg()),
             }
