@@ -306,8 +306,7 @@ def main() -> None:
     )
     ap.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds (median)")
     args = ap.parse_args()
-    global ROUNDS
-    ROUNDS = args.rounds
+    globals()["ROUNDS"] = args.rounds  # read by interleaved()
     sizes = [1, 10, 1000, 10**6] + ([10**7] if args.large else [])
     if args.sizes:
         sizes = [int(v) for v in args.sizes.split(",")]
@@ -337,7 +336,7 @@ def main() -> None:
                 "rng": rng.source_name(),
                 "skipped_peers": SKIPPED,
                 "sizes": sizes,
-                "rounds": ROUNDS,
+                "rounds": args.rounds,
                 "load_before": " ".join(f"{v:.2f}" for v in load0),
                 "load_after": " ".join(f"{v:.2f}" for v in os.getloadavg()),
             }
