@@ -156,7 +156,7 @@ class _Plan:
     v_in_w0: bool  # gaussian with a = 0: W is unused, so V's first bits share its slot
     rate: float  # estimated acceptance rate of one attempt (sizes draws; never the law)
     layout: int  # vector bit layout: 0 wide, 1 one packed word, 2 R and V share w1
-    scalar_bytes: tuple[int, int, int]  # scalar attempt: (R's lazy low bits, R's bytes, all)
+    scalar_bytes: tuple[int, int, int, int, int, int]  # scalar attempt (see _attempt_bytes)
 
 
 def _floor_log2(x: Any) -> int:
@@ -423,11 +423,15 @@ class _Pool:
         return self.buf[pos : pos + n]
 
 
-def _attempt_bytes(a: int, floats_ok: bool, v_word: bool) -> tuple[int, int, int]:
-    """(lazy, nr, nbytes) of a scalar attempt: R's unrevealed low bits, R's bytes, all bytes."""
+def _attempt_bytes(a: int, floats_ok: bool, v_word: bool) -> tuple[int, int, int, int, int, int]:
+    """(lazy, nr, nbytes, r_shift, r_mask, w2_shift) of a scalar attempt: R's unrevealed low
+    bits, R's bytes, all bytes, and how :func:`_scalar_draw` reads the fields from the
+    attempt's bytes taken as one little-endian int: bytes 0-7 are w0, the next nr bytes hold
+    R (their top a − lazy bits: mask, then shift right), the rest are w2."""
     lazy = a - 64 if floats_ok and a > 64 else 0
     nr = (a - lazy + 7) // 8
-    return lazy, nr, 8 + nr + (8 if v_word else 0)
+    r_mask = (1 << (8 * nr)) - 1 if a else 0
+    return lazy, nr, 8 + nr + (8 if v_word else 0), 8 * nr - a + lazy, r_mask, 64 + 8 * nr
 
 
 def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
@@ -436,12 +440,8 @@ def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
     The ``lazy`` low bits of R (a > 64 on the float path) are not drawn: every decision
     was certified for all of their values, so they are uniform and independent (proof §2, "Lazy R").
     """
-    lazy, nr, nbytes = p.scalar_bytes
-    # one int of the attempt's bytes, little-endian: bytes 0-7 are w0, the next nr bytes R's
-    # (R = their top a − lazy bits), the rest w2: the same fields as slicing the bytes
-    r_shift = 8 * nr - p.a + lazy
-    r_mask = (1 << (8 * nr)) - 1 if p.a else 0
-    w2_shift = 64 + 8 * nr
+    # one int of the attempt's bytes: the same fields as slicing them (see _attempt_bytes)
+    lazy, _, nbytes, r_shift, r_mask, w2_shift = p.scalar_bytes
     counts = _counts
     while True:
         counts["attempts"] += 1
