@@ -405,8 +405,10 @@ def _plain_vector(element: Domain[Any], x: object) -> npt.NDArray[Any] | None:
         return None
     if element.bounds is not None or element.T == "String" or x.dtype != carrier_dtype(element.T):
         return None
-    if x.dtype.kind == "f" and not element.nan and bool(np.isnan(x).any()):
-        return None
+    if x.dtype.kind == "f" and not element.nan:
+        # a NaN makes the sum NaN (a false alarm, inf − inf, only sends x to the general path)
+        if math.isnan(sum(x.tolist())) if len(x) <= 32 else bool(np.isnan(x).any()):
+            return None
     arr = x.view()
     arr.flags.writeable = False
     return arr
