@@ -1001,13 +1001,13 @@ def float_noise(
 def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
     """The small-vector path (n ≤ SMALL): the scalar attempt per lane, element j getting the
     j-th accepted attempt, all read from one bulk byte read (proof §2, "Small vectors")."""
-    pool = _small_pool(p, len(xs))
+    pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
     return [_scalar_float_x(p, v, k, T, pool) for v in xs]
 
 
 def _small_int(p: _Plan, xs: list[int], lo: int, hi: int) -> list[int]:
     """The integer small-vector path: clamp(x_j + Z_j) with Z_j the j-th accepted attempt."""
-    pool = _small_pool(p, len(xs))
+    pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
     out = []
     for v in xs:
         y = int(v) + _scalar_z(p, pool)
