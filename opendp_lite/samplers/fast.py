@@ -1000,7 +1000,8 @@ def float_noise(
 
 def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
     """The small-vector path (n ≤ SMALL): the scalar attempt per lane, element j getting the
-    j-th accepted attempt, all read from one bulk byte read (proof §2, "Small vectors")."""
+    j-th accepted attempt, read from one bulk byte read (one lane: per attempt, as the scalar
+    path; proof §2, "Small vectors")."""
     pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
     return [_scalar_float_x(p, v, k, T, pool) for v in xs]
 
