@@ -49,13 +49,18 @@ ROUNDS = 7
 OPENDP_MAX_N = 10_000
 LOOP_MAX_N = 1_000  # scalar-API peers (and our scalar mode) only up to here
 TARGET_S = 0.01  # each timing loops until about this long
+#: the timer: wall clock, or with ``--clock cpu`` this thread's CPU time (on a machine loaded
+#: by other processes, time spent descheduled then counts for nobody; every peer here runs
+#: in this process, so the comparison stays like for like)
+CLOCK: Callable[[], float] = time.perf_counter
 SKIPPED: dict[str, str] = {}  # peers that could not be imported, and why
 
 
 def _loops(fn: Callable[[], Any]) -> int:
-    t = time.perf_counter()
+    fn()  # warm-up: a cold first call (plan cache, lazy imports) would leave too few loops
+    t = CLOCK()
     fn()
-    dt = time.perf_counter() - t
+    dt = CLOCK() - t
     return max(1, min(10_000, int(TARGET_S / max(dt, 1e-7))))
 
 
@@ -65,10 +70,10 @@ def interleaved(fns: dict[str, Callable[[], Any]]) -> dict[str, float]:
     runs: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(ROUNDS):
         for k, f in fns.items():
-            t = time.perf_counter()
+            t = CLOCK()
             for _ in range(loops[k]):
                 f()
-            runs[k].append((time.perf_counter() - t) / loops[k])
+            runs[k].append((CLOCK() - t) / loops[k])
     return {k: statistics.median(v) for k, v in runs.items()}
 
 
@@ -298,8 +303,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--large", action="store_true", help="also n = 10^7")
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument(
+        "--sizes",
+        default="",
+        help="comma-separated sizes to re-run (e.g. 1,10,1000); the other rows of the results "
+        "file are kept, and the binade block is skipped",
+    )
+    ap.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds (median)")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall", help="the timer")
     args = ap.parse_args()
+    ap_clock = {"wall": time.perf_counter, "cpu": time.thread_time}[args.clock]
+    globals()["ROUNDS"] = args.rounds  # read by interleaved()
+    globals()["CLOCK"] = ap_clock
     sizes = [1, 10, 1000, 10**6] + ([10**7] if args.large else [])
+    if args.sizes:
+        sizes = [int(v) for v in args.sizes.split(",")]
     RESULTS.mkdir(parents=True, exist_ok=True)
     out_path = RESULTS / "peers_noise.jsonl"
     lines: list[str] = []
@@ -315,7 +333,8 @@ def main() -> None:
             run_case(case, "vector", n, emit)
             if n <= LOOP_MAX_N:
                 run_case(case, "scalar", n, emit)
-    run_binade(emit)
+    if not args.sizes:
+        run_binade(emit)
     emit(
         {
             "meta": {
@@ -324,11 +343,24 @@ def main() -> None:
                 f"{platform.python_version()}, numpy {np.__version__}",
                 "rng": rng.source_name(),
                 "skipped_peers": SKIPPED,
+                "sizes": sizes,
+                "rounds": args.rounds,
+                "clock": args.clock,
                 "load_before": " ".join(f"{v:.2f}" for v in load0),
                 "load_after": " ".join(f"{v:.2f}" for v in os.getloadavg()),
             }
         }
     )
+    if args.sizes and out_path.exists():  # keep the rows this run did not redo
+        redone = {(r["case"], r["mode"], r["n"]) for r in map(json.loads, lines) if "case" in r}
+        kept = []
+        for line in out_path.read_text().splitlines():
+            r = json.loads(line)
+            # an earlier run's meta line stays: it describes the rows kept from that run
+            if r.get("bench") == "peers_noise" and (r["case"], r["mode"], r["n"]) in redone:
+                continue
+            kept.append(line)
+        lines = kept + lines
     out_path.write_text("\n".join(lines) + "\n")
 
 

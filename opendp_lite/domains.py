@@ -270,6 +270,11 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
         reductions (:func:`_coerce_lazy_vector`), lists, tuples and numpy arrays eagerly
         (:func:`_coerce_vector`).
         """
+        plain = _plain_vector(self.element_domain, x)
+        if plain is not None:
+            if self.size is not None and len(plain) != self.size:
+                raise NotInDomain(f"expected a vector of size {self.size}, got length {len(plain)}")
+            return plain
         x = _frames.as_vector(x, self.element_domain)  # pandas/Polars/pyarrow columns
         arr: npt.NDArray[Any]
         backend = _vector_backend(x)
@@ -386,6 +391,27 @@ def _check_int_range(T: str, a: Any) -> None:
             "column to float (np.asarray(x, dtype=float), series.astype(float)) with "
             "atom_domain(T=float)"
         )
+
+
+def _plain_vector(element: Domain[Any], x: object) -> npt.NDArray[Any] | None:
+    """A read-only view of ``x`` if it is a plain 1-d numpy array already of the carrier dtype
+    of an unbounded numeric or bool atom ``element``, holding no NaN it does not admit; else
+    None (the general path then checks it and names what is wrong).
+
+    The same checks as :func:`_coerce_vector` on such an array (the cast is the identity, so
+    no f32 overflow and no integer out of range), without its per-call dispatch.
+    """
+    if type(x) is not np.ndarray or x.ndim != 1 or type(element) is not AtomDomain:
+        return None
+    if element.bounds is not None or element.T == "String" or x.dtype != carrier_dtype(element.T):
+        return None
+    if x.dtype.kind == "f" and not element.nan:
+        # a NaN makes the sum NaN (a false alarm, inf − inf, only sends x to the general path)
+        if math.isnan(sum(x.tolist())) if len(x) <= 32 else bool(np.isnan(x).any()):
+            return None
+    arr = x.view()
+    arr.flags.writeable = False
+    return arr
 
 
 def _check_float_values(element: AtomDomain[Any], kind: str, raw: Any, arr: Any) -> None:

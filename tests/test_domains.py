@@ -208,3 +208,47 @@ def test_bad_cell_error_names_its_position() -> None:
     ]:
         with pytest.raises(NotInDomain, match="position 1"):
             dom._normalize(x)
+
+
+@pytest.mark.parametrize(
+    ("atom", "x"),
+    [
+        (dp.atom_domain(T="f64"), np.array([1.0, -2.5, 0.0])),
+        (dp.atom_domain(T="f64"), np.array([1.0, np.inf])),
+        (dp.atom_domain(T="f64", nan=True), np.array([1.0, np.nan])),
+        (dp.atom_domain(T="f32"), np.array([1.0, 3e38], dtype=np.float32)),
+        (dp.atom_domain(T="i32"), np.array([1, -(2**31)], dtype=np.int32)),
+        (dp.atom_domain(T="u8"), np.array([0, 255], dtype=np.uint8)),
+        (dp.atom_domain(T="bool"), np.array([True, False])),
+        (dp.atom_domain(T="f64"), np.zeros(0)),
+    ],
+)
+def test_plain_carrier_array_fast_path_is_the_general_path(atom, x) -> None:
+    """Issue 16: a plain 1-d array already of the carrier dtype skips the dispatch; it gives
+    the same read-only values as the general path (which a list of the same values takes)."""
+    from opendp_lite.domains import _coerce_vector, _plain_vector
+
+    fast = V(atom)._normalize(x)
+    assert _plain_vector(atom, x) is not None
+    general = _coerce_vector(atom, x.tolist())
+    assert fast.dtype == general.dtype and not fast.flags.writeable
+    np.testing.assert_array_equal(fast, general)
+    assert x.flags.writeable  # the caller's array is untouched (a view is read-only)
+
+
+@pytest.mark.parametrize(
+    ("atom", "x", "match"),
+    [
+        (dp.atom_domain(T="f64"), np.array([1.0, np.nan]), "NaN"),
+        (dp.atom_domain(T="f32"), np.array([np.nan], dtype=np.float32), "NaN"),
+        (dp.atom_domain(bounds=(0.0, 1.0)), np.array([0.5, 2.0]), "bounds"),
+        (dp.atom_domain(T="i8"), np.array([1, 300], dtype=np.int64), "range"),
+        (dp.atom_domain(T="f32"), np.array([1e39]), "overflows f32"),
+        (dp.atom_domain(T="i32"), np.array([True, False]), None),
+    ],
+)
+def test_plain_arrays_outside_the_domain_are_still_refused(atom, x, match) -> None:
+    with pytest.raises(NotInDomain, match=match):
+        V(atom)._normalize(x)
+    with pytest.raises(NotInDomain, match="size"):
+        V(dp.atom_domain(T="f64"), size=3)._normalize(np.zeros(2))

@@ -179,7 +179,14 @@ def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
     T = sp.T
     if is_int(T):
         if sp.vector:
-            return lambda x: batch.int_noise(x, scale, dist, T)
+            int_small = batch.int_noise_small_fn(scale, dist, T)  # plan looked up once
+
+            def int_vector(x: Any) -> Any:
+                if type(x) is np.ndarray and len(x) <= batch.SMALL:
+                    return int_small(x)
+                return batch.int_noise(x, scale, dist, T)
+
+            return int_vector
 
         int_draw = batch.int_noise_scalar_fn(scale, dist, T)  # plan looked up once
 
@@ -193,21 +200,19 @@ def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
         return int_scalar
 
     if sp.vector:
+        small = batch.float_noise_small_fn(scale, k, dist, T, refuse=NotInDomain)  # type: ignore[arg-type]
 
         def vector(x: Any) -> Any:
+            if type(x) is np.ndarray and len(x) <= batch.SMALL:
+                return small(x)  # checks every element finite before drawing
             if not np.isfinite(x).all():
                 raise NotInDomain("every element of the input must be finite")
             return batch.float_noise(x, scale, k, dist, T)  # type: ignore[arg-type]
 
         return vector
 
-    draw = batch.float_noise_scalar_fn(scale, k, dist, T)  # type: ignore[arg-type]
-    isfinite = math.isfinite
-
-    def scalar(x: float) -> float:
-        if not isfinite(x):
-            raise NotInDomain(f"the input must be finite, got {x!r}")
-        return draw(x)
+    # refuses a non-finite x with NotInDomain before drawing (the domain admits ±inf)
+    scalar = batch.float_noise_scalar_fn(scale, k, dist, T, refuse=NotInDomain)  # type: ignore[arg-type]
 
     def many(x: float, n: int) -> Any:
         if not math.isfinite(x):

@@ -32,16 +32,19 @@ from .noise_ref import Dist, float_noise_ref, int_noise_ref
 
 __all__ = [
     "CHUNK",
+    "SMALL",
     "float_noise",
     "float_noise_reference",
     "float_noise_scalar",
     "float_noise_scalar_fn",
     "float_noise_scalar_reference",
+    "float_noise_small_fn",
     "int_noise",
     "int_noise_reference",
     "int_noise_scalar",
     "int_noise_scalar_fn",
     "int_noise_scalar_reference",
+    "int_noise_small_fn",
 ]
 
 #: Elements processed per chunk (bounds the size of intermediate lists).
@@ -90,3 +93,7 @@ float_noise_scalar = fast.float_noise_scalar
 # the scalar paths with their plan looked up once, at construction (the same law per call)
 int_noise_scalar_fn = fast.int_noise_scalar_fn
 float_noise_scalar_fn = fast.float_noise_scalar_fn
+# the small-vector paths (n <= SMALL) with their plan looked up once (the same law per call)
+SMALL = fast.SMALL
+int_noise_small_fn = fast.int_noise_small_fn
+float_noise_small_fn = fast.float_noise_small_fn

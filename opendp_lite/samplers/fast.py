@@ -74,9 +74,11 @@ __all__ = [
     "float_noise",
     "float_noise_scalar",
     "float_noise_scalar_fn",
+    "float_noise_small_fn",
     "int_noise",
     "int_noise_scalar",
     "int_noise_scalar_fn",
+    "int_noise_small_fn",
     "reset_fallback_counts",
 ]
 
@@ -156,7 +158,7 @@ class _Plan:
     v_in_w0: bool  # gaussian with a = 0: W is unused, so V's first bits share its slot
     rate: float  # estimated acceptance rate of one attempt (sizes draws; never the law)
     layout: int  # vector bit layout: 0 wide, 1 one packed word, 2 R and V share w1
-    scalar_bytes: tuple[int, int, int]  # scalar attempt: (R's lazy low bits, R's bytes, all)
+    scalar_bytes: tuple[int, int, int, int, int, int]  # scalar attempt (see _attempt_bytes)
 
 
 def _floor_log2(x: Any) -> int:
@@ -302,6 +304,9 @@ def _reveal(R: int, lazy: int) -> tuple[int, int]:
     return (R << lazy) | sample_uniform_bits(lazy), 0
 
 
+_exp, _log, _floor = math.exp, math.log, math.floor
+
+
 def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, int, int] | None:
     """One attempt, exactly: (negative, M_top, lazy) with M = M_top·2^lazy + tail, or None.
 
@@ -316,54 +321,66 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
     neg = w0 & 1
     if lazy and R == 0:  # R = 0 possible (Pr 2^-64 of the top bits): reveal, decide exactly
         R, lazy = _reveal(R, lazy)
-    # R accepted iff W < exp(−R/T)
+    # R accepted iff W < exp(−R/T)  (the float tests below are _cert_below, written out)
     if R:
-        top = R >> (p.a - lazy - p.s64)
-        v_c = top * p.rcoef
-        tail = p.rcoef if p.a > 64 else 0.0
-        e_c = math.exp(-v_c)
+        a = p.a
+        rcoef = p.rcoef
+        v_c = (R >> (a - lazy - p.s64)) * rcoef
+        tail = rcoef if a > 64 else 0.0
+        e_c = _exp(-v_c)
         wf = ((w0 >> 1) & 0x7FFFFFFF) * 2.0**-31
-        dec = _cert_below(wf, 2.0**-31, e_c - tail / 2, e_c * EPS + v_c * EPS + tail + TINY)
-        if dec is None:
+        p_c = e_c - tail / 2
+        err = e_c * EPS + v_c * EPS + tail + TINY
+        if wf + 2.0**-31 <= p_c - err - _band:
+            pass  # accepted
+        elif wf >= p_c + err + _band:
+            return None
+        else:
             _counts["exact_lanes"] += 1
             if lazy:
                 R, lazy = _reveal(R, lazy)
-            dec = _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T)
-        if not dec:
-            return None
+            if not _LazyU((w0 >> 1) & 0x7FFFFFFF, 31).below_exp(R * p.inv_T):
+                return None
     # N = ⌊−ln(U)·T/L⌋
     ut = w0 >> 32
-    n: int | None = None
-    hint = 0
+    n = -1
     if ut:
         u = ut * 2.0**-32
-        f_c = -math.log(u) * p.beta
+        beta = p.beta
+        f_c = -_log(u) * beta
         f_hi = f_c * (1 + EPS) + TINY + _band
-        f_lo = f_c * (1 - EPS) - p.beta * (2.0**-32 / u) * (1 + EPS) - TINY - _band
-        lo = math.floor(max(f_lo, 0.0))
-        if lo == math.floor(f_hi) and f_hi < _N_MAX:
+        f_lo = f_c * (1 - EPS) - beta * (2.0**-32 / u) * (1 + EPS) - TINY - _band
+        lo = _floor(f_lo) if f_lo > 0.0 else 0
+        if f_hi < _N_MAX and lo == _floor(f_hi):
             n = lo
-        hint = int(min(f_c, _N_MAX))
-    if n is None:
+    if n < 0:
         _counts["exact_lanes"] += 1
+        hint = int(min(-_log(ut * 2.0**-32) * p.beta, _N_MAX)) if ut else 0
         n = _geometric(_LazyU(ut, 32), p.lam, hint)
     if neg and n == 0 and R == 0:  # M = 0 (R is fully known when R's top bits are 0)
         return None
     if p.gauss:
         dec = None
         if p.floats_ok:
-            top = R >> (p.a - lazy - p.s64)
-            d_c = n + top * 2.0**-p.s64 - p.c_L
-            err_d = (abs(n + top * 2.0**-p.s64) + p.c_L) * EPS + TINY
-            tw = 2.0**-p.s64 if p.a > 64 else 0.0
+            a, s64, c_L, i2s_L = p.a, p.s64, p.c_L, p.i2s_L
+            m_c = n + (R >> (a - lazy - s64)) * 2.0**-s64
+            d_c = m_c - c_L
+            err_d = (abs(m_c) + c_L) * EPS + TINY
+            tw = 2.0**-s64 if a > 64 else 0.0
             d_lo, d_hi = d_c - err_d, d_c + err_d + tw
             sq_lo = d_lo * d_lo if d_lo > 0 else d_hi * d_hi if d_hi < 0 else 0.0
             sq_hi = max(d_lo * d_lo, d_hi * d_hi)
-            q_lo = math.exp(-sq_hi * p.i2s_L * (1 + EPS)) * (1 - EPS) - TINY
-            q_hi = math.exp(-sq_lo * p.i2s_L * (1 - EPS)) * (1 + EPS) + TINY
-            vp, vn = _v_prefix(p, w0, w2)
-            vf = vp * 2.0**-vn
-            dec = _cert_below(vf, 2.0**-vn, (q_lo + q_hi) / 2, (q_hi - q_lo) / 2)
+            q_lo = _exp(-sq_hi * i2s_L * (1 + EPS)) * (1 - EPS) - TINY
+            q_hi = _exp(-sq_lo * i2s_L * (1 - EPS)) * (1 + EPS) + TINY
+            if p.v_in_w0:  # _v_prefix and _cert_below, written out
+                vw, vf = 2.0**-31, ((w0 >> 1) & 0x7FFFFFFF) * 2.0**-31
+            else:
+                vw, vf = 2.0**-64, w2 * 2.0**-64
+            q_c, q_err = (q_lo + q_hi) / 2, (q_hi - q_lo) / 2
+            if vf + vw <= q_c - q_err - _band:
+                dec = True
+            elif vf >= q_c + q_err + _band:
+                dec = False
         if dec is None:
             _counts["exact_lanes"] += 1
             if lazy:
@@ -408,11 +425,15 @@ class _Pool:
         return self.buf[pos : pos + n]
 
 
-def _attempt_bytes(a: int, floats_ok: bool, v_word: bool) -> tuple[int, int, int]:
-    """(lazy, nr, nbytes) of a scalar attempt: R's unrevealed low bits, R's bytes, all bytes."""
+def _attempt_bytes(a: int, floats_ok: bool, v_word: bool) -> tuple[int, int, int, int, int, int]:
+    """(lazy, nr, nbytes, r_shift, r_mask, w2_shift) of a scalar attempt: R's unrevealed low
+    bits, R's bytes, all bytes, and how :func:`_scalar_draw` reads the fields from the
+    attempt's bytes taken as one little-endian int: bytes 0-7 are w0, the next nr bytes hold
+    R (their top a − lazy bits: mask, then shift right), the rest are w2."""
     lazy = a - 64 if floats_ok and a > 64 else 0
     nr = (a - lazy + 7) // 8
-    return lazy, nr, 8 + nr + (8 if v_word else 0)
+    r_mask = (1 << (8 * nr)) - 1 if a else 0
+    return lazy, nr, 8 + nr + (8 if v_word else 0), 8 * nr - a + lazy, r_mask, 64 + 8 * nr
 
 
 def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
@@ -421,13 +442,15 @@ def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
     The ``lazy`` low bits of R (a > 64 on the float path) are not drawn: every decision
     was certified for all of their values, so they are uniform and independent (proof §2, "Lazy R").
     """
-    lazy, nr, nbytes = p.scalar_bytes
+    # one int of the attempt's bytes: the same fields as slicing them (see _attempt_bytes)
+    lazy, _, nbytes, r_shift, r_mask, w2_shift = p.scalar_bytes
+    counts = _counts
     while True:
-        _counts["attempts"] += 1
-        b = fill_bytes(nbytes) if pool is None else pool.take(nbytes)
-        w0 = int.from_bytes(b[:8], "little")
-        R = int.from_bytes(b[8 : 8 + nr], "little") >> (8 * nr - p.a + lazy) if p.a else 0
-        w2 = int.from_bytes(b[8 + nr :], "little")
+        counts["attempts"] += 1
+        word = int.from_bytes(fill_bytes(nbytes) if pool is None else pool.take(nbytes), "little")
+        w0 = word & 0xFFFFFFFFFFFFFFFF
+        R = ((word >> 64) & r_mask) >> r_shift
+        w2 = word >> w2_shift
         if p.floats_ok:
             z = _attempt(p, w0, R, w2, lazy)
             if z is not None:
@@ -455,7 +478,33 @@ def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -
     monotone, so if both ends give the same float every value between does (proof §2, "Lazy R").
     """
     neg, m, lazy = _scalar_draw(p, pool)
+    return _float_out(neg, m, lazy, J, k, T)
+
+
+def _scalar_float_x(p: _Plan, x: float, k: int, T: str, pool: _Pool | None = None) -> float:
+    """``_scalar_float(p, _grid_index(x, k, T), k, T, pool)``, the grid index computed only if
+    the cheap rounding test cannot use x directly (the same function of the same bits)."""
+    neg, m, lazy = _scalar_draw(p, pool)
+    if lazy and T == "f64":
+        num, den = x.as_integer_ratio()
+        sh = -(k + lazy) - (den.bit_length() - 1)
+        if sh >= 0:  # x·2^−(k+lazy) = Jh, an integer: J = Jh·2^lazy (x is on the 2^k grid)
+            Jh = num << sh
+            y = _round_lazy_f64(Jh - m if neg else Jh + m, neg, lazy + k)
+            if y is not None:
+                return y
+    return _float_out(neg, m, lazy, _grid_index(x, k, T), k, T)
+
+
+def _float_out(neg: int, m: int, lazy: int, J: int, k: int, T: str) -> float:
+    """sat_T(round_T(2^k·(J ± (m·2^lazy + tail)))), revealing the tail only if it matters."""
     if lazy:
+        if T == "f64":
+            Jh = J >> lazy
+            if Jh << lazy == J:  # J on the 2^lazy grid: J + Z = (Jh ± m)·2^lazy ± tail
+                y = _round_lazy_f64(Jh - m if neg else Jh + m, neg, lazy + k)
+                if y is not None:
+                    return y
         base = m << lazy
         ends = (
             (J - base, J - base - (1 << lazy) + 1)
@@ -467,6 +516,26 @@ def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -
             return first
         m = base | sample_uniform_bits(lazy)
     return _round_out(J - m if neg else J + m, k, T)
+
+
+def _round_lazy_f64(Y: int, neg: int, e: int) -> float | None:
+    """round_f64((Y + f)·2^e) (or (Y − f)·2^e if ``neg``) if it is the same float for every
+    f ∈ [0, 1), else None (the caller then decides by the two ends, or reveals the tail).
+
+    Certified without any division (proof §2, "Lazy R", cheap test): when |Y| ≥ 2^54, every
+    float and every midpoint between neighbouring floats at magnitude ≥ 2^53 is an integer,
+    so the open interval (Y, Y ± 1) holds none and rounds like its midpoint Y ± 1/2; f = 0
+    rounds like Y.  Both are correctly rounded int → float conversions (CPython rounds
+    int → float to nearest, ties to even), scaled by 2^e exactly as the results are normal
+    (|Y|·2^e ≥ 2^(54+e) ≥ 2^-1020) and finite (|Y ± 1/2|·2^e < 2^(b+e) ≤ 2^1023).
+    """
+    b = Y.bit_length()
+    if b < 55 or b > 1022 or b + e > 1023:
+        return None
+    c = math.ldexp(float(Y), e)
+    if c != math.ldexp(float(2 * Y - 1 if neg else 2 * Y + 1), e - 1):
+        return None
+    return c
 
 
 def _attempt_exact(
@@ -599,25 +668,35 @@ def int_noise_scalar_fn(scale: Any, dist: Dist, T: str) -> Callable[[int], int]:
 
 
 def float_noise_scalar_fn(
-    scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"]
+    scale: Any,
+    k: int,
+    dist: Dist,
+    T: Literal["f32", "f64"],
+    refuse: type[Exception] = ValueError,
 ) -> Callable[[float], float]:
     """``lambda x: float_noise_scalar(x, scale, k, dist, T)`` with the plan looked up once (at
     construction): the same code path per call, hence the same law.
 
     Raises:
-        ValueError: if ``scale`` is negative or not finite (now); at the call, if ``x`` is NaN
-            or infinite.
+        ValueError: if ``scale`` is negative or not finite (now); at the call, ``refuse``
+            (``ValueError`` unless given) if ``x`` is NaN or infinite, before any randomness.
     """
     p = _plan_for(scale, k, dist)
-    if p is None:
-        return lambda x: float_noise_scalar(x, scale, k, dist, T)
     isfinite = math.isfinite
+    if p is None:
+
+        def exact(x: float) -> float:
+            if not isfinite(x):
+                raise refuse(f"x must be finite, got {x!r}")
+            return float_noise_scalar(x, scale, k, dist, T)
+
+        return exact
 
     def draw(x: float) -> float:
         x = float(x)
         if not isfinite(x):
-            raise ValueError(f"x must be finite, got {x!r}")
-        return _scalar_float(p, _grid_index(x, k, T), k, T)
+            raise refuse(f"x must be finite, got {x!r}")
+        return _scalar_float_x(p, x, k, T)
 
     return draw
 
@@ -943,10 +1022,7 @@ def int_noise(x: npt.NDArray[Any], scale: Any, dist: Dist, T: str) -> npt.NDArra
     lo, hi = int_bounds(T)
     out = np.empty(len(x), dtype=dtype)
     if len(x) <= SMALL:
-        pool = _small_pool(p, len(x))
-        for i, v in enumerate(x.tolist()):
-            yi = int(v) + _scalar_z(p, pool)
-            out[i] = lo if yi < lo else hi if yi > hi else yi
+        out[:] = _small_int(p, x.tolist(), lo, hi)
         return out
     for start in range(0, len(x), CHUNK):
         xs = x[start : start + CHUNK]
@@ -984,9 +1060,7 @@ def float_noise(
         out[:] = [float_noise_ref(v, 0, k, dist, T) for v in xa.tolist()]
         return out
     if len(xa) <= SMALL:  # the scalar attempt per lane: exact integer rounding, no TwoSum
-        pool = _small_pool(p, len(xa))
-        for i, v in enumerate(xa.tolist()):
-            out[i] = _scalar_float(p, _grid_index(v, k, T), k, T, pool)
+        out[:] = _small_float(p, xa.tolist(), k, T)
         return out
     e_r = k + p.a - p.s64
     if not (p.floats_ok and -1074 <= e_r <= 900 and _gradual_underflow()):
@@ -999,6 +1073,65 @@ def float_noise(
         chunk = xa[start : start + CHUNK].astype(np.float64, copy=False)  # per chunk: no 2nd copy
         _float_chunk(p, chunk, k, T, e_r, on_grid, view)
     return out
+
+
+def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
+    """The small-vector path (n ≤ SMALL): the scalar attempt per lane, element j getting the
+    j-th accepted attempt, read from one bulk byte read (one lane: per attempt, as the scalar
+    path; proof §2, "Small vectors")."""
+    pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
+    return [_scalar_float_x(p, v, k, T, pool) for v in xs]
+
+
+def _small_int(p: _Plan, xs: list[int], lo: int, hi: int) -> list[int]:
+    """The integer small-vector path: clamp(x_j + Z_j) with Z_j the j-th accepted attempt."""
+    pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
+    out = []
+    for v in xs:
+        y = int(v) + _scalar_z(p, pool)
+        out.append(lo if y < lo else hi if y > hi else y)
+    return out
+
+
+def float_noise_small_fn(
+    scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"], refuse: type[Exception] = ValueError
+) -> Callable[[npt.NDArray[Any]], npt.NDArray[Any]]:
+    """``float_noise(x, scale, k, dist, T)`` for a carrier-typed 1-d array of length ≤ ``SMALL``,
+    with the plan looked up once: the same small path (hence the same law and, on the same
+    bits, the same output), without numpy's per-call checks.  Every x_i is checked finite
+    (``refuse`` otherwise) before any randomness is drawn.
+    """
+    p = _plan_for(scale, k, dist)
+    dtype = carrier_dtype(T)
+    isfinite = math.isfinite
+
+    def small(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        xs = x.tolist()
+        for v in xs:
+            if not isfinite(v):
+                raise refuse("x must be finite (found NaN or infinity)")
+        if p is None or len(xs) > SMALL:
+            return float_noise(x, scale, k, dist, T)
+        return np.array(_small_float(p, xs, k, T), dtype=dtype)
+
+    return small
+
+
+def int_noise_small_fn(
+    scale: Any, dist: Dist, T: str
+) -> Callable[[npt.NDArray[Any]], npt.NDArray[Any]]:
+    """``int_noise(x, scale, dist, T)`` for a carrier-typed 1-d array of length ≤ ``SMALL``,
+    with the plan and bounds looked up once: the same small path and law."""
+    p = _plan_for(scale, 0, dist)
+    dtype = carrier_dtype(T)
+    lo, hi = int_bounds(T)
+
+    def small(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        if p is None or len(x) > SMALL:
+            return int_noise(x, scale, dist, T)
+        return np.array(_small_int(p, x.tolist(), lo, hi), dtype=dtype)
+
+    return small
 
 
 def _small_pool(p: _Plan, n: int) -> _Pool:
