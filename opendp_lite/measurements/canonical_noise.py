@@ -20,7 +20,7 @@ True
 from __future__ import annotations
 
 from .._spine import then
-from .._validate import check_finite_nonneg
+from .._validate import check_finite_nonneg, check_no_nan
 from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain
 from ..errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType
@@ -59,13 +59,12 @@ def make_canonical_noise(
     >>> m.map(1.0), m.check(2.0, (0.5, 0.0))
     ((0.5, 0.0), True)
     """
-    if not (
-        isinstance(input_domain, AtomDomain) and input_domain.T == "f64" and not input_domain.nan
-    ):
+    if not (isinstance(input_domain, AtomDomain) and input_domain.T == "f64"):
         raise NotImplementedForType(
-            f"make_canonical_noise: input_domain must be atom_domain(T=float) without NaN, "
+            f"make_canonical_noise: input_domain must be atom_domain(T=float, nan=False), "
             f"got {input_domain!r}"
         )
+    check_no_nan("make_canonical_noise", input_domain, input_domain)
     if input_metric != absolute_distance(T=float) or not isinstance(input_metric, AbsoluteDistance):
         raise MetricMismatch(absolute_distance(T=float), input_metric, "make_canonical_noise")
     d = check_finite_nonneg("d_in", d_in)

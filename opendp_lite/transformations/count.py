@@ -147,7 +147,7 @@ def make_count(
     return Transformation(
         input_domain,
         input_metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         function,
         _identity_map(T),
@@ -209,7 +209,7 @@ def make_count_distinct(
     return Transformation(
         input_domain,
         input_metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         function,
         _identity_map(T),
@@ -312,7 +312,7 @@ def make_count_by(
     return Transformation(
         input_domain,
         input_metric,
-        map_domain(atom_domain(T=key_T), atom_domain(T=T)),
+        map_domain(atom_domain(T=key_T, nan=False), atom_domain(T=T, nan=False)),
         l01inf_distance(absolute_distance(T=T)),
         function,
         _triple_map(T),
@@ -464,7 +464,7 @@ def make_count_by_categories(
     return Transformation(
         input_domain,
         input_metric,
-        vector_domain(atom_domain(T=T), size=size),
+        vector_domain(atom_domain(T=T, nan=False), size=size),
         out_metric,
         function,
         _identity_map(out_metric.distance_type),

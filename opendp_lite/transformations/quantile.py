@@ -14,6 +14,7 @@ import numpy.typing as npt
 from .. import _dask
 from .._spine import into
 from .._types import Vec, carrier_name, is_float, is_int
+from .._validate import check_no_nan
 from ..core import Domain, Function, Metric, Transformation
 from ..domains import atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
@@ -68,10 +69,9 @@ def make_quantile_score_candidates(
     name = "make_quantile_score_candidates"
     elem, _, _, size = bounded_vector(name, input_domain, need_bounds=False)
     check_metric(name, input_metric, _METRICS)
-    if elem.nan:
-        raise NotImplementedForType(f"{name}: input_domain may not contain NaN")
+    check_no_nan(name, input_domain, elem)
     T = elem.T
-    unbounded = atom_domain(T=T)
+    unbounded = atom_domain(T=T, nan=False)
     try:
         cands = [unbounded._normalize(c) for c in candidates]
     except NotInDomain as e:
