@@ -29,8 +29,8 @@ from opendp_lite.samplers import rng
 
 NAN, INF = math.nan, math.inf
 SD = dp.symmetric_distance()
-F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
-VF = dp.vector_domain(dp.atom_domain(T=float))
+F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
+VF = dp.vector_domain(dp.atom_domain(T=float, nan=False))
 NAN_ATOM = dp.atom_domain(T=float, nan=True)
 NAN_VEC = dp.vector_domain(NAN_ATOM)
 
