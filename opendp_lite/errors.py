@@ -138,9 +138,9 @@ _MESSAGE_FIXES: list[tuple[str, str]] = [
     ),
     (
         r"(must exclude|may not contain|must not admit) NaN",
-        "if the data holds no NaN, declare it: atom_domain(T=float, nan=False) (atom_domain(T=float) "
-        "admits NaN, as in OpenDP); otherwise fill or drop the NaNs first: then_impute_constant(v) "
-        "or then_drop_null()",
+        "if the data holds no NaN, declare it: atom_domain(T=float, nan=False) "
+        "(atom_domain(T=float) admits NaN, as in OpenDP); otherwise fill or drop the NaNs "
+        "first: then_impute_constant(v) or then_drop_null()",
     ),
     (
         r"outside the bounds of",

@@ -94,7 +94,9 @@ def random_dp_local_laplace(sensitivity: Any, epsilon: float) -> Any:
     from .sensitivity import make_random_dp
 
     lap = dp.m.make_laplace(
-        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), sensitivity.sensitivity / epsilon
+        dp.atom_domain(T=float, nan=False),
+        dp.absolute_distance(T=float),
+        sensitivity.sensitivity / epsilon,
     )
     per_node = make_random_dp(
         dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, sensitivity, lap
@@ -132,7 +134,9 @@ def seed_000() -> dict[str, float]:
     )
     random_dp = random_dp_local_laplace(s, 1.0)
     clamped = clamped_local_laplace(expected, 1.0)
-    unclamped = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), expected)
+    unclamped = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), expected
+    )
     error = float(np.mean([release_error(clamped) for _ in range(5)]))
     _table(
         "Seed 000 - typical sensitivity, sensitivity sampling (Rubinstein & Alda 2017)",
@@ -194,7 +198,9 @@ def seed_001() -> dict[str, float]:
         [adults >> dp.m.then_laplace(scale=2.0), readers >> dp.m.then_laplace(scale=2.0)]
     )
     f_c = (int(adults(SEED_001_CENSUS)[0]), int(readers(SEED_001_CENSUS)[0]))
-    lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), 2.0)
+    lap = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), 2.0
+    )
     draws = lap(np.zeros(20_000))
     _table(
         "Seed 001 - the Laplace mechanism (counting queries)",

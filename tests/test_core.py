@@ -184,4 +184,7 @@ def test_reprs_follow_opendp() -> None:
     m = dp.m.make_user_measurement(*FSPACE, dp.max_divergence(), lambda x: x, lambda d: d)
     assert "input_domain   = AtomDomain(T=f64)" in repr(m)
     assert "output_measure = MaxDivergence()" in repr(m)
-    assert repr(dp.vector_domain(dp.atom_domain(T=float, nan=False))) == "VectorDomain(AtomDomain(T=f64))"
+    assert (
+        repr(dp.vector_domain(dp.atom_domain(T=float, nan=False)))
+        == "VectorDomain(AtomDomain(T=f64))"
+    )

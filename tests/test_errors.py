@@ -288,8 +288,12 @@ MISTAKES: list[tuple[str, Callable[[], Any], type, str, str, str]] = [
         "composing pure DP with zCDP",
         lambda: dp.c.make_composition(
             [
-                dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0),
-                dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0),
+                dp.m.make_laplace(
+                    dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+                ),
+                dp.m.make_gaussian(
+                    dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+                ),
             ]
         ),
         MeasureMismatch,

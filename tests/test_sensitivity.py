@@ -285,7 +285,9 @@ def test_progress_bar_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _random_dp_measurement(gamma: float = 0.1):  # type: ignore[no-untyped-def]
     s = sample_sensitivity(lambda d: float(d.mean()), "l1", Normal(170.0, 10.0), 10, gamma=gamma)
-    lap = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
     meas = make_random_dp(
         dp.vector_domain(dp.atom_domain(T=float, nan=False), size=10),
         dp.change_one_distance(),
@@ -327,14 +329,18 @@ def test_random_dp_refuses_to_compose_with_pure_dp_without_the_flag() -> None:
 
 def test_relabel_refuses_a_worst_case_measurement() -> None:
     dp.enable_features("random-dp")
-    lap = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
     with pytest.raises(NotImplementedForType):
         make_random_dp_as_worst_case(lap)
 
 
 def test_random_dp_checks_its_spaces() -> None:
     s = sample_sensitivity(lambda d: d[0], "l1", Normal(0.0, 1.0), 3, m=20)
-    lap = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
     with pytest.raises(InvalidParameter, match="size"):
         make_random_dp(
             dp.vector_domain(dp.atom_domain(T=float, nan=False), size=4),
@@ -352,8 +358,12 @@ def test_random_dp_checks_its_spaces() -> None:
             lap,
         )
     with pytest.raises(InvalidParameter, match="n=1"):
-        make_random_dp(dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, s, lap)
-    gauss = dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0)
+        make_random_dp(
+            dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, s, lap
+        )
+    gauss = dp.m.make_gaussian(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
     rz = make_random_dp(
         dp.vector_domain(dp.atom_domain(T=float, nan=False), size=3),
         dp.hamming_distance(),

@@ -768,7 +768,9 @@ register(
     Entry(
         "make_lipschitz_float_mul",
         "T",
-        on(st.just((dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))), _lipschitz),
+        on(
+            st.just((dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))), _lipschitz
+        ),
         then=_lipschitz,
         formula=_lipschitz_formula,
     )
@@ -1300,7 +1302,9 @@ register(
     Entry(
         "make_canonical_noise",
         "M",
-        on(st.just((dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))), _canonical),
+        on(
+            st.just((dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))), _canonical
+        ),
         formula=lambda c, d: tuple(Q(v) for v in c.p["d_out"]),
         dists=_up_to("d_in"),
         limit=lambda c: c.p["d_in"],

@@ -224,11 +224,15 @@ def test_integer_outputs_saturate() -> None:
 
 
 def test_float_outputs_saturate_instead_of_inf() -> None:
-    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e308)
+    meas = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e308
+    )
     outs = [meas(1.7e308) for _ in range(40)]
     assert all(math.isfinite(o) for o in outs)
     assert max(outs) == 1.7976931348623157e308
-    f32 = dp.m.make_gaussian(dp.atom_domain(T="f32", nan=False), dp.absolute_distance(T="f32"), 1e40)
+    f32 = dp.m.make_gaussian(
+        dp.atom_domain(T="f32", nan=False), dp.absolute_distance(T="f32"), 1e40
+    )
     assert all(abs(f32(0.0)) <= 3.4028234663852886e38 for _ in range(20))
 
 
@@ -238,7 +242,9 @@ def _no_randomness(n: int) -> bytes:
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_non_finite_data_raise_before_noise(bad: float) -> None:
-    scalar = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
+    scalar = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+    )
     vector = dp.m.make_gaussian(*space("f64", "gaussian", None), scale=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -271,7 +277,9 @@ def test_bad_k_refused() -> None:
         with pytest.raises(InvalidParameter, match="k"):
             dp.m.make_laplace(*sp, 1.0, k=k)
     with pytest.raises(InvalidParameter, match="k"):
-        dp.m.make_laplace(dp.atom_domain(T="f32", nan=False), dp.absolute_distance(T="f32"), 1.0, k=-150)
+        dp.m.make_laplace(
+            dp.atom_domain(T="f32", nan=False), dp.absolute_distance(T="f32"), 1.0, k=-150
+        )
     with pytest.raises(InvalidParameter, match="k is only valid"):
         dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), 1.0, k=-3)
     with pytest.raises(InvalidParameter, match="size must be known"):
@@ -298,12 +306,17 @@ def test_unsupported_spaces_refused() -> None:
         )  # fmt: skip
     with pytest.raises(NotImplementedForType, match="MO"):
         dp.m.make_gaussian(
-            dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0, MO="MaxDivergence"
+            dp.atom_domain(T=float, nan=False),
+            dp.absolute_distance(T=float),
+            1.0,
+            MO="MaxDivergence",
         )
     with pytest.raises(NotImplementedForType):
         dp.m.make_geometric(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
     with pytest.raises(NotImplementedForType):
-        dp.m.make_base_discrete_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
+        dp.m.make_base_discrete_laplace(
+            dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+        )
     with pytest.raises(NotImplementedForType, match="QO"):
         dp.m.make_base_discrete_laplace(
             dp.atom_domain(T=int), dp.absolute_distance(T=int), 1.0, QO="i32"

@@ -33,7 +33,7 @@ def test_map_matches_opendp(size: int | None, metric: str, measure: str, alpha: 
     def build(lib: Any) -> Any:
         m = lib.symmetric_distance() if metric == "symmetric" else lib.insert_delete_distance()
         meas = lib.max_divergence() if measure == "max" else lib.zero_concentrated_divergence()
-        atom = lib.atom_domain(T=float, nan=False) if lib is odp else lib.atom_domain(T=float, nan=False)
+        atom = lib.atom_domain(T=float, nan=False)
         return [
             lib.m.make_private_quantile(
                 lib.vector_domain(atom, size=size),
@@ -214,7 +214,14 @@ def test_typed_errors() -> None:
     with pytest.raises(MetricMismatch):
         mk(space[0], dp.change_one_distance(), dp.max_divergence(), [1.0], alpha=0.5, scale=1.0)
     with pytest.raises(NotImplementedForType):
-        mk(dp.atom_domain(T=float, nan=False), dp.symmetric_distance(), dp.max_divergence(), [1.0], 0.5, 1.0)
+        mk(
+            dp.atom_domain(T=float, nan=False),
+            dp.symmetric_distance(),
+            dp.max_divergence(),
+            [1.0],
+            0.5,
+            1.0,
+        )
     with pytest.raises(NotImplementedForType):
         mk(*space, dp.approximate(dp.max_divergence()), [1.0], alpha=0.5, scale=1.0)  # type: ignore[arg-type]
 

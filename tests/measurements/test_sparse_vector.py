@@ -72,7 +72,11 @@ def test_refused_queries_release_nothing_and_spend_nothing() -> None:
     qbl = svt()([1, 2])
     other_space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     float_query = make_user_transformation(
-        *SPACE, dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), lambda x: 1.0, lambda d: d
+        *SPACE,
+        dp.atom_domain(T=float, nan=False),
+        dp.absolute_distance(T=float),
+        lambda x: 1.0,
+        lambda d: d,
     )
     wrong_metric = make_user_transformation(
         *SPACE, dp.atom_domain(T=int), dp.l1_distance(T=int), lambda x: 1, lambda d: d

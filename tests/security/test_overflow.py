@@ -102,7 +102,9 @@ def test_accepted_float_sum_stays_finite_at_the_bounds() -> None:
     space = dp.vector_domain(dp.atom_domain(bounds=(-1e300, 1e300)), size=100), SD
     t = dp.t.make_sum(*space)
     assert np.isfinite(t(np.full(100, 1e300))) and np.isfinite(t(np.full(100, -1e300)))
-    meas = t >> dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e300)
+    meas = t >> dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e300
+    )
     assert np.isfinite(meas(np.full(100, 1e300)))
 
 
@@ -121,7 +123,9 @@ def test_integer_noise_saturates_instead_of_wrapping(T: str) -> None:
 
 
 def test_float_noise_saturates_at_max_finite() -> None:
-    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e307)
+    meas = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e307
+    )
     big = np.finfo(np.float64).max
     outs = [meas(big) for _ in range(200)]
     assert all(np.isfinite(y) for y in outs)
@@ -175,8 +179,14 @@ def _obj(*cells: object) -> np.ndarray:
         (lambda T: dp.vector_domain(dp.atom_domain(T=T, nan=False)), [1.0, HUGE]),
         (lambda T: dp.vector_domain(dp.atom_domain(T=T, nan=False)), _obj(1.0, HUGE)),
         (lambda T: dp.option_domain(dp.atom_domain(T=T, nan=False)), HUGE),
-        (lambda T: dp.vector_domain(dp.option_domain(dp.atom_domain(T=T, nan=False))), [None, HUGE]),
-        (lambda T: dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T, nan=False)), {"a": HUGE}),
+        (
+            lambda T: dp.vector_domain(dp.option_domain(dp.atom_domain(T=T, nan=False))),
+            [None, HUGE],
+        ),
+        (
+            lambda T: dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T, nan=False)),
+            {"a": HUGE},
+        ),
     ],
     ids=["atom", "atom-nan", "vector-list", "vector-object", "option", "option-vector", "map"],
 )

@@ -129,7 +129,9 @@ def test_the_typical_sensitivity_is_not_taken_as_a_worst_case() -> None:
     # issue 12: make_local_release(record_distance=Δ) on unbounded heights labelled a typical
     # sensitivity as worst-case MaxDivergence.  It is now refused without the trust opt-in,
     # and the clamped route's ε holds for heights far outside the typical range.
-    lap = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 11.99)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 11.99
+    )
     with pytest.raises(FeatureNotEnabled, match=r"record_distance=11\.99"):
         make_local_release(
             dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), lap, 11.99
@@ -155,9 +157,13 @@ def test_federated_laplace_with_the_sampled_sensitivity_is_random_dp() -> None:
     )
     epsilon = 1.0
     lap = dp.m.make_laplace(
-        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=s.sensitivity / epsilon
+        dp.atom_domain(T=float, nan=False),
+        dp.absolute_distance(T=float),
+        scale=s.sensitivity / epsilon,
     )
-    per_node = make_random_dp(dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, s, lap)
+    per_node = make_random_dp(
+        dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, s, lap
+    )
     local = make_local_release(
         dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), per_node
     )

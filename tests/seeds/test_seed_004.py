@@ -4,8 +4,8 @@ Each snippet is the guide's code with only the imports changed (``opendp`` -> ``
 and every privacy number the guide prints is checked.  The guide was written for OpenDP
 versions in which ``atom_domain(T=float)`` held no NaN; the older names (``make_base_*``)
 narrow such a domain themselves, so its ``make_gaussian`` is imported as ``make_base_gaussian``
-(0.16's ``make_gaussian`` refuses a NaN-admitting domain, as OpenDP's does).  Noisy outputs are random, so for them
-only the type and shape are checked.
+(0.16's ``make_gaussian`` refuses a NaN-admitting domain, as OpenDP's does).  Noisy outputs
+are random, so for them only the type and shape are checked.
 """
 
 from __future__ import annotations

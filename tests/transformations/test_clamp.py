@@ -23,7 +23,9 @@ floats = st.floats(-1e6, 1e6, allow_nan=False)
 def test_output_domain_is_the_bounded_domain_aggregates_expect() -> None:
     for T, bounds in (("f64", (0.0, 10.0)), ("i32", (-3, 3)), ("f32", (0.0, 1.0)), ("u8", (1, 9))):
         t = dp.t.make_clamp(
-            dp.vector_domain(dp.atom_domain(T=T, nan=False), size=5), dp.symmetric_distance(), bounds
+            dp.vector_domain(dp.atom_domain(T=T, nan=False), size=5),
+            dp.symmetric_distance(),
+            bounds,
         )
         assert t.output_domain == dp.vector_domain(dp.atom_domain(bounds=bounds, T=T), size=5)
         assert t.output_metric == dp.symmetric_distance()
@@ -70,7 +72,9 @@ def test_f32_bounds_and_data() -> None:
 )
 def test_bad_bounds_refused(bounds: object) -> None:
     with pytest.raises(InvalidParameter):
-        dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance(), bounds)  # type: ignore[arg-type]
+        dp.t.make_clamp(
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance(), bounds
+        )  # type: ignore[arg-type]
 
 
 def test_bad_domains_refused() -> None:
@@ -80,10 +84,14 @@ def test_bad_domains_refused() -> None:
     with pytest.raises(NotImplementedForType):
         dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=str)), sd, ("a", "b"))
     with pytest.raises(NotImplementedForType):
-        dp.t.make_clamp(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), (0.0, 1.0))
+        dp.t.make_clamp(
+            dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), (0.0, 1.0)
+        )
     with pytest.raises(NotImplementedForType):
         dp.t.make_clamp(
-            dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), (0.0, 1.0)
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+            dp.l1_distance(T=float),
+            (0.0, 1.0),
         )
     with pytest.raises(InvalidParameter):  # int carrier, float bound
         dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=int)), sd, (0.5, 2))
@@ -143,7 +151,10 @@ def test_fused_clamp_aggregates_equal_the_steps_apart(T: str, n: int) -> None:
         if n > 1:
             cases += [(n, dp.t.then_variance())]
         for size, agg in cases:
-            space = dp.vector_domain(dp.atom_domain(T=T, nan=False), size=size), dp.symmetric_distance()
+            space = (
+                dp.vector_domain(dp.atom_domain(T=T, nan=False), size=size),
+                dp.symmetric_distance(),
+            )
             chain, clamp, aggregate = _fused_and_apart(space, bounds, agg)
             apart = aggregate(clamp(x))  # type: ignore[operator]
             assert chain(x) == apart, (T, n, bounds, size)  # type: ignore[operator]

@@ -100,7 +100,9 @@ def test_typed_errors() -> None:
     with pytest.raises(NotImplementedForType):
         dp.t.make_is_null(dp.vector_domain(dp.atom_domain(T=int)), SD)
     with pytest.raises(NotImplementedForType):
-        dp.t.make_drop_null(dp.vector_domain(dp.atom_domain(T=float, nan=False)), SD)  # no NaN possible
+        dp.t.make_drop_null(
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)), SD
+        )  # no NaN possible
     with pytest.raises(NotImplementedForType):
         dp.t.make_drop_null(FNAN, dp.change_one_distance())  # size changes
     with pytest.raises(InvalidParameter):
