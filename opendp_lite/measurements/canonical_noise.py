@@ -9,7 +9,7 @@ that condition (against exact rational brackets on the irrational quantile) and 
 nearest float of x + d_in·N; so the float released has exactly the law of the rounded real.
 
 >>> import opendp_lite.prelude as dp
->>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+>>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 >>> m = dp.m.make_canonical_noise(*space, d_in=1.0, d_out=(1.0, 1e-6))
 >>> m.map(1.0)
 (1.0, 1e-06)
@@ -54,7 +54,7 @@ def make_canonical_noise(
     Proof: docs/proofs/make_canonical_noise.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     >>> m = space >> dp.m.then_canonical_noise(d_in=2.0, d_out=(0.5, 0.0))
     >>> m.map(1.0), m.check(2.0, (0.5, 0.0))
     ((0.5, 0.0), True)

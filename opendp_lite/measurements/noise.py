@@ -9,7 +9,7 @@ f32).  Integer outputs saturate at the carrier's range and float outputs at ±ma
 (post-processing of the exact noisy value; never wrap-around or ±inf).
 
 >>> import opendp_lite.prelude as dp
->>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+>>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 >>> [make_laplace(*space, scale=1.0, k=k).map(0.0) for k in (-1074, -1073, -100, -1, 0, 1)]
 [0.0, 5e-324, 7.888609052210118e-31, 0.5, 1.0, 2.0]
 """
@@ -352,7 +352,8 @@ def make_laplace(
     Proof: docs/proofs/make_laplace.md  [Canonne, Kamath, Steinke 2020]
 
     >>> import opendp_lite.prelude as dp
-    >>> meas = make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=2.0)
+    >>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    >>> meas = make_laplace(*space, scale=2.0)
     >>> meas.map(1.0)
     0.5
     >>> isinstance(meas(0.0), float)
@@ -625,7 +626,9 @@ def make_base_gaussian(
     Proof: docs/proofs/make_base_gaussian.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)  # narrowed to nan=False
+    >>> dp.m.make_base_gaussian(*space, scale=2.0).input_domain
+    AtomDomain(T=f64)
     >>> dp.m.make_base_gaussian(*space, scale=2.0).map(1.0)
     0.125
     """

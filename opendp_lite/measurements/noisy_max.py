@@ -242,7 +242,7 @@ def make_report_noisy_max_gumbel(
     Proof: docs/proofs/make_report_noisy_max_gumbel.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
     >>> m = dp.m.make_report_noisy_max_gumbel(*space, scale=2.0, optimize="min")
     >>> m([0.0, 50.0, 60.0]), m.map(1.0)
     (0, 1.0)

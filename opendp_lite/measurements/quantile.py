@@ -102,7 +102,7 @@ def make_private_quantile(
     Proof: docs/proofs/make_private_quantile.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     >>> q90 = space >> dp.m.then_private_quantile(dp.zero_concentrated_divergence(),
     ...     candidates=[0.0, 0.5, 0.9, 1.0], alpha=0.9, scale=2.0)
     >>> round(q90.map(1), 6)  # (2·0.9/2)²/8

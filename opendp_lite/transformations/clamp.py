@@ -48,7 +48,7 @@ def make_clamp(
     Proof: docs/proofs/make_clamp.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     >>> clamp = space >> dp.t.then_clamp((0.0, 10.0))
     >>> clamp([-1.0, 5.0, 12.0]), clamp.map(1)
     ([0.0, 5.0, 10.0], 1)

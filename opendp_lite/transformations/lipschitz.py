@@ -40,7 +40,7 @@ def make_lipschitz_float_mul(
     Proof: docs/proofs/make_lipschitz_float_mul.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     >>> t = space >> dp.t.then_lipschitz_float_mul(3.0, (-1.0, 2.0))
     >>> t(5.0), t(1.5), t.map(1.0)
     (6.0, 4.5, 3.0000000000000018)

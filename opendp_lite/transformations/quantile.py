@@ -61,7 +61,7 @@ def make_quantile_score_candidates(
     Proof: docs/proofs/make_quantile_score_candidates.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     >>> t = space >> dp.t.then_quantile_score_candidates([0.0, 1.0, 2.0, 3.0], alpha=0.5)
     >>> t([0.5, 1.5, 1.5, 2.5, 2.7, 0.1]), t.map(1)
     ([6, 2, 2, 6], 1)
