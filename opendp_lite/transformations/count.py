@@ -302,6 +302,7 @@ def make_count_by(
     if not isinstance(vec.element_domain, (AtomDomain, CategoricalDomain)):
         raise NotImplementedForType(f"{name} needs atomic keys, got {vec.element_domain!r}")
     key_T = vec.element_domain.T
+    key_nan = bool(getattr(vec.element_domain, "nan", False))  # NaNs count as one key
     T = _count_type(name, TV)
 
     def function(x: npt.NDArray[Any]) -> dict[Any, Any]:
@@ -312,7 +313,7 @@ def make_count_by(
     return Transformation(
         input_domain,
         input_metric,
-        map_domain(atom_domain(T=key_T, nan=False), atom_domain(T=T, nan=False)),
+        map_domain(atom_domain(T=key_T, nan=key_nan), atom_domain(T=T, nan=False)),
         l01inf_distance(absolute_distance(T=T)),
         function,
         _triple_map(T),

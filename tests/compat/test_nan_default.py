@@ -290,3 +290,15 @@ def test_older_names_narrow_the_domain(name: str, vector: bool) -> None:
     with counting_source() as calls, pytest.raises(NotInDomain):
         meas(data)
     assert calls == []
+
+
+def test_count_by_counts_nan_as_one_key_and_its_output_domain_says_so() -> None:
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    count_by = dp.t.make_count_by(*space)
+    minus_nan = -np.array([NAN])[0]
+    counts = count_by(np.array([NAN, minus_nan, 1.0]))
+    assert sorted(counts.values()) == [1, 2]  # every NaN is one key
+    assert count_by.output_domain.key_domain == dp.atom_domain(T=float)
+    assert count_by.output_domain.member(counts)
+    narrowed = dp.t.make_count_by(dp.vector_domain(dp.atom_domain(T=float, nan=False)), space[1])
+    assert narrowed.output_domain.key_domain == dp.atom_domain(T=float, nan=False)
