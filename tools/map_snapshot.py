@@ -55,7 +55,7 @@ xs: list[Any]
 for scale in (0.0, 0.3, 1.0, 7.5):
     for meas in (dp.max_divergence(), dp.zero_concentrated_divergence()):
         for T in (int, float):
-            sp = dp.vector_domain(dp.atom_domain(T=T)), dp.linf_distance(T=T)
+            sp = dp.vector_domain(dp.atom_domain(T=T, nan=False)), dp.linf_distance(T=T)
             xs = [
                 np.array([1, 5, 3, 5], dtype=np.int32 if T is int else float),
                 [1, 5, 3, 5],
@@ -151,7 +151,7 @@ for scale in (0.0, 0.3, 1.0, 7.5):
 
         for T in ("i32", "f64"):
             sp2 = (
-                dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T)),
+                dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T, nan=False)),
                 L0PInfDistance(AbsoluteDistance(T), 2),
             )
             for thr in (3, 12):
