@@ -25,10 +25,10 @@ import opendp_lite.audit as audit
 import opendp_lite.prelude as dp
 from opendp_lite.measurements.threshold import l01inf_distance
 
-F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
 VI = dp.vector_domain(dp.atom_domain(T=int))
-VF = dp.vector_domain(dp.atom_domain(T=float))
+VF = dp.vector_domain(dp.atom_domain(T=float, nan=False))
 
 
 def builtins() -> Iterator[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
@@ -58,7 +58,7 @@ def builtins() -> Iterator[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
     gm = m.make_report_noisy_max_gumbel(VI, dp.linf_distance(T=int), 2.0)
     yield "report_noisy_max_gumbel(scale=2)", gm, [1, 0, 0], [0, 0, 0], 1, {}
     chain = (
-        (dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance())
+        (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance())
         >> dp.t.then_clamp((0.0, 10.0))
         >> dp.t.then_sum()
         >> dp.m.then_laplace(20.0)

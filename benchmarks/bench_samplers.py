@@ -75,7 +75,7 @@ def main(argv: list[str]) -> None:
         return getattr(odp.m, make)(atom, odp.absolute_distance(T=T), scale=scale)
 
     def l_meas(make: str, T: str, scale: float, vector: bool = False):
-        atom = lite.atom_domain(T=T)
+        atom = lite.atom_domain(T=T, nan=False)
         if vector:
             metric = lite.l1_distance if make == "make_laplace" else lite.l2_distance
             return getattr(lite.m, make)(lite.vector_domain(atom), metric(T=T), scale=scale)

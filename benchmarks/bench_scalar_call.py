@@ -62,7 +62,7 @@ def _ours(case: str) -> Callable[[], Any]:
     if case == "int_laplace":
         m = dl.m.make_laplace(dl.atom_domain(T=int), dl.absolute_distance(T=int), 1.0)
         return lambda: m(50)
-    space = dl.atom_domain(T=float), dl.absolute_distance(T=float)
+    space = dl.atom_domain(T=float, nan=False), dl.absolute_distance(T=float)
     if case == "float_laplace":
         mf = dl.m.make_laplace(*space, 1.0)
     else:

@@ -128,7 +128,7 @@ def run(args: argparse.Namespace, malloc: str) -> list[dict[str, Any]]:
     client = Client(cluster)
     x = da.random.default_rng(2026).random(n, chunks=args.chunk)  # lazy: generated per chunk
 
-    space = dp.vector_domain(dp.atom_domain(T=float), size=n), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n), dp.symmetric_distance()
     dp_mean = space >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_mean() >> dp.m.then_laplace(1e-6)
     edges = [i / k for i in range(1, k)]  # k bins: [0, 1/k), ..., [(k-1)/k, 1)
     dp_hist = (
@@ -148,7 +148,10 @@ def run(args: argparse.Namespace, malloc: str) -> list[dict[str, Any]]:
     ]
     # warm up the workers (imports, first allocations) on a small array, untimed
     small = x[: args.chunk]
-    small_space = dp.vector_domain(dp.atom_domain(T=float), size=small.shape[0]), space[1]
+    small_space = (
+        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=small.shape[0]),
+        space[1],
+    )
     (small_space >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_mean())(small)
     (small_space >> dp.t.then_find_bin(edges) >> dp.t.then_count_by_categories([0, 1]))(small)
     small.mean().compute()

@@ -51,7 +51,7 @@ BUDGET = 1e9
 
 
 def _lite_factory(case: str) -> tuple[Callable[[], Any], Callable[[Any], None]]:
-    space = lite.atom_domain(T=float), lite.absolute_distance(T=float)
+    space = lite.atom_domain(T=float, nan=False), lite.absolute_distance(T=float)
     lap = lite.m.make_laplace(*space, scale=1.0)
     odometer = lite.c.make_fully_adaptive_composition(*space, lite.max_divergence())
     if case == "privacy_filter":

@@ -43,7 +43,7 @@ def _cases(n: int) -> list[tuple[str, Any, Any, Any]]:
     import pyarrow as pa
 
     x = np.arange(n, dtype=np.float64) % 97.0
-    f64 = dp.vector_domain(dp.atom_domain(T=float))
+    f64 = dp.vector_domain(dp.atom_domain(T=float, nan=False))
     opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T="i64")))
     nullable = pd.Series(np.arange(n) % 50, dtype="Int64")
     if n > 1:

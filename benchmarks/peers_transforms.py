@@ -214,7 +214,7 @@ def cases(n: int, rounds: int) -> list[dict[str, Any]]:
     # -- clamp + sum --------------------------------------------------------------------------
     xf = rng.uniform(-0.5, 1.5, n)
     xfl = xf.tolist()
-    fspace = dl.vector_domain(dl.atom_domain(T=float)), sym
+    fspace = dl.vector_domain(dl.atom_domain(T=float, nan=False)), sym
     clamp_sum = fspace >> dl.t.then_clamp((0.0, 1.0)) >> dl.t.then_sum()
     peers = {"numpy": lambda: float(np.clip(xf, 0.0, 1.0).sum())}
     o_sum = _opendp(

@@ -34,6 +34,7 @@ __all__ = [
     "check_finite_nonneg",
     "check_int",
     "check_metric",
+    "check_no_nan",
     "check_real",
     "is_int_value",
     "is_real_value",
@@ -157,3 +158,43 @@ def check_metric(who: str, metric: Any, allowed: tuple[type, ...]) -> None:
     if not isinstance(metric, allowed):
         names = ", ".join(t.__name__ for t in allowed)
         raise NotImplementedForType(f"{who} needs input_metric in ({names}), got {metric!r}")
+
+
+def check_no_nan(
+    who: str,
+    input_domain: Any,
+    element: Any,
+    *,
+    error: type[Exception] = NotImplementedForType,
+    vector: bool | None = None,
+) -> None:
+    """Refuse a float ``element`` domain that admits NaN, naming ``input_domain`` and the fix.
+
+    ``atom_domain(T=float)`` admits NaN (as in OpenDP); a constructor whose guarantee needs
+    numbers calls this at build time.  ``vector`` (default: whether ``input_domain`` has an
+    ``element_domain``) adds the imputation route to the fix.
+
+    >>> from opendp_lite.domains import atom_domain
+    >>> try:
+    ...     check_no_nan("make_x", atom_domain(T=float), atom_domain(T=float))
+    ... except NotImplementedForType as e:
+    ...     print(str(e).split(". Fix: ")[1])
+    if the data holds no NaN, declare it: atom_domain(T=float, nan=False)
+
+    Raises:
+        ``error`` (``NotImplementedForType`` unless given) if ``element.nan``.
+    """
+    if not getattr(element, "nan", False):
+        return
+    if vector is None:
+        vector = hasattr(input_domain, "element_domain")
+    T = getattr(element, "T", "f64")
+    declare = f"atom_domain(T={'float' if T == 'f64' else repr(T)}, nan=False)"
+    fix = f"if the data holds no NaN, declare it: {declare}"
+    if vector:
+        fix += (
+            "; otherwise fill or drop the NaNs first: chain then_impute_constant(v) or "
+            "then_drop_null() before it"
+        )
+    msg = f"{who}: input_domain {input_domain!r} admits NaN, which {who} cannot take"
+    raise error(f"{msg}. Fix: {fix}")

@@ -4,11 +4,11 @@ All domains are frozen dataclasses: immutable, hashable, and equal when their co
 Their reprs follow OpenDP's.
 
 >>> atom_domain(T=float)
-AtomDomain(T=f64)
+AtomDomain(nan=true, T=f64)
 >>> vector_domain(atom_domain(bounds=(0.0, 1.0)), size=3)
 VectorDomain(AtomDomain(bounds=[0.0, 1.0], T=f64), size=3)
->>> atom_domain(T=float).member(float("nan")), atom_domain(T=float, nan=True).member(float("nan"))
-(False, True)
+>>> atom_domain(T=float).member(float("nan")), atom_domain(T=float, nan=False).member(float("nan"))
+(True, False)
 >>> vector_domain(atom_domain(T=int)).member(np.array([1, 2, 3]))
 True
 """
@@ -206,13 +206,15 @@ def atom_domain(
     """The domain of all scalars of type ``T``, within ``bounds`` if given.
 
     ``T`` may be ``float``/``"f64"``, ``"f32"``, ``int``/``"i32"``, ``"i8"`` … ``"u64"``,
-    ``bool``, ``str`` or a numpy dtype; it is inferred from ``bounds`` when omitted.  A float
-    domain excludes NaN unless ``nan=True``.
+    ``bool``, ``str`` or a numpy dtype; it is inferred from ``bounds`` when omitted.  As in
+    OpenDP, a float domain without bounds admits NaN unless ``nan=False``; the mechanisms
+    that need numbers refuse such a domain at build time and say how to narrow it.  A bounded
+    domain never holds NaN (NaN is within no bounds), so its ``nan`` is ``False``.
 
     >>> atom_domain(bounds=(0, 10))
     AtomDomain(bounds=[0, 10], T=i32)
-    >>> atom_domain(T="f32", nan=True)
-    AtomDomain(nan=true, T=f32)
+    >>> atom_domain(T="f32"), atom_domain(T="f32", nan=False)
+    (AtomDomain(nan=true, T=f32), AtomDomain(T=f32))
 
     Raises:
         InvalidParameter: if the bounds are not ordered, not finite, or do not fit ``T``, or
@@ -228,6 +230,8 @@ def atom_domain(
         raise InvalidParameter(f"nan=True is only meaningful for float types, not {name}")
     if nan and bounds is not None:
         raise InvalidParameter("a bounded domain cannot admit NaN (NaN is not within bounds)")
+    if nan is None:  # OpenDP's default: an unbounded float domain admits NaN
+        nan = is_float(name) and bounds is None
     if bounds is not None:
         if not (isinstance(bounds, tuple | list) and len(bounds) == 2):
             raise InvalidParameter(f"bounds must be a (lower, upper) pair, got {bounds!r}")

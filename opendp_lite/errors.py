@@ -137,6 +137,12 @@ _MESSAGE_FIXES: list[tuple[str, str]] = [
         "then_impute_constant(v), or drop the NaNs first (x[~np.isnan(x)], series.dropna())",
     ),
     (
+        r"(must exclude|may not contain|must not admit) NaN",
+        "if the data holds no NaN, declare it: atom_domain(T=float, nan=False) "
+        "(atom_domain(T=float) admits NaN, as in OpenDP); otherwise fill or drop the NaNs "
+        "first: then_impute_constant(v) or then_drop_null()",
+    ),
+    (
         r"outside the bounds of",
         "start from a domain without bounds and chain then_clamp(bounds) (values outside are "
         "moved to the nearest bound)",

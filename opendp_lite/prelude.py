@@ -5,7 +5,7 @@ domain, metric and measure constructors and the feature flags, as in OpenDP 0.16
 
 >>> import opendp_lite.prelude as dp
 >>> dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance(), dp.max_divergence()
-(VectorDomain(AtomDomain(T=f64)), SymmetricDistance(), MaxDivergence)
+(VectorDomain(AtomDomain(nan=true, T=f64)), SymmetricDistance(), MaxDivergence)
 """
 
 from . import combinators as c

@@ -43,7 +43,7 @@ def _chaining() -> None:
     chain = double >> double
     print(f"  (double >> double)(5)   = {chain(5)}")
     print(f"  (double >> double).map(1) = {chain.map(1)}   (stability maps compose)")
-    fspace: tuple[Any, Any] = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    fspace: tuple[Any, Any] = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     identity = dp.t.make_user_transformation(*fspace, *fspace, lambda x: x, lambda d: d)
     try:
         double >> identity  # the runtime refuses it (mypy does too, with precise types)
@@ -75,7 +75,7 @@ def clamped_local_laplace(width: float, epsilon: float) -> Any:
     from .combinators.local import make_local_release
 
     bounds = (HEIGHT_CENTRE - width / 2, HEIGHT_CENTRE + width / 2)
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance()
     clamp = dp.t.make_clamp(*space, bounds=bounds)
     clamped: Any = clamp.output_domain  # vector_domain(atom_domain(bounds=bounds, T=f64))
     lap = dp.m.make_laplace(
@@ -94,13 +94,15 @@ def random_dp_local_laplace(sensitivity: Any, epsilon: float) -> Any:
     from .sensitivity import make_random_dp
 
     lap = dp.m.make_laplace(
-        dp.atom_domain(T=float), dp.absolute_distance(T=float), sensitivity.sensitivity / epsilon
+        dp.atom_domain(T=float, nan=False),
+        dp.absolute_distance(T=float),
+        sensitivity.sensitivity / epsilon,
     )
     per_node = make_random_dp(
-        dp.atom_domain(T=float), dp.discrete_distance(), lambda x: x, sensitivity, lap
+        dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, sensitivity, lap
     )
     return make_local_release(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), per_node
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), per_node
     )
 
 
@@ -132,7 +134,9 @@ def seed_000() -> dict[str, float]:
     )
     random_dp = random_dp_local_laplace(s, 1.0)
     clamped = clamped_local_laplace(expected, 1.0)
-    unclamped = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), expected)
+    unclamped = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), expected
+    )
     error = float(np.mean([release_error(clamped) for _ in range(5)]))
     _table(
         "Seed 000 - typical sensitivity, sensitivity sampling (Rubinstein & Alda 2017)",
@@ -194,7 +198,9 @@ def seed_001() -> dict[str, float]:
         [adults >> dp.m.then_laplace(scale=2.0), readers >> dp.m.then_laplace(scale=2.0)]
     )
     f_c = (int(adults(SEED_001_CENSUS)[0]), int(readers(SEED_001_CENSUS)[0]))
-    lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 2.0)
+    lap = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), 2.0
+    )
     draws = lap(np.zeros(20_000))
     _table(
         "Seed 001 - the Laplace mechanism (counting queries)",
@@ -342,9 +348,9 @@ def seed_004() -> dict[str, float]:
     from . import prelude as dp
 
     m = dp.m
-    flt = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    flt = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     itg = dp.atom_domain(T=int), dp.absolute_distance(T=int)
-    vec_l1 = dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float)
+    vec_l1 = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)
     vec_l2 = dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=float)
     cases: list[tuple[str, Any, Any, str]] = [
         ("make_base_laplace(scale=2).map(1)", m.make_base_laplace(*flt, scale=2.0), 1.0, "0.5"),
@@ -464,7 +470,7 @@ def write_figures(directory: str | Path, *, quick: bool = False) -> list[Path]:
     fig, ax = plt.subplots(figsize=(7, 4))
     for b in [1.0, 2.0, 3.0, 4.0]:
         (line,) = ax.plot(x, np.exp(-np.abs(x) / b) / (2 * b), label=f"b = {b:g}")
-        lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float)),
+        lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
                                 dp.l1_distance(T=float), b)  # fmt: skip
         draws = lap(np.zeros(2000 if quick else 20_000))
         ax.hist(draws, bins=np.linspace(-10, 10, 81).tolist(), density=True, histtype="step",
@@ -493,7 +499,7 @@ def write_figures(directory: str | Path, *, quick: bool = False) -> list[Path]:
     fig, axes = plt.subplots(1, 3, figsize=(10, 3))
     n = 2000 if quick else 10_000
     for axis, k in zip(axes, [1, 0, -1], strict=True):
-        lap = dp.m.make_base_laplace(dp.vector_domain(dp.atom_domain(T=float), size=n),
+        lap = dp.m.make_base_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n),
                                      dp.l1_distance(T=float), scale=1.0, k=k)  # fmt: skip
         support, counts = np.unique(lap(np.zeros(n)), return_counts=True)
         axis.bar(support, counts / n, width=0.8 * 2.0**k)

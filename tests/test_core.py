@@ -23,7 +23,7 @@ from opendp_lite.errors import (
 from opendp_lite.samplers import rng
 
 ISPACE = dp.atom_domain(T=int), dp.absolute_distance(T=int)
-FSPACE = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+FSPACE = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +47,7 @@ def test_mismatched_domains_fail_with_both_sides_named() -> None:
     msg = str(info.value)
     assert "AtomDomain(T=i32)" in msg and "AtomDomain(T=f64)" in msg
     assert info.value.left == dp.atom_domain(T=int)
-    assert info.value.right == dp.atom_domain(T=float)
+    assert info.value.right == dp.atom_domain(T=float, nan=False)
     assert isinstance(info.value, ValueError) and isinstance(info.value, OpenDPLiteError)
 
 
@@ -108,7 +108,7 @@ def test_invoke_rejects_non_members_before_any_randomness() -> None:
 
 
 def test_scalar_passed_to_vector_measurement_is_a_type_error() -> None:
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float)
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)
     m = dp.m.make_user_measurement(*space, dp.max_divergence(), lambda x: x, lambda d: d)
     with pytest.raises(TypeError, match="expected Vec<f64>"):
         m(1.0)  # type: ignore[arg-type]
@@ -184,4 +184,7 @@ def test_reprs_follow_opendp() -> None:
     m = dp.m.make_user_measurement(*FSPACE, dp.max_divergence(), lambda x: x, lambda d: d)
     assert "input_domain   = AtomDomain(T=f64)" in repr(m)
     assert "output_measure = MaxDivergence)" in repr(m)
-    assert repr(dp.vector_domain(dp.atom_domain(T=float))) == "VectorDomain(AtomDomain(T=f64))"
+    assert (
+        repr(dp.vector_domain(dp.atom_domain(T=float, nan=False)))
+        == "VectorDomain(AtomDomain(T=f64))"
+    )

@@ -58,14 +58,14 @@ def test_float_vector_membership_equals_elementwise(x: list[float], nan: bool) -
 
 def test_vector_normalisation_contract() -> None:
     arr = np.array([1.0, 2.0])
-    out = V(dp.atom_domain(T=float))._normalize(arr)
+    out = V(dp.atom_domain(T=float, nan=False))._normalize(arr)
     assert isinstance(out, np.ndarray) and out.dtype == np.float64 and not out.flags.writeable
     assert arr.flags.writeable  # the caller's array is untouched
     ints = V(dp.atom_domain(T="i64"))._normalize([1, 2])
     assert ints.dtype == np.int64
     strs = V(dp.atom_domain(T=str))._normalize(np.array(["a", "b"]))
     assert strs.dtype == object and strs.tolist() == ["a", "b"]
-    assert V(dp.atom_domain(T=float)).member(np.array([1, 2], dtype=object))
+    assert V(dp.atom_domain(T=float, nan=False)).member(np.array([1, 2], dtype=object))
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_sizes_and_bool_and_f32() -> None:
     assert not V(dp.atom_domain(T=int), size=2).member([1])
     assert V(dp.atom_domain(T=bool)).member([True, False])
     assert not V(dp.atom_domain(T=bool)).member([1, 0])
-    assert not V(dp.atom_domain(T="f32")).member([1e39])
+    assert not V(dp.atom_domain(T="f32", nan=False)).member([1e39])
     assert not V(dp.atom_domain(T=str)).member(["a", 1])
     with pytest.raises(InvalidParameter):
         V(dp.atom_domain(T=int), size=-1)
@@ -117,7 +117,7 @@ def test_option_vectors(x: list[int | None]) -> None:
 
 
 def test_option_vectors_of_floats_and_strings() -> None:
-    f = V(dp.option_domain(dp.atom_domain(T=float)))
+    f = V(dp.option_domain(dp.atom_domain(T=float, nan=False)))
     assert f._normalize([1, None, 2.5]).tolist() == [1.0, None, 2.5]
     assert not f.member([float("nan"), None])  # NaN is not None, and this atom excludes NaN
     s = V(dp.option_domain(dp.atom_domain(T=str)))
@@ -171,10 +171,10 @@ def test_large_vector_membership_is_vectorised() -> None:
 @pytest.mark.parametrize(
     "dom",
     [
-        V(dp.atom_domain(T=float)),
+        V(dp.atom_domain(T=float, nan=False)),
         V(dp.atom_domain(T=int)),
         V(dp.atom_domain(T=str)),
-        V(dp.option_domain(dp.atom_domain(T=float))),
+        V(dp.option_domain(dp.atom_domain(T=float, nan=False))),
     ],
     ids=repr,
 )
@@ -200,9 +200,9 @@ def test_masked_dataframe_column_is_refused() -> None:
 
 def test_bad_cell_error_names_its_position() -> None:
     for dom, x in [
-        (V(dp.atom_domain(T=float)), [0.5, None]),
-        (V(dp.atom_domain(T=float)), [0.5, "1.0"]),
-        (V(dp.atom_domain(T=float)), [0.5, True]),
+        (V(dp.atom_domain(T=float, nan=False)), [0.5, None]),
+        (V(dp.atom_domain(T=float, nan=False)), [0.5, "1.0"]),
+        (V(dp.atom_domain(T=float, nan=False)), [0.5, True]),
         (V(dp.atom_domain(T=int)), [1, [2]]),
         (V(dp.atom_domain(T="bool")), [True, 1]),
     ]:

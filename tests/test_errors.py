@@ -28,6 +28,7 @@ SYM = dp.symmetric_distance()
 
 
 def _vec(T: Any, **kw: Any) -> Any:
+    kw.setdefault("nan", False)  # the NaN-free numbers these mistakes are made on
     return dp.vector_domain(dp.atom_domain(T=T, **kw))
 
 
@@ -63,7 +64,7 @@ MISTAKES: list[tuple[str, Callable[[], Any], type, str, str, str]] = [
     ),
     (
         "a scalar mechanism under a dataset metric",
-        lambda: dp.m.make_laplace(dp.atom_domain(T=float), SYM, 1.0),
+        lambda: dp.m.make_laplace(dp.atom_domain(T=float, nan=False), SYM, 1.0),
         NotImplementedForType,
         r"got SymmetricDistance\(\)",
         r"needs absolute_distance",
@@ -288,8 +289,12 @@ MISTAKES: list[tuple[str, Callable[[], Any], type, str, str, str]] = [
         "composing pure DP with zCDP",
         lambda: dp.c.make_composition(
             [
-                dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0),
-                dp.m.make_gaussian(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0),
+                dp.m.make_laplace(
+                    dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+                ),
+                dp.m.make_gaussian(
+                    dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+                ),
             ]
         ),
         MeasureMismatch,

@@ -86,7 +86,7 @@ def test_recovers_from_a_raising_region() -> None:
 
 def test_binary_search_param_and_chain() -> None:
     dp.enable_features("honest-but-curious")
-    space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 
     def make(scale: float) -> Any:
         return dp.m.make_user_measurement(

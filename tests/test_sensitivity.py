@@ -285,9 +285,11 @@ def test_progress_bar_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _random_dp_measurement(gamma: float = 0.1):  # type: ignore[no-untyped-def]
     s = sample_sensitivity(lambda d: float(d.mean()), "l1", Normal(170.0, 10.0), 10, gamma=gamma)
-    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=1.0)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
     meas = make_random_dp(
-        dp.vector_domain(dp.atom_domain(T=float), size=10),
+        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=10),
         dp.change_one_distance(),
         lambda d: float(d.mean()),
         s,
@@ -311,7 +313,7 @@ def test_random_dp_measure_is_not_worst_case_dp() -> None:
 
 def test_random_dp_refuses_to_compose_with_pure_dp_without_the_flag() -> None:
     _, _lap, meas = _random_dp_measurement()
-    space = dp.vector_domain(dp.atom_domain(T=float), size=10), dp.change_one_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=10), dp.change_one_distance()
     dp.enable_features("honest-but-curious")  # for the stand-in pure-DP user measurement
     pure = dp.m.make_user_measurement(*space, dp.max_divergence(), lambda x: 0.0, lambda d: 0.5)
     with pytest.raises(MeasureMismatch):
@@ -327,17 +329,21 @@ def test_random_dp_refuses_to_compose_with_pure_dp_without_the_flag() -> None:
 
 def test_relabel_refuses_a_worst_case_measurement() -> None:
     dp.enable_features("random-dp")
-    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=1.0)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
     with pytest.raises(NotImplementedForType):
         make_random_dp_as_worst_case(lap)
 
 
 def test_random_dp_checks_its_spaces() -> None:
     s = sample_sensitivity(lambda d: d[0], "l1", Normal(0.0, 1.0), 3, m=20)
-    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=1.0)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
     with pytest.raises(InvalidParameter, match="size"):
         make_random_dp(
-            dp.vector_domain(dp.atom_domain(T=float), size=4),
+            dp.vector_domain(dp.atom_domain(T=float, nan=False), size=4),
             dp.change_one_distance(),
             lambda d: d[0],
             s,
@@ -345,17 +351,21 @@ def test_random_dp_checks_its_spaces() -> None:
         )
     with pytest.raises(NotImplementedForType):
         make_random_dp(
-            dp.vector_domain(dp.atom_domain(T=float), size=3),
+            dp.vector_domain(dp.atom_domain(T=float, nan=False), size=3),
             dp.symmetric_distance(),
             lambda d: d[0],
             s,
             lap,
         )
     with pytest.raises(InvalidParameter, match="n=1"):
-        make_random_dp(dp.atom_domain(T=float), dp.discrete_distance(), lambda x: x, s, lap)
-    gauss = dp.m.make_gaussian(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=1.0)
+        make_random_dp(
+            dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, s, lap
+        )
+    gauss = dp.m.make_gaussian(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0
+    )
     rz = make_random_dp(
-        dp.vector_domain(dp.atom_domain(T=float), size=3),
+        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=3),
         dp.hamming_distance(),
         lambda d: float(d[0]),
         s,
@@ -395,8 +405,8 @@ def test_sampled_sensitivity_covers_all_but_gamma_of_neighbour_pairs() -> None:
 
 def test_random_dp_requires_the_norm_the_measurement_reads() -> None:
     s2 = sample_sensitivity(lambda d: np.array([d[0], d[1]]), "l2", Normal(0.0, 1.0), 2, m=50)
-    space = dp.vector_domain(dp.atom_domain(T=float), size=2), dp.change_one_distance()
-    vec = dp.vector_domain(dp.atom_domain(T=float))
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=2), dp.change_one_distance()
+    vec = dp.vector_domain(dp.atom_domain(T=float, nan=False))
     lap_l1 = dp.m.make_laplace(vec, dp.l1_distance(T=float), scale=1.0)
     with pytest.raises(InvalidParameter, match="norm='l1'"):
         make_random_dp(*space, lambda d: d, s2, lap_l1)

@@ -64,7 +64,7 @@ def _int_params() -> list[tuple[str, Callable[[Any], Any]]]:
     import opendp_lite.prelude as dp
 
     ints = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
-    linf = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
+    linf = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
     l1 = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
     return [
         ("size", lambda v: dp.vector_domain(dp.atom_domain(T=int), size=v)),

@@ -48,14 +48,14 @@ def rec(name: str, m: Any, ds: Sequence[Any], inputs: Sequence[Any]) -> None:
 
 
 ints = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
-floats = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+floats = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
 T: Any  # a carrier: int/float types here, names ("i32", "f64") further down
 sp: tuple[Any, Any]
 xs: list[Any]
 for scale in (0.0, 0.3, 1.0, 7.5):
     for meas in (dp.max_divergence(), dp.zero_concentrated_divergence()):
         for T in (int, float):
-            sp = dp.vector_domain(dp.atom_domain(T=T)), dp.linf_distance(T=T)
+            sp = dp.vector_domain(dp.atom_domain(T=T, nan=False)), dp.linf_distance(T=T)
             xs = [
                 np.array([1, 5, 3, 5], dtype=np.int32 if T is int else float),
                 [1, 5, 3, 5],
@@ -73,7 +73,7 @@ for scale in (0.0, 0.3, 1.0, 7.5):
                 [0, 1, 2],
                 xs[:2],
             )
-        sp = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
+        sp = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
     if scale > 0:
         rec(
             f"gumbel{scale}",
@@ -122,11 +122,11 @@ for scale in (0.0, 0.3, 1.0, 7.5):
             l01inf_distance(dp.absolute_distance(T=int)),
         )
         fmapsp = (
-            dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float)),
+            dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False)),
             l01inf_distance(dp.absolute_distance(T=float)),
         )
         fmapsp2 = (
-            dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float)),
+            dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False)),
             dp.l02inf_distance(dp.absolute_distance(T=float))
             if hasattr(dp, "l02inf_distance")
             else None,
@@ -151,7 +151,7 @@ for scale in (0.0, 0.3, 1.0, 7.5):
 
         for T in ("i32", "f64"):
             sp2 = (
-                dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T)),
+                dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T, nan=False)),
                 L0PInfDistance(AbsoluteDistance(T), 2),
             )
             for thr in (3, 12):
@@ -262,7 +262,7 @@ for eps in (0.0, 0.1, 1.0, 3.0):
         )
 for _name in dir(two_coin):
     pass
-sp = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+sp = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 for d_in, d_out in ((1.0, (1.0, 1e-6)), (2.0, (0.5, 0.0)), (0.5, (2.0, 0.1))):
     rec(
         f"cnd{d_in}{d_out}",

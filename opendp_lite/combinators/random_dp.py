@@ -33,8 +33,9 @@ def make_random_dp_as_worst_case(
     >>> import opendp_lite.prelude as dp
     >>> from opendp_lite.sensitivity import Normal, sample_sensitivity, make_random_dp
     >>> s = sample_sensitivity(lambda d: d[0], "l1", Normal(0.0, 1.0), 1, gamma=0.2)
-    >>> lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
-    >>> rdp = make_random_dp(dp.vector_domain(dp.atom_domain(T=float), size=1),
+    >>> f64 = dp.atom_domain(T=float, nan=False)
+    >>> lap = dp.m.make_laplace(f64, dp.absolute_distance(T=float), 1.0)
+    >>> rdp = make_random_dp(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=1),
     ...                      dp.change_one_distance(), lambda d: float(d[0]), s, lap)
     >>> dp.enable_features("random-dp")
     >>> make_random_dp_as_worst_case(rdp).output_measure

@@ -707,7 +707,7 @@ def make_np_sum(
         return np.asarray(sums, dtype=carrier_dtype(T))
 
     metric = l1_distance(T=T) if p == 1 else l2_distance(T=T)
-    out: Domain[Any] = vector_domain(atom_domain(T=T), size=d)
+    out: Domain[Any] = vector_domain(atom_domain(T=T, nan=False), size=d)
     return Transformation(
         input_domain,
         input_metric,

@@ -9,7 +9,7 @@ that condition (against exact rational brackets on the irrational quantile) and 
 nearest float of x + d_in·N; so the float released has exactly the law of the rounded real.
 
 >>> import opendp_lite.prelude as dp
->>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+>>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 >>> m = dp.m.make_canonical_noise(*space, d_in=1.0, d_out=(1.0, 1e-6))
 >>> m.map(1.0)
 (1.0, 1e-06)
@@ -20,7 +20,7 @@ True
 from __future__ import annotations
 
 from .._spine import then
-from .._validate import check_finite_nonneg
+from .._validate import check_finite_nonneg, check_no_nan
 from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain
 from ..errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType
@@ -54,18 +54,17 @@ def make_canonical_noise(
     Proof: docs/proofs/make_canonical_noise.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     >>> m = space >> dp.m.then_canonical_noise(d_in=2.0, d_out=(0.5, 0.0))
     >>> m.map(1.0), m.check(2.0, (0.5, 0.0))
     ((0.5, 0.0), True)
     """
-    if not (
-        isinstance(input_domain, AtomDomain) and input_domain.T == "f64" and not input_domain.nan
-    ):
+    if not (isinstance(input_domain, AtomDomain) and input_domain.T == "f64"):
         raise NotImplementedForType(
-            f"make_canonical_noise: input_domain must be atom_domain(T=float) without NaN, "
+            f"make_canonical_noise: input_domain must be atom_domain(T=float, nan=False), "
             f"got {input_domain!r}"
         )
+    check_no_nan("make_canonical_noise", input_domain, input_domain)
     if input_metric != absolute_distance(T=float) or not isinstance(input_metric, AbsoluteDistance):
         raise MetricMismatch(absolute_distance(T=float), input_metric, "make_canonical_noise")
     d = check_finite_nonneg("d_in", d_in)

@@ -9,7 +9,7 @@ f32).  Integer outputs saturate at the carrier's range and float outputs at ±ma
 (post-processing of the exact noisy value; never wrap-around or ±inf).
 
 >>> import opendp_lite.prelude as dp
->>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+>>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 >>> [make_laplace(*space, scale=1.0, k=k).map(0.0) for k in (-1074, -1073, -100, -1, 0, 1)]
 [0.0, 5e-324, 7.888609052210118e-31, 0.5, 1.0, 2.0]
 """
@@ -17,7 +17,7 @@ f32).  Integer outputs saturate at the carrier's range and float outputs at ±ma
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy.typing as npt
 from .._arith import q, up
 from .._spine import int_noise, noise
 from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
-from .._validate import check_finite_nonneg, check_int, is_int_value
+from .._validate import check_finite_nonneg, check_int, check_no_nan, is_int_value
 from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
@@ -64,6 +64,22 @@ class _Space:
     size: int | None  # known vector length; 1 for a scalar
 
 
+def _without_nan(input_domain: Domain[Any]) -> Domain[Any]:
+    """The older ``make_base_*`` names narrow a NaN-admitting float domain to its numbers.
+
+    The OpenDP versions these names come from took ``atom_domain(T=float)`` as NaN-free; the
+    measurement built on the narrowed domain refuses a NaN at call time (``NotInDomain``,
+    before any randomness), so nothing is released about it.
+    """
+    if isinstance(input_domain, AtomDomain) and input_domain.nan:
+        return replace(input_domain, nan=False)
+    if isinstance(input_domain, VectorDomain):
+        elem = input_domain.element_domain
+        if isinstance(elem, AtomDomain) and elem.nan:
+            return replace(input_domain, element_domain=replace(elem, nan=False))
+    return input_domain
+
+
 def _space(input_domain: Domain[Any], input_metric: Metric[Any], dist: Dist, who: str) -> _Space:
     """Check the (domain, metric) pair a noise mechanism accepts; return its shape."""
     vec_metric = L1Distance if dist == "laplace" else L2Distance
@@ -89,8 +105,7 @@ def _space(input_domain: Domain[Any], input_metric: Metric[Any], dist: Dist, who
         )
     if not (is_float(atom.T) or is_int(atom.T)):
         raise NotImplementedForType(f"{who} needs a numeric carrier, got T={atom.T}")
-    if atom.nan:
-        raise InvalidParameter(f"{who}: input_domain must not admit NaN, got {input_domain!r}")
+    check_no_nan(who, input_domain, atom, error=InvalidParameter)
     return _Space(atom.T, vector, size)
 
 
@@ -342,7 +357,8 @@ def make_laplace(
     Proof: docs/proofs/make_laplace.md  [Canonne, Kamath, Steinke 2020]
 
     >>> import opendp_lite.prelude as dp
-    >>> meas = make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=2.0)
+    >>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    >>> meas = make_laplace(*space, scale=2.0)
     >>> meas.map(1.0)
     0.5
     >>> isinstance(meas(0.0), float)
@@ -536,6 +552,9 @@ def make_base_laplace(
 ) -> Measurement[Any, Any, Any, float]:
     r"""The older name of :func:`make_laplace` (OpenDP ≤ 0.9), with the loss type ``QO``.
 
+    A float domain that admits NaN (``atom_domain(T=float)``) is narrowed to its numbers, as
+    those versions read it: the measurement's ``input_domain`` has ``nan=False``.
+
     Privacy map (MaxDivergence), computed in ℚ and rounded up to ``QO`` (f64 or f32):
         ε(d_in) = (d_in + n·(2^k − 2^k_min)) / scale
 
@@ -549,9 +568,8 @@ def make_base_laplace(
     >>> dp.m.make_base_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 2.0).map(1.0)
     0.5
     """
-    return _laplace(
-        input_domain, input_metric, scale, k, "MaxDivergence", _qo(QO), "make_base_laplace"
-    )
+    domain = _without_nan(input_domain)  # atom_domain(T=float) admitted no NaN in OpenDP ≤ 0.9
+    return _laplace(domain, input_metric, scale, k, "MaxDivergence", _qo(QO), "make_base_laplace")
 
 
 @overload
@@ -600,6 +618,9 @@ def make_base_gaussian(
 ) -> Measurement[Any, Any, Any, float]:
     r"""The older name of :func:`make_gaussian`, with the loss type ``QO``.
 
+    A float domain that admits NaN (``atom_domain(T=float)``) is narrowed to its numbers, as
+    the older versions read it: the measurement's ``input_domain`` has ``nan=False``.
+
     Privacy map (ZeroConcentratedDivergence), computed in ℚ and rounded up to ``QO``:
         ρ(d_in) = (d_in + √n·(2^k − 2^k_min))² / (2·scale²)
 
@@ -610,11 +631,14 @@ def make_base_gaussian(
     Proof: docs/proofs/make_base_gaussian.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)  # narrowed to nan=False
+    >>> dp.m.make_base_gaussian(*space, scale=2.0).input_domain
+    AtomDomain(T=f64)
     >>> dp.m.make_base_gaussian(*space, scale=2.0).map(1.0)
     0.125
     """
-    return _gaussian(input_domain, input_metric, scale, k, MO, _qo(QO), "make_base_gaussian")
+    domain = _without_nan(input_domain)  # atom_domain(T=float) admitted no NaN in OpenDP ≤ 0.9
+    return _gaussian(domain, input_metric, scale, k, MO, _qo(QO), "make_base_gaussian")
 
 
 @overload

@@ -63,7 +63,7 @@ def make_noise(
     Proof: docs/proofs/make_noise.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.l2_distance(T=float)
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
     >>> meas = make_noise(*space, dp.zero_concentrated_divergence(), scale=1.0)
     >>> meas.map(1.0), len(meas([1.0, 2.0, 3.0]))
     (0.5, 3)

@@ -36,7 +36,7 @@ import numpy as np
 from .._arith import Rational, q, up
 from .._spine import release_vec
 from .._types import is_float, is_int
-from .._validate import check_finite_nonneg, check_int
+from .._validate import check_finite_nonneg, check_int, check_no_nan
 from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
 from ..errors import (
@@ -82,8 +82,7 @@ def _check_space(input_domain: Domain[Any], input_metric: Metric[Any], who: str)
         raise NotImplementedForType(
             f"{who}: input_domain must be a vector_domain of numeric atoms, got {input_domain!r}"
         )
-    if elem.nan:
-        raise NotImplementedForType(f"{who}: input_domain elements must exclude NaN")
+    check_no_nan(who, input_domain, elem)
     if not isinstance(input_metric, LInfDistance) or input_metric.T != elem.T:
         raise MetricMismatch(linf_distance(T=elem.T), input_metric, who)
     return elem.T
@@ -243,7 +242,7 @@ def make_report_noisy_max_gumbel(
     Proof: docs/proofs/make_report_noisy_max_gumbel.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
     >>> m = dp.m.make_report_noisy_max_gumbel(*space, scale=2.0, optimize="min")
     >>> m([0.0, 50.0, 60.0]), m.map(1.0)
     (0, 1.0)

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from .._arith import Rational, q, up
 from .._spine import pick
 from .._types import carrier_dtype, is_float, is_int
-from .._validate import check_finite_nonneg, check_real
+from .._validate import check_finite_nonneg, check_no_nan, check_real
 from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
 from ..errors import InvalidParameter, MetricMismatch, NotImplementedForType, NotInDomain
@@ -102,18 +102,19 @@ def make_private_quantile(
     Proof: docs/proofs/make_private_quantile.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     >>> q90 = space >> dp.m.then_private_quantile(dp.zero_concentrated_divergence(),
     ...     candidates=[0.0, 0.5, 0.9, 1.0], alpha=0.9, scale=2.0)
     >>> round(q90.map(1), 6)  # (2·0.9/2)²/8
     0.10125
     """
     elem = input_domain.element_domain if isinstance(input_domain, VectorDomain) else None
-    if not isinstance(elem, AtomDomain) or not (is_int(elem.T) or is_float(elem.T)) or elem.nan:
+    if not isinstance(elem, AtomDomain) or not (is_int(elem.T) or is_float(elem.T)):
         raise NotImplementedForType(
             f"make_private_quantile: input_domain must be a vector_domain of non-NaN numbers, "
             f"got {input_domain!r}"
         )
+    check_no_nan("make_private_quantile", input_domain, elem)
     if not isinstance(input_metric, (SymmetricDistance, InsertDeleteDistance)):
         raise MetricMismatch(symmetric_distance(), input_metric, "make_private_quantile")
     if isinstance(output_measure, MaxDivergence):

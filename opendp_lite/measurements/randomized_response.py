@@ -158,7 +158,7 @@ def make_randomized_response(
     cats = list(categories)
     if len(cats) < 2:
         raise InvalidParameter(f"categories must hold at least two values, got {cats!r}")
-    domain: AtomDomain[Any] = atom_domain(T=_category_type(cats, T))
+    domain: AtomDomain[Any] = atom_domain(T=_category_type(cats, T), nan=False)
     try:
         normalized = [domain._normalize(c) for c in cats]
     except NotInDomain as e:

@@ -635,9 +635,10 @@ def make_random_dp(
     >>> import opendp_lite.prelude as dp
     >>> from opendp_lite.sensitivity import Normal, sample_sensitivity, make_random_dp
     >>> s = sample_sensitivity(lambda d: d.mean(), "l1", Normal(170.0, 10.0), 10, gamma=0.1)
-    >>> lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+    >>> f64 = dp.atom_domain(T=float, nan=False)
+    >>> lap = dp.m.make_laplace(f64, dp.absolute_distance(T=float), 1.0)
     >>> meas = make_random_dp(
-    ...     dp.vector_domain(dp.atom_domain(T=float), size=10), dp.change_one_distance(),
+    ...     dp.vector_domain(dp.atom_domain(T=float, nan=False), size=10), dp.change_one_distance(),
     ...     lambda d: float(d.mean()), s, lap)
     >>> meas.output_measure
     RandomMaxDivergence(gamma=0.1)

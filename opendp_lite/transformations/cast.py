@@ -293,7 +293,7 @@ def make_cast_default(
             return vals
         return np.where(ok, vals, np.asarray(default, dtype=vals.dtype))
 
-    elem = atom_domain(T=T, nan=_may_be_nan(TIA, input_domain, T))
+    elem = atom_domain(T=T, nan=bool(_may_be_nan(TIA, input_domain, T)))
     return row_by_row("make_cast_default", input_domain, input_metric, elem, function)
 
 

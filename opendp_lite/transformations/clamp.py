@@ -11,6 +11,7 @@ import numpy.typing as npt
 from .. import _dask
 from .._spine import then
 from .._types import Vec, carrier_dtype
+from .._validate import check_no_nan
 from ..core import Deferred, Domain, Metric, Transformation
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -47,7 +48,7 @@ def make_clamp(
     Proof: docs/proofs/make_clamp.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     >>> clamp = space >> dp.t.then_clamp((0.0, 10.0))
     >>> clamp([-1.0, 5.0, 12.0]), clamp.map(1)
     ([0.0, 5.0, 10.0], 1)
@@ -58,11 +59,7 @@ def make_clamp(
     assert isinstance(elem, AtomDomain)  # noqa: S101 - vector_element returns an atom here
     if elem.T in ("String", "bool"):
         raise NotImplementedForType(f"make_clamp needs a numeric carrier, got T={elem.T}")
-    if elem.nan:
-        raise InvalidParameter(
-            f"make_clamp: input_domain {input_domain!r} admits NaN, which clamping cannot "
-            "bound; remove it first (make_impute_constant or make_drop_null)"
-        )
+    check_no_nan("make_clamp", input_domain, elem, error=InvalidParameter)  # NaN has no bound
     if not (isinstance(bounds, tuple | list) and len(bounds) == 2):
         raise InvalidParameter(f"bounds must be a (lower, upper) pair, got {bounds!r}")
     for b in bounds:

@@ -147,7 +147,7 @@ def make_count(
     return Transformation(
         input_domain,
         input_metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         function,
         _identity_map(T),
@@ -209,7 +209,7 @@ def make_count_distinct(
     return Transformation(
         input_domain,
         input_metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         function,
         _identity_map(T),
@@ -302,6 +302,7 @@ def make_count_by(
     if not isinstance(vec.element_domain, (AtomDomain, CategoricalDomain)):
         raise NotImplementedForType(f"{name} needs atomic keys, got {vec.element_domain!r}")
     key_T = vec.element_domain.T
+    key_nan = bool(getattr(vec.element_domain, "nan", False))  # NaNs count as one key
     T = _count_type(name, TV)
 
     def function(x: npt.NDArray[Any]) -> dict[Any, Any]:
@@ -312,7 +313,7 @@ def make_count_by(
     return Transformation(
         input_domain,
         input_metric,
-        map_domain(atom_domain(T=key_T), atom_domain(T=T)),
+        map_domain(atom_domain(T=key_T, nan=key_nan), atom_domain(T=T, nan=False)),
         l01inf_distance(absolute_distance(T=T)),
         function,
         _triple_map(T),
@@ -464,7 +465,7 @@ def make_count_by_categories(
     return Transformation(
         input_domain,
         input_metric,
-        vector_domain(atom_domain(T=T), size=size),
+        vector_domain(atom_domain(T=T, nan=False), size=size),
         out_metric,
         function,
         _identity_map(out_metric.distance_type),

@@ -123,7 +123,7 @@ def _column_names(col_names: Any, K: object) -> tuple[list[Any], str]:
     if not isinstance(col_names, list | tuple) or not col_names:
         raise InvalidParameter(f"col_names must be a non-empty list, got {col_names!r}")
     key_type = carrier_name(K if K is not None else type(col_names[0]))
-    key_domain = atom_domain(T=key_type)
+    key_domain = atom_domain(T=key_type, nan=False)
     try:
         names = [key_domain._normalize(c) for c in col_names]
     except NotInDomain as e:
@@ -243,7 +243,7 @@ def make_select_column(
     """
     key_type = carrier_name(K if K is not None else type(key))
     try:
-        k = atom_domain(T=key_type)._normalize(key)
+        k = atom_domain(T=key_type, nan=False)._normalize(key)
     except NotInDomain as e:
         raise InvalidParameter(f"key must be of type K={key_type}: {e}") from None
     T = carrier_name(TOA)

@@ -111,7 +111,7 @@ def make_filter_rows(
         raise InvalidParameter(f"op must be one of {list(FILTER_OPS)}, got {op!r}")
     T = carrier_name(TIA if TIA is not None else _value_type(op, value))
     try:
-        key = atom_domain(T=input_domain.K)._normalize(column)
+        key = atom_domain(T=input_domain.K, nan=False)._normalize(column)
     except Exception as e:
         raise InvalidParameter(f"column must be of type K={input_domain.K}: {e}") from None
     col_domain = vector_domain(atom_domain(T=T, nan=True if is_float(T) else None))

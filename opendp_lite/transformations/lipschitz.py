@@ -10,6 +10,7 @@ import numpy as np
 from .. import _arith as ar
 from .._spine import then
 from .._types import is_float
+from .._validate import check_no_nan
 from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, atom_domain
 from ..errors import InvalidParameter, NotImplementedForType
@@ -39,7 +40,7 @@ def make_lipschitz_float_mul(
     Proof: docs/proofs/make_lipschitz_float_mul.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    >>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     >>> t = space >> dp.t.then_lipschitz_float_mul(3.0, (-1.0, 2.0))
     >>> t(5.0), t(1.5), t.map(1.0)
     (6.0, 4.5, 3.0000000000000018)
@@ -47,8 +48,7 @@ def make_lipschitz_float_mul(
     name = "make_lipschitz_float_mul"
     if not isinstance(input_domain, AtomDomain) or not is_float(input_domain.T):
         raise NotImplementedForType(f"{name} needs a float atom_domain, got {input_domain!r}")
-    if input_domain.nan:
-        raise NotImplementedForType(f"{name}: input_domain may not contain NaN")
+    check_no_nan(name, input_domain, input_domain)
     if not isinstance(input_metric, AbsoluteDistance):
         raise NotImplementedForType(f"{name} needs absolute_distance, got {input_metric!r}")
     T = input_domain.T
@@ -77,7 +77,7 @@ def make_lipschitz_float_mul(
     return Transformation(
         input_domain,
         input_metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         function,
         stability_map,

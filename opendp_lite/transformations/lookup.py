@@ -124,7 +124,7 @@ def make_find(
     [1, None, 0]
     """
     elem = _atom("make_find", input_domain)
-    cats = _categories("make_find", atom_domain(T=elem.T, nan=elem.nan or None), categories)
+    cats = _categories("make_find", atom_domain(T=elem.T, nan=elem.nan), categories)
     lookup = {c: i for i, c in enumerate(cats)}
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -177,7 +177,7 @@ def make_find_bin(
         raise NotImplementedForType(f"make_find_bin needs a numeric carrier, got T={elem.T}")
     if not isinstance(edges, list | tuple | np.ndarray):
         raise InvalidParameter(f"make_find_bin: edges must be a list, got {edges!r}")
-    checked = [_member(atom_domain(T=elem.T), "each edge", e) for e in list(edges)]
+    checked = [_member(atom_domain(T=elem.T, nan=False), "each edge", e) for e in list(edges)]
     if any(not a < b for a, b in itertools.pairwise(checked)):
         raise InvalidParameter(f"edges must be strictly increasing, got {edges!r}")
     edge_arr = np.asarray(checked, dtype=carrier_dtype(elem.T)).reshape(len(checked))

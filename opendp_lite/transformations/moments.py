@@ -124,7 +124,7 @@ def make_mean(
     return Transformation(
         input_domain,
         input_metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         absorbing_clip(function),
         stability_map,
@@ -173,7 +173,7 @@ def _ssd(
     return Transformation(
         domain,
         metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         absorbing_clip(function),
         stability_map,

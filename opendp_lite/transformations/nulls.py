@@ -66,7 +66,7 @@ def _null_mask(is_option: bool, arg: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
 
 def _non_null(inner: AtomDomain[Any]) -> AtomDomain[Any]:
     """The inner domain with NaN excluded."""
-    return atom_domain(bounds=inner.bounds, T=inner.T) if inner.nan else inner
+    return atom_domain(bounds=inner.bounds, nan=False, T=inner.T) if inner.nan else inner
 
 
 def _values(inner: AtomDomain[Any], vals: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -229,7 +229,7 @@ def make_impute_uniform_float(
         raise InvalidParameter(f"bounds must be finite and not NaN, got {bounds!r}")
     if not lo_f < hi_f:
         raise InvalidParameter(f"lower bound must be below upper bound, got {bounds!r}")
-    out_elem = atom_domain(T=elem.T)
+    out_elem = atom_domain(T=elem.T, nan=False)
     dtype = carrier_dtype(elem.T)
     lo_b = atom_domain(bounds=(lo_f, hi_f), T=elem.T).bounds
     assert lo_b is not None  # noqa: S101 - atom_domain checked and stored the bounds

@@ -799,7 +799,7 @@ def make_grouped_sum(
 
         out_metric = l2_distance(T=float)
 
-    out_dom: Domain[Any] = vector_domain(atom_domain(T=float), size=len(keys))
+    out_dom: Domain[Any] = vector_domain(atom_domain(T=float, nan=False), size=len(keys))
     return Transformation(input_domain, input_metric, out_dom, out_metric, function, stability_map)
 
 

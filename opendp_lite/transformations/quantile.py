@@ -14,6 +14,7 @@ import numpy.typing as npt
 from .. import _dask
 from .._spine import into
 from .._types import Vec, carrier_name, is_float, is_int
+from .._validate import check_no_nan
 from ..core import Domain, Function, Metric, Transformation
 from ..domains import atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
@@ -60,7 +61,7 @@ def make_quantile_score_candidates(
     Proof: docs/proofs/make_quantile_score_candidates.md
 
     >>> import opendp_lite.prelude as dp
-    >>> space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    >>> space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     >>> t = space >> dp.t.then_quantile_score_candidates([0.0, 1.0, 2.0, 3.0], alpha=0.5)
     >>> t([0.5, 1.5, 1.5, 2.5, 2.7, 0.1]), t.map(1)
     ([6, 2, 2, 6], 1)
@@ -68,10 +69,9 @@ def make_quantile_score_candidates(
     name = "make_quantile_score_candidates"
     elem, _, _, size = bounded_vector(name, input_domain, need_bounds=False)
     check_metric(name, input_metric, _METRICS)
-    if elem.nan:
-        raise NotImplementedForType(f"{name}: input_domain may not contain NaN")
+    check_no_nan(name, input_domain, elem)
     T = elem.T
-    unbounded = atom_domain(T=T)
+    unbounded = atom_domain(T=T, nan=False)
     try:
         cands = [unbounded._normalize(c) for c in candidates]
     except NotInDomain as e:

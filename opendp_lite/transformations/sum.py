@@ -180,7 +180,7 @@ def _int_sum(
     return Transformation(
         vector_domain(atom_domain(bounds=(lo, hi), T=T), size=size),
         metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         function,
         stability_map,
@@ -433,7 +433,7 @@ def _float_sum(
     return Transformation(
         vector_domain(atom_domain(bounds=(lo, hi), T=T), size=size),
         metric,
-        atom_domain(T=T),
+        atom_domain(T=T, nan=False),
         absolute_distance(T=T),
         absorbing_clip(function),
         stability_map,

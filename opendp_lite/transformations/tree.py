@@ -127,7 +127,7 @@ def make_b_ary_tree(
     return Transformation(
         input_domain,
         input_metric,
-        vector_domain(atom_domain(T=T)),
+        vector_domain(atom_domain(T=T, nan=False)),
         out_metric,
         function,
         stability_map,

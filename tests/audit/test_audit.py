@@ -66,10 +66,10 @@ def rr_measurement(claimed: float) -> Any:
     )
 
 
-F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
 VI = dp.vector_domain(dp.atom_domain(T=int))
-VF = dp.vector_domain(dp.atom_domain(T=float))
+VF = dp.vector_domain(dp.atom_domain(T=float, nan=False))
 SD = dp.symmetric_distance()
 
 
@@ -86,7 +86,9 @@ def builtin_cases() -> list[tuple[str, Any, Any, Any, Any, dict[str, Any]]]:
         ("gaussian_i64", m.make_gaussian(*I64, scale=1.0), 0, 1, 1, {"delta": 1e-6}),
         (
             "laplace_vec_first",
-            m.make_laplace(dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 1.0)
+            m.make_laplace(
+                dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), 1.0
+            )
             >> (lambda v: float(v[0])),
             [0.0, 5.0],
             [1.0, 5.0],
@@ -207,7 +209,7 @@ def broken_cases() -> list[tuple[str, Any, Any, Any, Any]]:
     understated_sum = dp.t.make_user_transformation(
         bounded,
         dp.symmetric_distance(),
-        dp.atom_domain(T=float),
+        dp.atom_domain(T=float, nan=False),
         dp.absolute_distance(T=float),
         lambda v: float(np.sum(v)),
         lambda d: float(d),  # the truth is 10·d: values lie in [0, 10]
@@ -403,7 +405,9 @@ def test_unsupported_measure_and_release() -> None:
     )
     with pytest.raises(NotImplementedForType):
         audit.audit(renyi, 0.0, 1.0, 1.0, samples=10)
-    vec = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 1.0)
+    vec = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), 1.0
+    )
     with pytest.raises(NotImplementedForType, match="scalar"):
         audit.audit(vec, [0.0, 0.0], [1.0, 0.0], 1.0, samples=10)
 

@@ -14,7 +14,7 @@ from opendp_lite.errors import FeatureNotEnabled, InvalidParameter, NotImplement
 
 
 def sized(n: int) -> Any:
-    return dp.vector_domain(dp.atom_domain(T=float), size=n), dp.symmetric_distance()
+    return dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n), dp.symmetric_distance()
 
 
 def mean(n: int, measure: Any, loss: Any) -> Any:
@@ -65,7 +65,7 @@ def test_amplification_errors() -> None:
             mean(10, dp.zero_concentrated_divergence(), lambda d: d), 100
         )
     unsized = dp.m.make_user_measurement(
-        dp.vector_domain(dp.atom_domain(T=float)),
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)),
         dp.symmetric_distance(),
         dp.max_divergence(),
         lambda x: 0.0,

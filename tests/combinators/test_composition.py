@@ -22,7 +22,7 @@ from opendp_lite.errors import (
     QueryableError,
 )
 
-SPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+SPACE = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 
 
 def up(exact: Fraction) -> float:
@@ -112,7 +112,11 @@ def test_composition_rejects_mismatches_and_empty() -> None:
     with pytest.raises(DomainMismatch):
         dp.c.make_composition([pure, other_domain])
     other_metric = dp.m.make_user_measurement(
-        dp.atom_domain(T=float), dp.absolute_distance(T=int), dp.max_divergence(), float, float
+        dp.atom_domain(T=float, nan=False),
+        dp.absolute_distance(T=int),
+        dp.max_divergence(),
+        float,
+        float,
     )
     with pytest.raises(MetricMismatch):
         dp.c.make_composition([pure, other_metric])

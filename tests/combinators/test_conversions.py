@@ -12,7 +12,7 @@ import opendp_lite.prelude as dp
 from opendp_lite.combinators.conversions import _cdp_delta
 from opendp_lite.errors import FailedMap, InvalidParameter, NotImplementedForType
 
-SPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+SPACE = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 RHOS = [1e-6, 1e-3, 0.01, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0]
 EPSILONS = [0.0, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0]
 DELTAS = [0.0, 1e-12, 1e-9, 1e-7, 1e-5, 1e-3, 0.1, 0.5, 0.99, 1.0]

@@ -132,17 +132,21 @@ def test_laplace_on_bounded_records_uses_the_domain_width() -> None:
     local = make_local_release(dp.vector_domain(elem), dp.hamming_distance(), lap)
     assert local.map(1) == lap.map(10.0)
     assert local.map(2) >= 2 * lap.map(10.0)
-    unbounded = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+    unbounded = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+    )
     with pytest.raises(NotImplementedForType, match="record_distance"):
         make_local_release(
-            dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), unbounded
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), unbounded
         )
 
 
 def test_asserted_record_distance_needs_honest_but_curious() -> None:
     # finding 6 (issue 12): with nothing bounding a record, record_distance is a bare claim
-    unbounded = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
-    floats = dp.vector_domain(dp.atom_domain(T=float))
+    unbounded = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+    )
+    floats = dp.vector_domain(dp.atom_domain(T=float, nan=False))
     with pytest.raises(FeatureNotEnabled, match=r"record_distance=2\.0.*honest-but-curious"):
         make_local_release(floats, dp.hamming_distance(), unbounded, 2.0)
     dp.enable_features("honest-but-curious")
@@ -206,10 +210,14 @@ def test_random_dp_per_record_covers_one_record() -> None:
         1,
         gamma=0.05,
     )
-    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), s.sensitivity)
-    per_node = make_random_dp(dp.atom_domain(T=float), dp.discrete_distance(), lambda x: x, s, lap)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), s.sensitivity
+    )
+    per_node = make_random_dp(
+        dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, s, lap
+    )
     local = make_local_release(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), per_node
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), per_node
     )
     assert local.output_measure == per_node.output_measure
     assert local.map(1) == lap.map(s.sensitivity) == pytest.approx(1.0)
@@ -372,8 +380,8 @@ def test_random_dp_on_unordered_data_shuffles_before_a_positional_query() -> Non
     from opendp_lite.sensitivity import Normal
 
     s = sample_sensitivity(lambda d: float(d[0]), "l1", Normal(0.0, 1.0), 2, gamma=0.05)
-    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
-    sized = dp.vector_domain(dp.atom_domain(T=float), size=2)
+    lap = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
+    sized = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=2)
     meas = make_random_dp(sized, dp.change_one_distance(), lambda d: float(d[0]), s, lap)
     assert meas.map(0) == 0.0
     n = 4000

@@ -20,7 +20,7 @@ from opendp_lite.errors import FailedFunction, InvalidParameter, NotImplementedF
 from opendp_lite.samplers.bernoulli import sample_bernoulli
 from tests.conftest import ALPHA, scaled
 
-SPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+SPACE = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 
 ROUNDS = 6  # categories: success or stop at rounds 1..ROUNDS, and "longer"
 

@@ -227,7 +227,7 @@ def test_a_float_size_is_a_type_error_and_an_invalid_parameter() -> None:
 
     space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0))), dp.symmetric_distance()
     for make in (
-        lambda: dp.vector_domain(dp.atom_domain(T=float), size=3.0),  # type: ignore[arg-type]
+        lambda: dp.vector_domain(dp.atom_domain(T=float, nan=False), size=3.0),  # type: ignore[arg-type]
         lambda: dp.t.make_resize(*space, size=3.0, constant=0.0),  # type: ignore[arg-type]
     ):
         with pytest.raises(TypeError, match="int"):
@@ -250,7 +250,7 @@ USER_DISTANCE_TIMEDELTA = """
 from datetime import timedelta
 dp.enable_features("contrib", "honest-but-curious")
 apart = dp.user_distance("time apart")
-domain = dp.atom_domain(T=float)
+domain = dp.atom_domain(T=float, nan=False)
 stretch = dp.t.make_user_transformation(
     domain, apart, domain, apart, lambda x: x, lambda d: 2 * d)
 out.append(stretch.map(timedelta(hours=1)))
@@ -274,7 +274,7 @@ def test_numeric_distances_are_still_checked() -> None:
 
     dp.enable_features("honest-but-curious")
     apart = dp.user_distance("apart")
-    domain = dp.atom_domain(T=float)
+    domain = dp.atom_domain(T=float, nan=False)
     t = dp.t.make_user_transformation(domain, apart, domain, apart, lambda x: x, lambda d: d)
     for bad in (-1, float("nan"), float("inf"), None, True):
         with pytest.raises(FailedMap):

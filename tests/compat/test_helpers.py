@@ -60,7 +60,7 @@ def test_new_privacy_profile_as_documented() -> None:
 
 def test_new_privacy_profile_is_a_smoothed_max_divergence_loss() -> None:
     dp.enable_features("honest-but-curious")
-    space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     meas = dp.m.make_user_measurement(
         *space,
         dp.smoothed_max_divergence(),
@@ -238,7 +238,7 @@ def test_a_value_outside_the_categories_is_refused_before_noise() -> None:
 
 def test_odometer_queryable_methods_as_documented() -> None:
     dp.enable_features("contrib")
-    space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     odometer = dp.c.make_fully_adaptive_composition(*space, dp.max_divergence())
     queryable = odometer(1.0)
     assert isinstance(queryable, dp.OdometerQueryable)

@@ -13,9 +13,9 @@ import opendp_lite.prelude as dp
 from opendp_lite.errors import InvalidParameter, NotImplementedForType, NotInDomain
 
 INT = dp.atom_domain(T=int), dp.absolute_distance(T=int)
-FLOAT = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+FLOAT = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 VEC_L1 = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
-VEC_L2 = dp.vector_domain(dp.atom_domain(T=float)), dp.l2_distance(T=float)
+VEC_L2 = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
 
 
 @pytest.mark.parametrize("space", [INT, FLOAT, VEC_L1])

@@ -27,7 +27,7 @@ from tests.conftest import ALPHA
 DOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
 L01 = dp.l01inf_distance(dp.absolute_distance(T=int))
 L02 = dp.l02inf_distance(dp.absolute_distance(T=int))
-FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float))
+FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False))
 FL01 = dp.l01inf_distance(dp.absolute_distance(T=float))
 
 

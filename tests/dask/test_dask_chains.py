@@ -61,8 +61,8 @@ def _same(a: Any, b: Any) -> bool:
 def test_float_aggregates_match_numpy(
     client: Any, floats: npt.NDArray[np.float64], no_driver_compute: None
 ) -> None:
-    sized = dp.vector_domain(dp.atom_domain(T=float), size=N), SYM
-    unsized = dp.vector_domain(dp.atom_domain(T=float)), SYM
+    sized = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=N), SYM
+    unsized = dp.vector_domain(dp.atom_domain(T=float, nan=False)), SYM
     chains = [
         sized >> dp.t.then_clamp((0.0, 2.0)) >> dp.t.then_mean(),
         sized >> dp.t.then_clamp((0.0, 2.0)) >> dp.t.then_variance(),
@@ -85,7 +85,7 @@ def test_clamp_is_fused_into_exact_aggregates(client: Any) -> None:
     # both float carriers, and the clamped array itself is still right for other consumers
     x = np.random.default_rng(16).uniform(-1.0, 3.0, N)
     for T, xs in (("f64", x), ("f32", x.astype(np.float32))):
-        sized = dp.vector_domain(dp.atom_domain(T=T), size=N), SYM
+        sized = dp.vector_domain(dp.atom_domain(T=T, nan=False), size=N), SYM
         clamp = sized >> dp.t.then_clamp((0.25, 2.0))
         out = clamp(_d(xs))
         assert _dask.clip_source(out)[1] is not None
@@ -177,7 +177,7 @@ def test_dask_dataframe_input(client: Any) -> None:
 def test_membership_is_checked_before_any_randomness(client: Any) -> None:
     x = np.random.default_rng(15).uniform(0.0, 1.0, N)
     x[N // 2] = np.nan  # one bad value, in one block in the middle
-    space = dp.vector_domain(dp.atom_domain(T=float), size=N), SYM
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=N), SYM
     meas = space >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_mean() >> dp.m.then_laplace(0.1)
     drawn: list[int] = []
 
@@ -201,7 +201,7 @@ def test_membership_is_checked_before_any_randomness(client: Any) -> None:
 
 def test_declared_size_is_verified_not_read(client: Any) -> None:
     x = np.zeros(N)
-    sized = dp.vector_domain(dp.atom_domain(T=float), size=N)
+    sized = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=N)
     assert sized.member(_d(x)) and not sized.member(_d(x[:-1]))
     # unknown chunk lengths (after a filter): only the lengths are computed, to verify
     filtered = _d(np.concatenate([x, [np.nan]]))
@@ -212,7 +212,7 @@ def test_declared_size_is_verified_not_read(client: Any) -> None:
     dask = pytest.importorskip("dask")
     part = dask.delayed(np.zeros)(10)
     lying = da.concatenate([da.from_delayed(part, shape=(12,), dtype=float), _d(x[:100])])
-    count = (dp.vector_domain(dp.atom_domain(T=float)), SYM) >> dp.t.then_count()
+    count = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), SYM) >> dp.t.then_count()
     with pytest.raises(NotInDomain, match="metadata declares 12"):
         count(lying)
 

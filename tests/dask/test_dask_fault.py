@@ -48,12 +48,12 @@ def data() -> npt.NDArray[np.float64]:
 
 
 def _query() -> Any:
-    space = dp.vector_domain(dp.atom_domain(T=float), size=N), SYM
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=N), SYM
     return space >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_mean() >> dp.m.then_laplace(0.01)
 
 
 def _odometer() -> Any:
-    space = dp.vector_domain(dp.atom_domain(T=float), size=N), SYM
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=N), SYM
     return dp.c.make_fully_adaptive_composition(*space, dp.max_divergence())
 
 

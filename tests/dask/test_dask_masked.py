@@ -42,7 +42,7 @@ def _aggregates(T: str) -> list[Any]:
     bounds = (0.0, 10.0)
     unsized = dp.vector_domain(dp.atom_domain(bounds=bounds, T=T)), SYM
     sized = dp.vector_domain(dp.atom_domain(bounds=bounds, T=T), size=N), SYM
-    raw = dp.vector_domain(dp.atom_domain(T=T)), SYM
+    raw = dp.vector_domain(dp.atom_domain(T=T, nan=False)), SYM
     return [
         unsized >> dp.t.then_sum(),
         sized >> dp.t.then_sum(),

@@ -23,6 +23,7 @@ WORDS = ["north", "south", "north", "east", "west", "north"]
 
 
 def _vec(T: Any, **kw: Any) -> Any:
+    kw.setdefault("nan", False)  # NaN is the missing value these tests refuse
     return dp.vector_domain(dp.atom_domain(T=T, **kw))
 
 
@@ -107,7 +108,7 @@ def test_missing_values_follow_the_domain(lib: str, series: Any) -> None:
     assert np.isnan(_out(_vec(float, nan=True)._normalize(floats))[1])
     if lib == "dask":
         return  # a Dask vector has atom elements only (option vectors: numpy and frames)
-    opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T=float)))
+    opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T=float, nan=False)))
     assert _out(opt._normalize(series([1.0, None, 3.0], "w"))) == [1.0, None, 3.0]
     ints = series([1, None, 3], "n", dtype="Int64" if lib in ("pandas", "dask") else None)
     opt_int = dp.vector_domain(dp.option_domain(dp.atom_domain(T="i64")))
@@ -134,7 +135,7 @@ def test_missing_value_refused_naming_column_position_value(
 
 def test_pandas_na_and_nan_and_none_are_all_missing() -> None:
     pd = pytest.importorskip("pandas")
-    opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T=float)))
+    opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T=float, nan=False)))
     assert opt._normalize(pd.Series([1.0, np.nan, None])).tolist() == [1.0, None, None]
     assert opt._normalize(pd.Series([1.0, pd.NA], dtype="Float64")).tolist() == [1.0, None]
     strs = dp.vector_domain(dp.option_domain(dp.atom_domain(T=str)))

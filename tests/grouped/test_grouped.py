@@ -101,7 +101,7 @@ def test_space_refusals() -> None:
         dp.c.make_grouped(FRAME, part().output_metric, count(1.0))
     with pytest.raises(MetricMismatch):
         dp.c.make_grouped(part().output_domain, SYM, count(1.0))
-    vec = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+    vec = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
     with pytest.raises(DomainMismatch):
         grouped(vec)
     with pytest.raises(InvalidParameter, match="public"):
@@ -157,7 +157,7 @@ def test_quantile_and_histogram_per_group() -> None:
     data = {"g": ["lo"] * n + ["hi"] * n, "x": x}
     p = part(["lo", "hi"])
     quant = dp.m.make_private_quantile(
-        dp.vector_domain(dp.atom_domain(T=float)),
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)),
         SYM,
         dp.max_divergence(),
         candidates=[0.0, 2.0, 4.0, 6.0, 8.0, 10.0],

@@ -171,7 +171,7 @@ def elements(draw: Draw, kinds: Sequence[str]) -> Any:
     if kind == "intb":
         return dp.atom_domain(bounds=draw(int_bounds()), T="i32")
     if kind == "float":
-        return dp.atom_domain(T="f64")
+        return dp.atom_domain(T="f64", nan=False)
     if kind == "floatb":
         return dp.atom_domain(bounds=draw(float_bounds()), T="f64")
     if kind == "floatnan":
@@ -768,7 +768,9 @@ register(
     Entry(
         "make_lipschitz_float_mul",
         "T",
-        on(st.just((dp.atom_domain(T=float), dp.absolute_distance(T=float))), _lipschitz),
+        on(
+            st.just((dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))), _lipschitz
+        ),
         then=_lipschitz,
         formula=_lipschitz_formula,
     )
@@ -1184,7 +1186,7 @@ def _threshold(gauss: bool) -> Callable[[Draw], Case]:
 
         T = draw(st.sampled_from(["i32", "f64"]))
         D = draw(st.sampled_from(["i32", "f64"]))  # the distance type need not be T (OpenDP)
-        dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T))
+        dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T, nan=False))
         metric = (l02inf_distance if gauss else l01inf_distance)(dp.absolute_distance(T=D))
         scale = draw(scales(0.5, 50.0))
         thr = draw(st.integers(0, 100))
@@ -1237,7 +1239,7 @@ def _noise_threshold(draw: Draw) -> Case:
     gauss = draw(st.booleans())
     T = draw(st.sampled_from(["i32", "f64"]))
     D = draw(st.sampled_from(["i32", "f64"]))
-    dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T))
+    dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T, nan=False))
     metric = (dp.l02inf_distance if gauss else dp.l01inf_distance)(dp.absolute_distance(T=D))
     inner = dp.zero_concentrated_divergence() if gauss else dp.max_divergence()
     scale = draw(scales(0.5, 50.0))
@@ -1305,7 +1307,9 @@ register(
     Entry(
         "make_canonical_noise",
         "M",
-        on(st.just((dp.atom_domain(T=float), dp.absolute_distance(T=float))), _canonical),
+        on(
+            st.just((dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))), _canonical
+        ),
         formula=lambda c, d: tuple(Q(v) for v in c.p["d_out"]),
         dists=_up_to("d_in"),
         limit=lambda c: c.p["d_in"],
@@ -1342,9 +1346,9 @@ def _random_dp(draw: Draw) -> Case:
     gamma = draw(st.sampled_from([0.1, 0.2]))
     s = sample_sensitivity(lambda v: v.mean(), "l1", Normal(0.0, 1.0), n, gamma=gamma)
     inner_m = dp.m.make_laplace(
-        dp.atom_domain(T=float), dp.absolute_distance(T=float), draw(scales())
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), draw(scales())
     )
-    dom = dp.vector_domain(dp.atom_domain(T=float), size=n)
+    dom = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n)
     met = draw(st.sampled_from([dp.change_one_distance(), dp.hamming_distance()]))
     return attempt(
         lambda: make_random_dp(dom, met, lambda v: float(v.mean()), s, inner_m),
@@ -1366,7 +1370,7 @@ register(
 # ----------------------------------------------------------------------------------------------
 # combinators
 
-FSPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+FSPACE = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 
 
 @st.composite
@@ -1593,7 +1597,7 @@ def _amplification(draw: Draw) -> Case:
     big_n = n + draw(st.integers(0, 100))
     k = draw(st.floats(0, 5))
     approx = draw(st.booleans())
-    dom = dp.vector_domain(dp.atom_domain(T=float), size=n)
+    dom = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n)
     met = dp.symmetric_distance()
     if approx:
         m = dp.m.make_user_measurement(

@@ -22,7 +22,7 @@ import opendp_lite.prelude as dp
 from opendp_lite import _arith
 
 ISPACE = dp.atom_domain(T=int), dp.absolute_distance(T=int)
-FSPACE = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+FSPACE = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 
 
 @pytest.fixture(autouse=True)

@@ -561,7 +561,7 @@ def test_law_3_catches_a_measure_that_ignores_delta() -> None:
     def build(measure: Any) -> Entry:
         def make(k: float) -> Case:
             m = dp.m.make_user_measurement(
-                dp.atom_domain(T=float),
+                dp.atom_domain(T=float, nan=False),
                 dp.absolute_distance(T=float),
                 measure,
                 lambda x: x,

@@ -13,7 +13,7 @@ import opendp_lite.prelude as dp
 from opendp_lite.errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType
 from opendp_lite.samplers.tulap import _Tulap
 
-SPACE = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+SPACE = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 
 
 def _opendp() -> Any:

@@ -33,7 +33,7 @@ KMIN = {"f64": -1074, "f32": -149}
 
 
 def space(T: str, dist: str, size: int | str | None = "atom"):
-    atom = dp.atom_domain(T=T)
+    atom = dp.atom_domain(T=T, nan=False)
     if size == "atom":
         return atom, dp.absolute_distance(T="f64" if T.startswith("f") else T)
     metric = dp.l1_distance if dist == "laplace" else dp.l2_distance
@@ -72,7 +72,7 @@ def assert_tight_upper(ours: float, exact: Fraction) -> None:
 
 
 def test_k_penalty_table_matches_the_seed() -> None:
-    sp = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    sp = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     table = {
         -1074: 0.0,
         -1073: 4.940656458412465e-324,
@@ -183,7 +183,7 @@ def test_geometric_agrees_with_opendp() -> None:
 
 
 def test_output_types() -> None:
-    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+    lap = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
     assert type(lap(1.0)) is float
     ilap = dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), 1.0)
     assert type(ilap(3)) is int
@@ -200,7 +200,7 @@ def test_output_types() -> None:
 
 
 def test_scale_zero_is_the_identity_and_refuses_positive_d_in() -> None:
-    sp = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    sp = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     meas = dp.m.make_laplace(*sp, scale=0.0)
     assert meas(1.25) == 1.25
     assert meas.map(0.0) == 0.0
@@ -224,11 +224,15 @@ def test_integer_outputs_saturate() -> None:
 
 
 def test_float_outputs_saturate_instead_of_inf() -> None:
-    meas = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1e308)
+    meas = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e308
+    )
     outs = [meas(1.7e308) for _ in range(40)]
     assert all(math.isfinite(o) for o in outs)
     assert max(outs) == 1.7976931348623157e308
-    f32 = dp.m.make_gaussian(dp.atom_domain(T="f32"), dp.absolute_distance(T="f32"), 1e40)
+    f32 = dp.m.make_gaussian(
+        dp.atom_domain(T="f32", nan=False), dp.absolute_distance(T="f32"), 1e40
+    )
     assert all(abs(f32(0.0)) <= 3.4028234663852886e38 for _ in range(20))
 
 
@@ -238,7 +242,9 @@ def _no_randomness(n: int) -> bytes:
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_non_finite_data_raise_before_noise(bad: float) -> None:
-    scalar = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+    scalar = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+    )
     vector = dp.m.make_gaussian(*space("f64", "gaussian", None), scale=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -262,16 +268,18 @@ def test_scalar_to_vector_measurement_is_a_type_error() -> None:
 @pytest.mark.parametrize("scale", [-1.0, math.nan, math.inf, "1"])
 def test_bad_scale_refused(scale) -> None:
     with pytest.raises(InvalidParameter, match="scale"):
-        dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale)
+        dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale)
 
 
 def test_bad_k_refused() -> None:
-    sp = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    sp = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     for k in (-1075, 1024, 1.5, True):
         with pytest.raises(InvalidParameter, match="k"):
             dp.m.make_laplace(*sp, 1.0, k=k)
     with pytest.raises(InvalidParameter, match="k"):
-        dp.m.make_laplace(dp.atom_domain(T="f32"), dp.absolute_distance(T="f32"), 1.0, k=-150)
+        dp.m.make_laplace(
+            dp.atom_domain(T="f32", nan=False), dp.absolute_distance(T="f32"), 1.0, k=-150
+        )
     with pytest.raises(InvalidParameter, match="k is only valid"):
         dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), 1.0, k=-3)
     with pytest.raises(InvalidParameter, match="size must be known"):
@@ -290,20 +298,25 @@ def test_unsupported_spaces_refused() -> None:
     with pytest.raises(NotImplementedForType):
         dp.m.make_laplace(dp.atom_domain(T=str), dp.absolute_distance(T=float), 1.0)
     with pytest.raises(NotImplementedForType):
-        dp.m.make_laplace(dp.atom_domain(T=float), dp.symmetric_distance(), 1.0)
+        dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.symmetric_distance(), 1.0)
     with pytest.raises(NotImplementedForType, match="MO"):
         dp.m.make_laplace(
-            dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0,
+            dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0,
             MO="ZeroConcentratedDivergence",
         )  # fmt: skip
     with pytest.raises(NotImplementedForType, match="MO"):
         dp.m.make_gaussian(
-            dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0, MO="MaxDivergence"
+            dp.atom_domain(T=float, nan=False),
+            dp.absolute_distance(T=float),
+            1.0,
+            MO="MaxDivergence",
         )
     with pytest.raises(NotImplementedForType):
-        dp.m.make_geometric(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+        dp.m.make_geometric(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
     with pytest.raises(NotImplementedForType):
-        dp.m.make_base_discrete_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+        dp.m.make_base_discrete_laplace(
+            dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
+        )
     with pytest.raises(NotImplementedForType, match="QO"):
         dp.m.make_base_discrete_laplace(
             dp.atom_domain(T=int), dp.absolute_distance(T=int), 1.0, QO="i32"
@@ -337,7 +350,7 @@ def test_geometric_bounds_censor_the_output() -> None:
 
 
 def test_partials_chain() -> None:
-    sp = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    sp = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     assert (sp >> dp.m.then_laplace(2.0)).map(1.0) == 0.5
     assert (sp >> dp.m.then_gaussian(2.0)).map(1.0) == 0.125
     isp = dp.atom_domain(T=int), dp.absolute_distance(T=int)
@@ -386,7 +399,7 @@ def test_scalar_release_is_the_scalar_sampler_on_the_same_bits(T: object, dist: 
     for scale in (0.0, 0.5, 1.0, 1e3):
         for k in (None,) if is_int else (None, -3, 2):
             kw = {} if k is None else {"k": k}
-            m = make(dp.atom_domain(T="i32" if is_int else T), metric, scale, **kw)
+            m = make(dp.atom_domain(T="i32" if is_int else T, nan=False), metric, scale, **kw)
             kk = None if is_int else (k if k is not None else (-149 if T == "f32" else -1074))
             for j, x in enumerate(inputs):
                 seed = f"{scale}/{k}/{j}".encode()

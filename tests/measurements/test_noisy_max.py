@@ -38,7 +38,7 @@ from opendp_lite.samplers.selection import (
 )
 
 INT_SPACE = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
-FLOAT_SPACE = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
+FLOAT_SPACE = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
 
 SCALES = [0.1, 0.7, 1.0, 2.0, 3.3, 1e6]
 D_INS = [0, 1, 3, 7]
@@ -98,7 +98,7 @@ def test_report_noisy_max_gumbel_map_matches_opendp(monotonic: bool) -> None:
                 scale=scale,
             )
         ours = dp.m.make_report_noisy_max_gumbel(
-            dp.vector_domain(dp.atom_domain(T=float)),
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)),
             dp.linf_distance(T=float, monotonic=monotonic),
             scale=scale,
         )

@@ -33,7 +33,7 @@ def test_map_matches_opendp(size: int | None, metric: str, measure: str, alpha: 
     def build(lib: Any) -> Any:
         m = lib.symmetric_distance() if metric == "symmetric" else lib.insert_delete_distance()
         meas = lib.max_divergence() if measure == "max" else lib.zero_concentrated_divergence()
-        atom = lib.atom_domain(T=float, nan=False) if lib is odp else lib.atom_domain(T=float)
+        atom = lib.atom_domain(T=float, nan=False)
         return [
             lib.m.make_private_quantile(
                 lib.vector_domain(atom, size=size),
@@ -91,7 +91,7 @@ def test_selection_sees_the_exact_scores_over_scale(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(quantile_mod, "noisy_top_k", spy)
     rng = np.random.default_rng(7)
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     for measure, noise in (
         (dp.max_divergence(), "exponential"),
         (dp.zero_concentrated_divergence(), "gumbel"),
@@ -135,7 +135,7 @@ def test_selection_is_the_certified_race_on_the_same_bits(
 
     noise = "gumbel" if zcdp else "exponential"
     measure = dp.zero_concentrated_divergence() if zcdp else dp.max_divergence()
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     rng = np.random.default_rng(3)
     calls = exact = 0
     for trial in range(24):
@@ -178,7 +178,7 @@ def test_reference_path_for_scale_zero_and_huge_scores() -> None:
     the exact rational samplers decide, and the release is still the exact quantile."""
     from opendp_lite.samplers import selection
 
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     data = np.array([1.0, 19.0, 20.0, 21.0, 29.0] * 100)  # n = 500: 0.7·2^54·n >= 2^62
     cands = [0.0, 10.0, 19.0, 20.0, 30.0]
     for alpha, scale, want in ((0.5, 0.0, 20.0), (2.0**-1074, 0.01, 0.0), (0.3, 1e-3, 19.0)):
@@ -190,7 +190,7 @@ def test_reference_path_for_scale_zero_and_huge_scores() -> None:
 
 
 def test_releases_the_median_with_little_noise() -> None:
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     m = space >> dp.m.then_private_quantile(dp.max_divergence(), CANDS, alpha=0.5, scale=0.01)
     assert m([1.0, 19.0, 20.0, 21.0, 29.0]) == 20.0
     g = space >> dp.m.then_private_quantile(dp.zero_concentrated_divergence(), CANDS, 0.5, 0.01)
@@ -198,7 +198,7 @@ def test_releases_the_median_with_little_noise() -> None:
 
 
 def test_typed_errors() -> None:
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     mk = dp.m.make_private_quantile
     with pytest.raises(InvalidParameter, match="empty"):
         mk(*space, dp.max_divergence(), [], alpha=0.5, scale=1.0)
@@ -214,7 +214,14 @@ def test_typed_errors() -> None:
     with pytest.raises(MetricMismatch):
         mk(space[0], dp.change_one_distance(), dp.max_divergence(), [1.0], alpha=0.5, scale=1.0)
     with pytest.raises(NotImplementedForType):
-        mk(dp.atom_domain(T=float), dp.symmetric_distance(), dp.max_divergence(), [1.0], 0.5, 1.0)
+        mk(
+            dp.atom_domain(T=float, nan=False),
+            dp.symmetric_distance(),
+            dp.max_divergence(),
+            [1.0],
+            0.5,
+            1.0,
+        )
     with pytest.raises(NotImplementedForType):
         mk(*space, dp.approximate(dp.max_divergence()), [1.0], alpha=0.5, scale=1.0)  # type: ignore[arg-type]
 

@@ -21,7 +21,7 @@ def _trust() -> None:
 
 
 def const(v: int, sens: int = 1, space: Any = SPACE, T: str = "i32") -> Any:
-    out = dp.atom_domain(T=T)
+    out = dp.atom_domain(T=T, nan=False)
     return make_user_transformation(
         *space, out, dp.absolute_distance(T=T), lambda x: v, lambda d: sens * d
     )
@@ -70,9 +70,13 @@ def test_halts_after_c_positives() -> None:
 
 def test_refused_queries_release_nothing_and_spend_nothing() -> None:
     qbl = svt()([1, 2])
-    other_space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    other_space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     float_query = make_user_transformation(
-        *SPACE, dp.atom_domain(T=float), dp.absolute_distance(T=float), lambda x: 1.0, lambda d: d
+        *SPACE,
+        dp.atom_domain(T=float, nan=False),
+        dp.absolute_distance(T=float),
+        lambda x: 1.0,
+        lambda d: d,
     )
     wrong_metric = make_user_transformation(
         *SPACE, dp.atom_domain(T=int), dp.l1_distance(T=int), lambda x: 1, lambda d: d

@@ -198,7 +198,7 @@ def test_distance_checks_and_zero() -> None:
 
 
 def test_typed_errors() -> None:
-    fdom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float))
+    fdom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False))
     fl1 = l01inf_distance(dp.absolute_distance(T=float))
     for k in (-1075, 1024, 1.5):
         with pytest.raises(InvalidParameter, match="k must"):
@@ -255,7 +255,7 @@ def test_threshold_map_is_monotone(
 
 # -- float values on the 2^k grid ------------------------------------------------------------
 
-FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float))
+FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False))
 FL1 = l01inf_distance(dp.absolute_distance(T=float))
 FL2 = l02inf_distance(dp.absolute_distance(T=float))
 

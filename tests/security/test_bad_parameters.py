@@ -18,10 +18,10 @@ import pytest
 import opendp_lite.prelude as dp
 from opendp_lite.errors import FailedMap, InvalidParameter
 
-F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
 VI = dp.vector_domain(dp.atom_domain(T=int))
-VF = dp.vector_domain(dp.atom_domain(T=float))
+VF = dp.vector_domain(dp.atom_domain(T=float, nan=False))
 
 # constructor name -> builder taking the scale-like parameter
 SCALED: dict[str, Callable[[Any], Any]] = {

@@ -14,7 +14,7 @@ import pytest
 import opendp_lite.prelude as dp
 from opendp_lite.errors import QueryableError
 
-SPACE = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+SPACE = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 THREADS = 32
 ATTEMPTS_PER_THREAD = 20
 

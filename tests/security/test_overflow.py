@@ -102,7 +102,9 @@ def test_accepted_float_sum_stays_finite_at_the_bounds() -> None:
     space = dp.vector_domain(dp.atom_domain(bounds=(-1e300, 1e300)), size=100), SD
     t = dp.t.make_sum(*space)
     assert np.isfinite(t(np.full(100, 1e300))) and np.isfinite(t(np.full(100, -1e300)))
-    meas = t >> dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1e300)
+    meas = t >> dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e300
+    )
     assert np.isfinite(meas(np.full(100, 1e300)))
 
 
@@ -111,7 +113,7 @@ def test_integer_noise_saturates_instead_of_wrapping(T: str) -> None:
     bits = {"i8": 8, "i16": 16, "i32": 32, "i64": 64}[T]
     hi = 2 ** (bits - 1) - 1
     lo = -hi - 1
-    meas = dp.m.make_laplace(dp.atom_domain(T=T), dp.absolute_distance(T=T), scale=4.0)
+    meas = dp.m.make_laplace(dp.atom_domain(T=T, nan=False), dp.absolute_distance(T=T), scale=4.0)
     ups = [meas(hi) for _ in range(200)]
     downs = [meas(lo) for _ in range(200)]
     # noise of scale 4 moves by more than 200 with probability e^-50: a wrap would land far away
@@ -121,7 +123,9 @@ def test_integer_noise_saturates_instead_of_wrapping(T: str) -> None:
 
 
 def test_float_noise_saturates_at_max_finite() -> None:
-    meas = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1e307)
+    meas = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1e307
+    )
     big = np.finfo(np.float64).max
     outs = [meas(big) for _ in range(200)]
     assert all(np.isfinite(y) for y in outs)
@@ -170,13 +174,19 @@ def _obj(*cells: object) -> np.ndarray:
 @pytest.mark.parametrize(
     ("make_dom", "x"),
     [
-        (lambda T: dp.atom_domain(T=T), HUGE),
+        (lambda T: dp.atom_domain(T=T, nan=False), HUGE),
         (lambda T: dp.atom_domain(T=T, nan=True), -HUGE),
-        (lambda T: dp.vector_domain(dp.atom_domain(T=T)), [1.0, HUGE]),
-        (lambda T: dp.vector_domain(dp.atom_domain(T=T)), _obj(1.0, HUGE)),
-        (lambda T: dp.option_domain(dp.atom_domain(T=T)), HUGE),
-        (lambda T: dp.vector_domain(dp.option_domain(dp.atom_domain(T=T))), [None, HUGE]),
-        (lambda T: dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T)), {"a": HUGE}),
+        (lambda T: dp.vector_domain(dp.atom_domain(T=T, nan=False)), [1.0, HUGE]),
+        (lambda T: dp.vector_domain(dp.atom_domain(T=T, nan=False)), _obj(1.0, HUGE)),
+        (lambda T: dp.option_domain(dp.atom_domain(T=T, nan=False)), HUGE),
+        (
+            lambda T: dp.vector_domain(dp.option_domain(dp.atom_domain(T=T, nan=False))),
+            [None, HUGE],
+        ),
+        (
+            lambda T: dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=T, nan=False)),
+            {"a": HUGE},
+        ),
     ],
     ids=["atom", "atom-nan", "vector-list", "vector-object", "option", "option-vector", "map"],
 )
@@ -206,9 +216,9 @@ def test_huge_int_in_a_dataframe_column_is_refused_before_any_randomness() -> No
 
 def test_float_vector_admits_exactly_its_element_domain() -> None:
     # a vector is a member iff each element is: 2**64 fits f64 (as an atom and in a vector)
-    f64 = dp.atom_domain(T=float)
+    f64 = dp.atom_domain(T=float, nan=False)
     for v in (2**64, 2**1023, -(2**70)):
         assert f64.member(v)
         assert dp.vector_domain(f64)._normalize([0.5, v]).tolist() == [0.5, float(v)]
-    assert not dp.atom_domain(T="f32").member(2**200)
-    assert not dp.vector_domain(dp.atom_domain(T="f32")).member([2**200])
+    assert not dp.atom_domain(T="f32", nan=False).member(2**200)
+    assert not dp.vector_domain(dp.atom_domain(T="f32", nan=False)).member([2**200])

@@ -31,7 +31,7 @@ from tests.conftest import ALPHA
 
 stats = pytest.importorskip("scipy.stats")
 
-F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 
 N = 6000
 K = -2

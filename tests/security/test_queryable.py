@@ -27,7 +27,7 @@ import pytest
 import opendp_lite.prelude as dp
 from opendp_lite.errors import QueryableError
 
-F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 
 
 def _sequential() -> Any:

@@ -36,9 +36,9 @@ from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
 from opendp_lite.samplers import rng
 from opendp_lite.samplers.rng import RandomnessError
 
-F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
-VF = dp.vector_domain(dp.atom_domain(T=float))
+VF = dp.vector_domain(dp.atom_domain(T=float, nan=False))
 VI = dp.vector_domain(dp.atom_domain(T=int))
 SD = dp.symmetric_distance()
 
@@ -75,7 +75,7 @@ def _random_dp() -> Any:
     with scripted(b"sensitivity"):  # the sensitivity sampling itself is seeded
         s = sample_sensitivity(lambda d: d.mean(), "l1", Normal(170.0, 10.0), 10, gamma=0.1)
     return dp.m.make_random_dp(
-        dp.vector_domain(dp.atom_domain(T=float), size=10),
+        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=10),
         dp.change_one_distance(),
         lambda d: float(d.mean()),
         s,

@@ -36,7 +36,7 @@ import opendp_lite.prelude as dp
 from opendp_lite.samplers import rng
 
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
-F64 = (dp.atom_domain(T=float), dp.absolute_distance(T=float))
+F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 N = 3000
 SCALE = 10.0
 

@@ -129,17 +129,19 @@ def test_the_typical_sensitivity_is_not_taken_as_a_worst_case() -> None:
     # issue 12: make_local_release(record_distance=Δ) on unbounded heights labelled a typical
     # sensitivity as worst-case MaxDivergence.  It is now refused without the trust opt-in,
     # and the clamped route's ε holds for heights far outside the typical range.
-    lap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 11.99)
+    lap = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 11.99
+    )
     with pytest.raises(FeatureNotEnabled, match=r"record_distance=11\.99"):
         make_local_release(
-            dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, 11.99
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), lap, 11.99
         )
     # 100 cm vs 250 cm, one person: the unclamped mechanism loses 150/11.99 ≈ 12.5, and the
     # auditor sees far more than the old claim of 1; the clamped route's claim holds
     assert lap.map(150.0) > 12
     dp.enable_features("honest-but-curious")
     trusted = make_local_release(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), lap, 11.99
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), lap, 11.99
     )
     clamped = tour.clamped_local_laplace(11.99, 1.0)
     first = lambda v: float(v[0])  # noqa: E731 - post-processing to a scalar for the audit
@@ -155,11 +157,15 @@ def test_federated_laplace_with_the_sampled_sensitivity_is_random_dp() -> None:
     )
     epsilon = 1.0
     lap = dp.m.make_laplace(
-        dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=s.sensitivity / epsilon
+        dp.atom_domain(T=float, nan=False),
+        dp.absolute_distance(T=float),
+        scale=s.sensitivity / epsilon,
     )
-    per_node = make_random_dp(dp.atom_domain(T=float), dp.discrete_distance(), lambda x: x, s, lap)
+    per_node = make_random_dp(
+        dp.atom_domain(T=float, nan=False), dp.discrete_distance(), lambda x: x, s, lap
+    )
     local = make_local_release(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.hamming_distance(), per_node
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), per_node
     )
     assert repr(local.output_measure) == f"RandomMaxDivergence(gamma={s.gamma!r})"
     assert local.map(1) == pytest.approx(epsilon)

@@ -36,7 +36,7 @@ def _f_c() -> dp.Transformation:  # type: ignore[type-arg]
     return dp.t.make_user_transformation(
         dp.vector_domain(dp.atom_domain(T=int)),
         dp.symmetric_distance(),
-        dp.vector_domain(dp.atom_domain(T=float)),
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)),
         dp.l1_distance(T=float),
         f,
         lambda d: 2.0 * d,  # each count moves by at most 1 per record: Δf_c = 1 + 1 = 2
@@ -65,7 +65,9 @@ def test_composing_two_counts_gives_the_same_epsilon() -> None:
 @pytest.mark.parametrize("b", [1.0, 2.0, 4.0])
 def test_laplace_law_and_rejects_wrong_scale(b: float) -> None:
     n = 20_000
-    lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), b)
+    lap = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), b
+    )
     x = lap(np.zeros(n))
     assert scipy_stats.kstest(x, scipy_stats.laplace(0, b).cdf).pvalue > ALPHA
     assert scipy_stats.kstest(x, scipy_stats.laplace(0, 0.7 * b).cdf).pvalue < ALPHA
@@ -77,7 +79,9 @@ def test_density_ratio_is_bounded_by_e_to_the_epsilon() -> None:
     b, delta = 2.0, 1.0  # f(D1) - f(D2) = 1, b = Δ/ε with Δ = 1: ε = 0.5
     s = np.linspace(-20, 20, 2001)
     ratio = scipy_stats.laplace(120, b).pdf(s + 120) / scipy_stats.laplace(121, b).pdf(s + 120)
-    eps = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), b).map(delta)
+    eps = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), b
+    ).map(delta)
     assert eps == 0.5
     assert np.all(ratio <= np.exp(eps) * (1 + 1e-12))
     assert ratio.max() == pytest.approx(np.exp(eps))

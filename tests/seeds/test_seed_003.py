@@ -114,7 +114,7 @@ def test_laplace_from_the_exponential_mechanism() -> None:
     # ∝ exp(ε u/(2Δu)) = exp(−ε|r − q(x)|/(2Δq)): Laplace(2Δq/ε), the seed's "constant factor"
     dp.enable_features("honest-but-curious")
     grid = np.arange(-50, 51) / 2  # a finite grid of candidate answers
-    space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     em = dp.m.make_exponential(
         *space, grid.tolist(), lambda x, r: -2 * abs(x - r), sensitivity=2.0, epsilon=1.0
     )

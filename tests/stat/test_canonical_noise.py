@@ -47,7 +47,7 @@ def pvalue(counts: np.ndarray, p: np.ndarray) -> float:
 
 def test_tulap_law_and_scaling() -> None:
     eps, delta = 1.0, 0.05
-    space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     m = dp.m.make_canonical_noise(*space, d_in=2.0, d_out=(eps, delta))
     xs = np.array([(m(10.0) - 10.0) / 2.0 for _ in range(N)])
     counts = np.histogram(xs, bins=EDGES)[0]
@@ -59,7 +59,7 @@ def test_tulap_law_and_scaling() -> None:
 
 def test_untruncated_when_delta_zero() -> None:
     eps = 0.7
-    space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     m = dp.m.make_canonical_noise(*space, d_in=1.0, d_out=(eps, 0.0))
     counts = np.histogram([m(0.0) for _ in range(N)], bins=EDGES)[0]
     assert pvalue(counts, probs(eps, 0.0)) > ALPHA

@@ -153,7 +153,7 @@ def test_geometric_censored_vector_law() -> None:
 def test_float_coarse_grid_has_the_exact_discrete_law(dist: str, k: int, T: str) -> None:
     scale, x = 1.5, 0.3
     metric = dp.l1_distance if dist == "laplace" else dp.l2_distance
-    domain = dp.vector_domain(dp.atom_domain(T=T), size=N)
+    domain = dp.vector_domain(dp.atom_domain(T=T, nan=False), size=N)
     meas = make(dist, domain, metric(T=T), scale, k=k)
     out = meas(np.full(N, x)).astype(np.float64)
     grid = out / 2.0**k
@@ -165,7 +165,7 @@ def test_float_coarse_grid_has_the_exact_discrete_law(dist: str, k: int, T: str)
 
 @pytest.mark.parametrize("T", ["f64", "f32"])
 def test_float_scalar_coarse_grid(T: str) -> None:
-    meas = dp.m.make_laplace(dp.atom_domain(T=T), dp.absolute_distance(T=T), 2.0, k=0)
+    meas = dp.m.make_laplace(dp.atom_domain(T=T, nan=False), dp.absolute_distance(T=T), 2.0, k=0)
     z = [meas(0.4) for _ in range(N)]
     assert all(v == round(v) for v in z)
     check_discrete([int(v) for v in z], "laplace", 2.0)
@@ -183,14 +183,14 @@ def check_ks(samples: np.ndarray, dist: str, scale: float) -> None:
 
 @pytest.mark.parametrize("dist", ["laplace", "gaussian"])
 def test_float_default_k_scalar_matches_continuous_law(dist: str) -> None:
-    meas = make(dist, dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.5)
+    meas = make(dist, dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.5)
     check_ks(np.array([meas(0.0) for _ in range(N_KS)]), dist, 1.5)
 
 
 @pytest.mark.parametrize(("dist", "T"), [("laplace", "f32"), ("gaussian", "f64")])
 def test_float_default_k_vector_matches_continuous_law(dist: str, T: str) -> None:
     metric = dp.l1_distance if dist == "laplace" else dp.l2_distance
-    meas = make(dist, dp.vector_domain(dp.atom_domain(T=T)), metric(T=T), 0.75)
+    meas = make(dist, dp.vector_domain(dp.atom_domain(T=T, nan=False)), metric(T=T), 0.75)
     out = meas(np.full(N_KS, 10.0))
     check_ks(out.astype(np.float64) - 10.0, dist, 0.75)
 
@@ -200,5 +200,5 @@ def test_float_default_k_vector_matches_continuous_law(dist: str, T: str) -> Non
 @pytest.mark.parametrize("scale", [0.01, 3.0, 1e6])
 def test_float_default_k_large_sample(dist: str, scale: float) -> None:
     metric = dp.l1_distance if dist == "laplace" else dp.l2_distance
-    meas = make(dist, dp.vector_domain(dp.atom_domain(T=float)), metric(T=float), scale)
+    meas = make(dist, dp.vector_domain(dp.atom_domain(T=float, nan=False)), metric(T=float), scale)
     check_ks(meas(np.zeros(scaled(100_000))), dist, scale)

@@ -173,7 +173,7 @@ def test_noisy_min_negates() -> None:
 
 
 def test_report_noisy_max_gumbel_is_softmax_on_floats() -> None:
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
     m = dp.m.make_report_noisy_max_gumbel(*space, scale=SCALE)
     scores = [0.25, 1.0, 2.5, 3.0]
     counts = Counter((m(scores),) for _ in range(N))

@@ -57,7 +57,7 @@ def test_gaussian_release_rate() -> None:
         assert pvalue(hits, n, gauss_p(2.0 * f)) < ALPHA
 
 
-FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float))
+FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False))
 FDATA = {f"k{i}": THRESHOLD - 1.0 for i in range(KEYS)}
 
 

@@ -152,7 +152,9 @@ def test_typed_errors() -> None:
 
 def test_input_is_not_mutated_and_output_is_numpy() -> None:
     arr = np.array([1.5, -2.5])
-    out = dp.t.make_cast_default(dp.vector_domain(dp.atom_domain(T=float)), SD, TOA=int)(arr)
+    out = dp.t.make_cast_default(dp.vector_domain(dp.atom_domain(T=float, nan=False)), SD, TOA=int)(
+        arr
+    )
     assert isinstance(out, np.ndarray) and out.dtype == np.int32
     assert arr.tolist() == [1.5, -2.5]
 
@@ -226,7 +228,9 @@ def test_f32_parsing_has_no_double_rounding(odp, x: list[str]) -> None:  # type:
 @settings(max_examples=100, deadline=None)
 @given(x=st.lists(st.floats(width=32, allow_nan=False), max_size=6))
 def test_f32_to_string_matches_opendp(odp, x: list[float]) -> None:  # type: ignore[no-untyped-def]
-    ours = dp.t.make_cast_default(dp.vector_domain(dp.atom_domain(T="f32")), SD, TOA=str)(x)
+    ours = dp.t.make_cast_default(
+        dp.vector_domain(dp.atom_domain(T="f32", nan=False)), SD, TOA=str
+    )(x)
     odom = odp.vector_domain(odp.atom_domain(T="f32", nan=False))
     theirs = odp.t.make_cast_default(odom, odp.symmetric_distance(), TOA=str)(x)
     assert ours == theirs
@@ -235,7 +239,9 @@ def test_f32_to_string_matches_opendp(odp, x: list[float]) -> None:  # type: ign
 @settings(max_examples=100, deadline=None)
 @given(x=st.lists(st.floats(allow_nan=False), max_size=6))
 def test_f64_to_string_matches_opendp(odp, x: list[float]) -> None:  # type: ignore[no-untyped-def]
-    ours = dp.t.make_cast_default(dp.vector_domain(dp.atom_domain(T=float)), SD, TOA=str)(x)
+    ours = dp.t.make_cast_default(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), SD, TOA=str
+    )(x)
     odom = odp.vector_domain(odp.atom_domain(T=float, nan=False))
     theirs = odp.t.make_cast_default(odom, odp.symmetric_distance(), TOA=str)(x)
     assert ours == theirs

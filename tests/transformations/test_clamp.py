@@ -23,7 +23,9 @@ floats = st.floats(-1e6, 1e6, allow_nan=False)
 def test_output_domain_is_the_bounded_domain_aggregates_expect() -> None:
     for T, bounds in (("f64", (0.0, 10.0)), ("i32", (-3, 3)), ("f32", (0.0, 1.0)), ("u8", (1, 9))):
         t = dp.t.make_clamp(
-            dp.vector_domain(dp.atom_domain(T=T), size=5), dp.symmetric_distance(), bounds
+            dp.vector_domain(dp.atom_domain(T=T, nan=False), size=5),
+            dp.symmetric_distance(),
+            bounds,
         )
         assert t.output_domain == dp.vector_domain(dp.atom_domain(bounds=bounds, T=T), size=5)
         assert t.output_metric == dp.symmetric_distance()
@@ -33,7 +35,7 @@ def test_output_domain_is_the_bounded_domain_aggregates_expect() -> None:
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_stable_on_random_neighbours(metric: object, data: st.DataObject) -> None:
-    t = dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=float)), metric, (-10.0, 10.0))
+    t = dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=float, nan=False)), metric, (-10.0, 10.0))
     x, y = data.draw(neighbours(floats, type(metric).__name__))
     check_stable(t, x, y)
 
@@ -57,7 +59,7 @@ def test_int_values_clamped_and_dtype_kept(x: list[int], lo: int, w: int) -> Non
 
 def test_f32_bounds_and_data() -> None:
     t = dp.t.make_clamp(
-        dp.vector_domain(dp.atom_domain(T="f32")), dp.symmetric_distance(), (0.1, 0.2)
+        dp.vector_domain(dp.atom_domain(T="f32", nan=False)), dp.symmetric_distance(), (0.1, 0.2)
     )
     out = t(np.array([0.0, 0.15, 1.0], dtype=np.float32))
     assert out.dtype == np.float32
@@ -70,7 +72,9 @@ def test_f32_bounds_and_data() -> None:
 )
 def test_bad_bounds_refused(bounds: object) -> None:
     with pytest.raises(InvalidParameter):
-        dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance(), bounds)  # type: ignore[arg-type]
+        dp.t.make_clamp(
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance(), bounds
+        )  # type: ignore[arg-type]
 
 
 def test_bad_domains_refused() -> None:
@@ -80,10 +84,14 @@ def test_bad_domains_refused() -> None:
     with pytest.raises(NotImplementedForType):
         dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=str)), sd, ("a", "b"))
     with pytest.raises(NotImplementedForType):
-        dp.t.make_clamp(dp.atom_domain(T=float), dp.absolute_distance(T=float), (0.0, 1.0))
+        dp.t.make_clamp(
+            dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), (0.0, 1.0)
+        )
     with pytest.raises(NotImplementedForType):
         dp.t.make_clamp(
-            dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), (0.0, 1.0)
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+            dp.l1_distance(T=float),
+            (0.0, 1.0),
         )
     with pytest.raises(InvalidParameter):  # int carrier, float bound
         dp.t.make_clamp(dp.vector_domain(dp.atom_domain(T=int)), sd, (0.5, 2))
@@ -91,7 +99,7 @@ def test_bad_domains_refused() -> None:
 
 def test_invocation_rejects_non_members_before_running() -> None:
     t = dp.t.make_clamp(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance(), (0.0, 1.0)
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance(), (0.0, 1.0)
     )
     for bad in (1.0, [float("nan")], ["a"], np.zeros((2, 2))):
         with pytest.raises(NotInDomain):
@@ -103,7 +111,7 @@ def test_matches_opendp() -> None:
     odp.enable_features("contrib")
     rng_data = [[-5.0, 0.0, 2.5, 11.0], [], [1e300, -1e300]]
     ours = dp.t.make_clamp(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance(), (0.0, 10.0)
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance(), (0.0, 10.0)
     )
     theirs = odp.t.make_clamp(
         odp.vector_domain(odp.atom_domain(T=float, nan=False)),
@@ -143,7 +151,10 @@ def test_fused_clamp_aggregates_equal_the_steps_apart(T: str, n: int) -> None:
         if n > 1:
             cases += [(n, dp.t.then_variance())]
         for size, agg in cases:
-            space = dp.vector_domain(dp.atom_domain(T=T), size=size), dp.symmetric_distance()
+            space = (
+                dp.vector_domain(dp.atom_domain(T=T, nan=False), size=size),
+                dp.symmetric_distance(),
+            )
             chain, clamp, aggregate = _fused_and_apart(space, bounds, agg)
             apart = aggregate(clamp(x))  # type: ignore[operator]
             assert chain(x) == apart, (T, n, bounds, size)  # type: ignore[operator]
@@ -175,7 +186,7 @@ def test_clamp_then_sum_writes_no_clamped_copy() -> None:
     import tracemalloc
 
     x = np.random.default_rng(0).uniform(-1.0, 2.0, 1 << 20)
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     chain = space >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_sum()
     tracemalloc.start()
     try:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import opendp_lite.prelude as dp
 from opendp_lite.errors import InvalidParameter, NotImplementedForType, NotInDomain
 
-SPACE = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+SPACE = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
 
 
 def test_values_and_clamping() -> None:

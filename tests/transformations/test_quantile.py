@@ -15,7 +15,7 @@ CANDS = [0.0, 1.0, 2.0, 3.0]
 
 
 def space(size: int | None = None, T: object = float) -> tuple[object, object]:
-    return dp.vector_domain(dp.atom_domain(T=T), size=size), SYM
+    return dp.vector_domain(dp.atom_domain(T=T, nan=False), size=size), SYM
 
 
 def test_scores_and_maps() -> None:

@@ -97,7 +97,7 @@ def test_float_sum_accuracy_within_grid_quantisation() -> None:
 
 def test_float_sum_f32_carrier() -> None:
     t = dp.t.make_sum(vec((0.0, 1.0), T="f32"), SYM)
-    assert t.output_domain == dp.atom_domain(T="f32")
+    assert t.output_domain == dp.atom_domain(T="f32", nan=False)
     out = t(np.array([0.5, 0.25], dtype=np.float32))
     assert out == 0.75
     assert 1.0 < t.map(1) < 1.2  # relaxation 2·e_f32(2^20) ≈ 0.125
@@ -180,7 +180,7 @@ def test_unsized_float_sum_warns_only_below_realistic_limit() -> None:
 
 def test_bad_inputs_raise_typed_errors() -> None:
     with pytest.raises(InvalidParameter):
-        dp.t.make_sum(dp.vector_domain(dp.atom_domain(T=float)), SYM)  # unbounded
+        dp.t.make_sum(dp.vector_domain(dp.atom_domain(T=float, nan=False)), SYM)  # unbounded
     with pytest.raises(NotImplementedForType):
         dp.t.make_sum(dp.atom_domain(bounds=(0.0, 1.0)), SYM)  # not a vector
     with pytest.raises(NotImplementedForType):
@@ -203,7 +203,7 @@ def test_bad_inputs_raise_typed_errors() -> None:
 
 
 def test_partial_chains_with_clamp() -> None:
-    space = dp.vector_domain(dp.atom_domain(T=float)), SYM
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), SYM
     meas = space >> dp.t.then_clamp((0.0, 10.0)) >> dp.t.then_sum()
     assert meas([-1.0, 5.0, 12.0]) == 15.0
     assert meas.map(1) == dp.t.make_sum(vec((0.0, 10.0)), SYM).map(1)

@@ -104,7 +104,7 @@ def test_errors() -> None:
         tree(4, 1)
     with pytest.raises(NotImplementedForType):
         dp.t.make_b_ary_tree(
-            dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 4, 2
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), 4, 2
         )
     with pytest.raises(NotImplementedForType):
         dp.t.make_b_ary_tree(INTS, dp.symmetric_distance(), 4, 2)

@@ -49,7 +49,7 @@ def _pieces() -> tuple[
     Measurement[float, float, float, float],
     Transformation[str, int, int, int],
 ]:
-    fspace = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    fspace = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     ispace = dp.atom_domain(T=int), dp.absolute_distance(T=int)
     assert_type(fspace[0], AtomDomain[float])
     assert_type(ispace[1], AbsoluteDistance[int])
@@ -114,7 +114,7 @@ def valid_chains() -> None:
 
     # --- the library's own constructors (typed @overloads) -----------------------------------
     fvec, ivec, sized = _spaces()
-    fscalar = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    fscalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
 
     # make_* forms: each stage built on the previous one's output space
@@ -154,7 +154,7 @@ def valid_chains() -> None:
 
     # vector mechanisms release numpy arrays
     vlap = dp.m.make_laplace(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 1.0
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), 1.0
     )
     assert_type(vlap, Measurement[Vec[float], npt.NDArray[Any], float, float])
     assert_type(vlap >> (lambda a: a.sum()), Measurement[Vec[float], Any, float, float])
@@ -232,7 +232,7 @@ def valid_chains() -> None:
     assert_type(fscalar >> dp.m.then_laplace(1.0), Measurement[float, float, float, float])
     assert_type(iscalar >> dp.m.then_gaussian(1.0), Measurement[int, int, int, float])
     assert_type(iscalar >> dp.m.then_geometric(1.0), Measurement[int, int, int, float])
-    l1f = dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float)
+    l1f = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)
     assert_type(
         l1f >> dp.m.then_laplace(1.0), Measurement[Vec[float], npt.NDArray[Any], float, float]
     )
@@ -285,7 +285,7 @@ def invalid_chains() -> None:
     partial: PartialMeasurement[int, int, int, float] = PartialMeasurement(
         lambda d, m: dp.m.make_user_measurement(d, m, dp.max_divergence(), lambda x: x, float)
     )
-    (dp.atom_domain(T=float), dp.absolute_distance(T=float)) >> partial  # type: ignore[operator]
+    (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)) >> partial  # type: ignore[operator]
 
     # 9. invoking with a value of the wrong carrier
     m_int("three")  # type: ignore[arg-type]
@@ -295,14 +295,14 @@ def invalid_chains() -> None:
 
     # --- ill-typed chains of the library's own constructors ----------------------------------
     fvec, ivec, _ = _spaces()
-    fscalar = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    fscalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
     fsum = dp.t.make_sum(*dp.t.make_clamp(*fvec, bounds=(0.0, 10.0)).output_space)
     count = dp.t.make_count(*ivec)
     ilap = dp.m.make_laplace(*iscalar, scale=1.0)
     fgauss = dp.m.make_gaussian(*fscalar, scale=1.0)
     vlap = dp.m.make_laplace(
-        dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float), 1.0
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), 1.0
     )
 
     def halve(x: float) -> float:

@@ -14,7 +14,7 @@ from opendp_lite.samplers import rng
 
 
 def _fvec() -> tuple[Any, Any]:
-    return dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    return dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
 
 
 def test_partials_keep_their_runtime_classes() -> None:
@@ -51,7 +51,7 @@ def test_space_form_and_runtime_errors_unchanged() -> None:
     strs = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
     with pytest.raises(OpenDPLiteError):
         strs >> dp.t.then_sum()  # type: ignore[operator]  # also rejected at run time
-    fspace = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    fspace = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     with pytest.raises(OpenDPLiteError):
         fspace >> dp.m.then_geometric(1.0)  # type: ignore[operator]
 
@@ -91,7 +91,7 @@ def test_derived_partials_carry_the_makes_metadata(name: str, then: Any, make: A
 
 def test_compositor_partials_build_on_the_space() -> None:
     # (the examples formerly in the then_* docstrings)
-    space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     adaptive = space >> dp.c.then_adaptive_composition(dp.max_divergence(), 1.0, [0.5, 0.25])
     assert adaptive.map(1.0) == 0.75
     sequential = space >> dp.c.then_sequential_composition(dp.max_divergence(), 1.0, [0.5])
@@ -143,7 +143,7 @@ def _build_converted_cases(l01inf_distance: Any) -> list[tuple[str, Any, Any, An
     part = dp.t.make_partition_by(*frame, by="g", keys=["a", "b"])
     ppart = dp.t.make_partition_by(*frame, by="g")
     inner = dp.t.make_select_column("x", TOA=float) >> dp.t.then_count() >> dp.m.then_laplace(2.0)
-    fmap = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float))
+    fmap = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False))
     fthr = fmap, l01inf_distance(dp.absolute_distance(T=float))
     iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
     apx = dp.approximate(dp.max_divergence())

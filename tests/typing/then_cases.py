@@ -45,7 +45,7 @@ def transformations() -> None:
     nanvec = dp.vector_domain(dp.atom_domain(T=float, nan=True)), dp.symmetric_distance()
     optvec = dp.vector_domain(dp.option_domain(dp.atom_domain(T=int))), dp.symmetric_distance()
     il1 = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
-    fscalar = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    fscalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
     ints = ivec >> dp.t.then_resize(4, 0)
 
@@ -128,8 +128,8 @@ def measurements() -> None:
     ivec = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
     fvec = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0)), size=10), dp.symmetric_distance()
     ilinf = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
-    flinf = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
-    fscalar = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    flinf = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
+    fscalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
     keys = dp.atom_domain(T=str)
     counts = dp.map_domain(keys, dp.atom_domain(T=int))
@@ -156,7 +156,7 @@ def measurements() -> None:
         _M[Vec[float], float, int, tuple[float, float]],
     )
     assert_type(bits >> dp.m.then_randomized_response_bitvec(0.9), _M[bytes, bytes, int, float])
-    fcounts = dp.map_domain(keys, dp.atom_domain(T=float))
+    fcounts = dp.map_domain(keys, dp.atom_domain(T=float, nan=False))
     assert_type(
         (fcounts, l01inf_distance(dp.absolute_distance(T=float)))
         >> dp.m.then_laplace_threshold(1.0, 5.0),
@@ -247,9 +247,9 @@ def measurements() -> None:
 
 
 def combinators() -> None:
-    fscalar = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    fscalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     bvec = dp.vector_domain(dp.atom_domain(T=bool)), dp.hamming_distance()
-    fvec = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    fvec = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     clamp = fvec >> dp.t.then_clamp((0.0, 1.0))
 
     assert_type(
@@ -289,7 +289,7 @@ def combinators() -> None:
 def invalid_chains() -> None:
     """Each line is an ill-typed chain through a pattern; mypy must reject it."""
     ivec = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
-    fscalar = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    fscalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
     ilinf = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
     fsum = ivec >> dp.t.then_cast_default(float) >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_sum()
@@ -312,7 +312,7 @@ def invalid_chains() -> None:
 
     q = ivec >> dp.m.then_private_quantile(dp.max_divergence(), [0, 1], 0.5, 1.0)
     q >> first  # type: ignore[operator]
-    qf = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    qf = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     (qf >> dp.m.then_private_quantile(dp.max_divergence(), [0.0], 0.5, 1.0)) >> halve
     (qf >> dp.m.then_private_quantile(dp.max_divergence(), [0.0], 0.5, 1.0)) >> first  # type: ignore[operator]
     # keyed / key_queries need a map; the sparse vector's queries are on the space it follows
@@ -321,7 +321,7 @@ def invalid_chains() -> None:
     fl1 = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int)), dp.l1_distance(T=int)
     (fl1 >> dp.m.then_alp_queryable(0.5, 50, 10))({"a": 1})(3)  # type: ignore[arg-type]
     svt = ivec >> dp.m.then_sparse_vector(1, 10, 0.0, 1.0, 1.0)
-    fv = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    fv = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     svt([1])(dp.t.make_count(*ivec))
     svt([1])(dp.t.make_count(*fv))  # type: ignore[arg-type]
     # a filter and a partition need a dataframe; the per-group aggregates a partition
@@ -330,7 +330,7 @@ def invalid_chains() -> None:
     ivec >> dp.t.then_partition_by("g", keys=["a"])  # type: ignore[operator]
     frame >> dp.t.then_grouped_count()  # type: ignore[operator]
     # grouped: the inner measurement works on one group's rows (an integer distance)
-    flap = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0)
+    flap = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
     dp.c.then_grouped(flap)  # type: ignore[arg-type]
     # noise: no noise on strings; the threshold mechanisms need a map
     svec = dp.vector_domain(dp.atom_domain(T=str)), dp.l1_distance(T=int)

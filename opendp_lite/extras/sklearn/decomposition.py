@@ -120,7 +120,7 @@ def _make_sscp_upper(domain: NPSSCPDomain) -> Transformation[Array, Array, int, 
     def stability_map(d_in: int) -> float:
         return ar.up(d_in * per_record + relax)
 
-    out: Domain[Any] = vector_domain(atom_domain(T="f64"), size=m)
+    out: Domain[Any] = vector_domain(atom_domain(T="f64", nan=False), size=m)
     return Transformation(
         domain, symmetric_distance(), out, l1_distance(T="f64"), function, stability_map
     )
