@@ -38,6 +38,7 @@ from .errors import (
     DomainMismatch,
     FailedMap,
     FeatureNotEnabled,
+    InfiniteLoss,
     MetricMismatch,
     QueryableError,
 )
@@ -573,7 +574,11 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     def check(self, d_in: DI, d_out: MO, *, debug: bool = False) -> bool:
         """Whether the measurement is ``d_out``-private for inputs ``d_in`` apart."""
         d_out = self.output_measure._check_loss(d_out)
-        return self.output_measure._le(self.map(d_in), d_out)
+        try:
+            loss = self.map(d_in)
+        except InfiniteLoss:
+            return False  # no finite d_out bounds an infinite loss
+        return self.output_measure._le(loss, d_out)
 
     # A Measurement is callable, so the Callable overload would accept it as post-processing;
     # this overload catches it first and mypy reports the chain as an error (the project's mypy

@@ -25,6 +25,7 @@ __all__ = [
     "FailedFunction",
     "FailedMap",
     "FeatureNotEnabled",
+    "InfiniteLoss",
     "InvalidParameter",
     "MeasureMismatch",
     "MetricMismatch",
@@ -293,6 +294,15 @@ class NotInDomain(_WithFix, FailedFunction, ValueError, TypeError):
 
 class FailedMap(OpenDPLiteError, ValueError):
     """A stability or privacy map could not be evaluated (for example a negative ``d_in``)."""
+
+
+class InfiniteLoss(FailedMap):
+    """The privacy loss is infinite (a noise scale of 0 at ``d_in > 0``).
+
+    ``map`` raises it, as no finite number bounds the loss; ``check`` answers ``False``, so a
+    parameter search (``binary_search_chain``) treats the scale as too small, as OpenDP's
+    infinite loss does.
+    """
 
 
 class NotImplementedForType(_WithFix, OpenDPLiteError, TypeError):

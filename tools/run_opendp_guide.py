@@ -381,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.run_one:
-        print(json.dumps(run_one(Path(args.run_one))))
+        result = run_one(Path(args.run_one))
+        print()  # a page may leave a line unfinished (a progress bar): the result gets its own
+        print(json.dumps(result))
         return 0
     if not args.mirror:
         ap.error("the mirror path is required")

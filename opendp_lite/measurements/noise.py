@@ -29,7 +29,7 @@ from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
 from .._validate import check_finite_nonneg, check_int, check_no_nan, is_int_value
 from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
-from ..errors import FailedMap, InvalidParameter, NotImplementedForType, NotInDomain
+from ..errors import InfiniteLoss, InvalidParameter, NotImplementedForType, NotInDomain
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
 from ..metrics import AbsoluteDistance, L1Distance, L2Distance
 from ..samplers import batch
@@ -185,7 +185,7 @@ def _rounding_penalty(sp: _Space, k: int, p: int) -> Any:
 def _no_loss(d: Any, who: str) -> float:
     if d == 0:
         return 0.0
-    raise FailedMap(f"{who} with scale 0 releases its input: the privacy loss is infinite")
+    raise InfiniteLoss(f"{who} with scale 0 releases its input: the privacy loss is infinite")
 
 
 def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
