@@ -239,8 +239,8 @@ def test_plain_carrier_array_fast_path_is_the_general_path(atom, x) -> None:
 @pytest.mark.parametrize(
     ("atom", "x", "match"),
     [
-        (dp.atom_domain(T="f64"), np.array([1.0, np.nan]), "NaN"),
-        (dp.atom_domain(T="f32"), np.array([np.nan], dtype=np.float32), "NaN"),
+        (dp.atom_domain(T="f64", nan=False), np.array([1.0, np.nan]), "NaN"),
+        (dp.atom_domain(T="f32", nan=False), np.array([np.nan], dtype=np.float32), "NaN"),
         (dp.atom_domain(bounds=(0.0, 1.0)), np.array([0.5, 2.0]), "bounds"),
         (dp.atom_domain(T="i8"), np.array([1, 300], dtype=np.int64), "range"),
         (dp.atom_domain(T="f32"), np.array([1e39]), "overflows f32"),

@@ -298,8 +298,8 @@ MISTAKES: list[tuple[str, Callable[[], Any], type, str, str, str]] = [
             ]
         ),
         MeasureMismatch,
-        r"MaxDivergence\(\)",
-        r"ZeroConcentratedDivergence\(\)",
+        r"MaxDivergence\b",
+        r"ZeroConcentratedDivergence\b",
         r"make_pureDP_to_zCDP",
     ),
     (
