@@ -81,6 +81,9 @@ _MIN_NORM = 2.0**-500
 #: The clamp's successive targets, as fractions of the radius: just inside the ball first,
 #: further in if rounding pushed the scaled row out, then halving (see make_np_clamp).
 _SHRINKS = (1.0 - 2.0**-40, 1.0 - 2.0**-30, 1.0 - 2.0**-20, 1.0 - 2.0**-10)
+#: A row statistic at least this large (and finite) gives the clamp its factor directly: its
+#: relative error is then a few ulps (the absolute underflow terms are below 2^-1070).
+_STAT_MIN = 2.0**-900
 
 
 def _check_T(T: object, who: str) -> str:
@@ -157,12 +160,22 @@ def _threshold(norm: float, p: int, d: int) -> float:
 
 
 def _row_stats(x: Array, origin: tuple[float, ...] | float, p: int) -> Array:
-    """The computed statistic of each row (NaN or ``inf`` for a row with a non-finite value)."""
+    """The computed statistic of each row (NaN for a row with a NaN, ``inf`` for one with an
+    infinite value or whose statistic overflowed).
+
+    ``Σ (x_i − o_i)²`` (p = 2) or ``Σ |x_i − o_i|`` (p = 1) in binary64, summed by ``einsum`` in
+    whatever order (and with or without fused multiply-add) it uses: the bounds of
+    :func:`_threshold` and :func:`_threshold_hi` hold for any order.  With a zero origin the
+    subtraction is skipped (``x − 0 = x`` exactly).
+    """
     with np.errstate(all="ignore"):
-        dev = np.abs(np.subtract(x, np.asarray(origin, dtype=np.float64), dtype=np.float64))
+        dev = x if x.dtype == np.float64 else x.astype(np.float64)
+        if any(origin) if isinstance(origin, tuple) else origin != 0:
+            dev = np.subtract(dev, np.asarray(origin, dtype=np.float64))
         if p == 2:
-            np.multiply(dev, dev, out=dev)
-        out: Array = np.add.reduce(dev, axis=1)
+            out: Array = np.einsum("ij,ij->i", dev, dev)
+        else:
+            out = np.einsum("ij->i", np.abs(dev))
     return out
 
 
@@ -181,18 +194,24 @@ def _exact_in_ball(row: Array, origin: tuple[float, ...] | float, norm: float, p
     return bool(total <= ar.q(norm) ** p)
 
 
-def _rows_in_ball(x: Array, origin: tuple[float, ...] | float, norm: float, p: int) -> Array:
+def _rows_in_ball(
+    x: Array, origin: tuple[float, ...] | float, norm: float, p: int, stats: Array | None = None
+) -> Array:
     """A boolean per row: ``‖x − o‖_p <= norm`` exactly.
 
-    The float statistic decides every row outside a thin band around the boundary (the bounds
-    of :func:`_threshold` and :func:`_threshold_hi`); rows in the band, and finite rows whose
-    statistic overflowed, are decided in exact rationals.  NaN and infinite rows are outside.
+    The float statistic (``stats``, computed by :func:`_row_stats` if not given) decides every
+    row outside a thin band around the boundary (the bounds of :func:`_threshold` and
+    :func:`_threshold_hi`); rows in the band, and finite rows whose statistic overflowed, are
+    decided in exact rationals.  NaN and infinite rows are outside.
     """
     n, d = x.shape
     if d == 0:
         return np.ones(n, dtype=bool)
-    stats = _row_stats(x, origin, p)
+    if stats is None:
+        stats = _row_stats(x, origin, p)
     ok: Array = stats <= _threshold(norm, p, d)
+    if ok.all():
+        return ok
     unsure = ~ok & ~np.isnan(stats) & ((stats <= _threshold_hi(norm, p, d)) | np.isinf(stats))
     if unsure.any():
         for i in np.flatnonzero(unsure):
@@ -269,12 +288,16 @@ class NPArray2Domain(Domain[Array]):
             raise NotInDomain(f"{self!r} needs {self.num_columns} columns, got {x.shape[1]}")
         if self.size is not None and x.shape[0] != self.size:
             raise NotInDomain(f"{self!r} needs {self.size} rows, got {x.shape[0]}")
-        if is_float(self.T) and not self.nan and np.isnan(x).any():
+        if self.norm is None and is_float(self.T) and not self.nan and np.isnan(x).any():
             raise NotInDomain(f"NaN is not a member of {self!r}")
         if self.norm is not None:
+            # a norm implies nan=False (array2_domain); a row with a NaN has a NaN statistic
+            # and is outside the ball, so the norm test below also refuses every NaN
             assert self.origin is not None and self.p is not None  # noqa: S101 - constructor
             ok = _rows_in_ball(x, self.origin, self.norm, self.p)
             if not ok.all():
+                if np.isnan(x).any():
+                    raise NotInDomain(f"NaN is not a member of {self!r}")
                 i = int(np.argmin(ok))
                 raise NotInDomain(
                     f"row {i} is not within L{self.p} distance {self.norm!r} of the origin "
@@ -541,38 +564,82 @@ def make_np_clamp(
     dtype = np.dtype(carrier_dtype(dom.T))
     big = float(np.finfo(dtype).max)
 
-    def function(arg: Array) -> Array:
-        result = np.array(arg, dtype=dtype, copy=True)
-        if result.shape[0] == 0 or result.shape[1] == 0:
-            return result
-        bad = ~_rows_in_ball(result, o, R, pp)
-        if not bad.any():
-            return result
+    zero_origin = not any(o) if isinstance(o, tuple) else o == 0
+    shrinks = [*_SHRINKS, *(0.5**j for j in range(1, 65))]
+
+    def shrink_rows(result: Array, idx: Array, dev: Array, factor: Array, start: int) -> None:
+        """Rows ``idx`` of ``result`` become ``o + dev·(factor·s)`` for the first ``s`` of
+        ``shrinks[start:]`` whose rounded row passes the exact test, else ``o``."""
         origin_row = np.broadcast_to(np.asarray(o, dtype=np.float64), (result.shape[1],))
-        with np.errstate(all="ignore"):
-            dev = np.nan_to_num(
-                np.subtract(result[bad], origin_row, dtype=np.float64),
-                nan=0.0,
-                posinf=big,
-                neginf=-big,
-            )
-            # the norm of each row, computed on the row divided by its largest |value| so
-            # that no square overflows; any rounding here is caught by the check below
-            top = np.max(np.abs(dev), axis=1)
-            unit = np.linalg.norm(dev / np.where(top > 0, top, 1.0)[:, None], ord=pp, axis=1)
-            factor = np.minimum(np.where(top > 0, R / unit / top, 0.0), 1.0)
-            factor = np.nan_to_num(factor, nan=0.0, posinf=0.0)
-        idx = np.flatnonzero(bad)
-        shrinks = [*_SHRINKS, *(0.5**j for j in range(1, 65))]
-        for shrink in shrinks:
+        for shrink in shrinks[start:]:
             with np.errstate(all="ignore"):
                 cand = (origin_row + dev * (factor * shrink)[:, None]).astype(dtype)
             ok = _rows_in_ball(cand, o, R, pp)
             result[idx[ok]] = cand[ok]
             if ok.all():
-                return result
+                return
             idx, dev, factor = idx[~ok], dev[~ok], factor[~ok]
         result[idx] = origin_row.astype(dtype)  # the origin itself: norm 0, always a member
+
+    def slow_factor(dev: Array) -> Array:
+        """``c`` for rows whose statistic is not usable (non-finite values, overflow, tiny):
+        the norm of each row computed on the row divided by its largest |value|, so that no
+        square overflows (NaN in ``dev`` already 0, ±inf ±max)."""
+        with np.errstate(all="ignore"):
+            top = np.max(np.abs(dev), axis=1)
+            unit = np.linalg.norm(dev / np.where(top > 0, top, 1.0)[:, None], ord=pp, axis=1)
+            factor = np.minimum(np.where(top > 0, R / unit / top, 0.0), 1.0)
+            out: Array = np.nan_to_num(factor, nan=0.0, posinf=0.0)
+        return out
+
+    def function(arg: Array) -> Array:
+        x = np.asarray(arg, dtype=dtype)
+        if x.shape[0] == 0 or x.shape[1] == 0:
+            return x.copy()
+        stats = _row_stats(x, o, pp)
+        inside = _rows_in_ball(x, o, R, pp, stats)
+        if inside.all():
+            return x.copy()
+        # c from the statistic already computed: sqrt(s) (p = 2) or s (p = 1) approximates
+        # ‖x − o‖_p to a few ulps when s is finite and not tiny; any rounding in c is caught
+        # by the exact test of the candidate below
+        with np.errstate(all="ignore"):
+            usable = np.isfinite(stats) & (stats >= _STAT_MIN)
+            factor = np.minimum(R / (np.sqrt(stats) if pp == 2 else stats), 1.0)
+            factor *= _SHRINKS[0]
+            factor[inside | ~usable] = 1.0
+            if zero_origin:
+                # x·1 = x exactly: rows inside the ball come out unchanged
+                result = np.multiply(x, factor[:, None], dtype=np.float64).astype(
+                    dtype, copy=False
+                )
+            else:
+                dev_all = np.subtract(x, np.asarray(o, dtype=np.float64), dtype=np.float64)
+                dev_all *= factor[:, None]
+                dev_all += np.asarray(o, dtype=np.float64)
+                result = dev_all.astype(dtype, copy=False)
+                np.copyto(result, x, where=inside[:, None])
+        easy = usable & ~inside
+        passed = _rows_in_ball(result, o, R, pp)
+        np.copyto(result, x, where=~usable[:, None])
+        # rows scaled from their statistic that failed at the first shrink go on with the
+        # same c; rows without a usable statistic start from c computed row by row
+        origin_row = np.asarray(o, dtype=np.float64)
+        redo = np.flatnonzero(easy & ~passed)
+        if redo.size:
+            dev = np.subtract(x[redo], origin_row, dtype=np.float64)
+            c = np.minimum(R / (np.sqrt(stats[redo]) if pp == 2 else stats[redo]), 1.0)
+            shrink_rows(result, redo, dev, c, 1)
+        hard = np.flatnonzero(~inside & ~usable)
+        if hard.size:
+            with np.errstate(all="ignore"):
+                dev = np.nan_to_num(
+                    np.subtract(x[hard], origin_row, dtype=np.float64),
+                    nan=0.0,
+                    posinf=big,
+                    neginf=-big,
+                )
+            shrink_rows(result, hard, dev, slow_factor(dev), 0)
         return result
 
     return Transformation(input_domain, input_metric, out, input_metric, function, lambda d: d)
