@@ -47,7 +47,7 @@ from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
 from ..measurements import make_gaussian, make_laplace
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
 from ..metrics import SymmetricDistance, absolute_distance, l1_distance, l2_distance
-from ..transformations._aggregate import grid_shift, to_carrier
+from ..transformations._aggregate import _scales, grid_shift, to_carrier
 from ..transformations.sum import FloatSumPlan, default_size_limit
 
 __all__ = [
@@ -709,6 +709,35 @@ def then_np_count() -> PartialTransformation[Array, int, int, int]:
 # Sum
 
 
+#: Rows of a 2-d array scaled and summed at a time: |k| <= 2^46 and 2^16 rows keep every
+#: int64 column total below 2^62.
+_SUM_ROWS = 1 << 16
+
+
+def grid_column_sums(x: Array, p: int) -> list[int]:
+    """The exact ``Σ_i trunc(x_ij · 2^p)`` of each column ``j`` (as :func:`grid_sums` column by
+    column, without copying the columns out).
+
+    Requires ``|x_ij| · 2^p <= 2^46``.  Each block of :data:`_SUM_ROWS` rows is scaled by
+    ``2^p`` (exact, one or two power-of-two factors) into a float64 buffer; the reduction
+    along the rows casts each value to int64, truncating toward zero, and sums in int64
+    (below 2^62 per block); blocks are added as Python ints.
+    """
+    n, d = x.shape
+    s1, s2 = _scales(p)
+    totals = [0] * d
+    buf = np.empty((min(n, _SUM_ROWS), d), dtype=np.float64)
+    for i in range(0, n, _SUM_ROWS):
+        chunk = x[i : i + _SUM_ROWS]
+        b = buf[: chunk.shape[0]]
+        np.multiply(chunk, s1, out=b, dtype=np.float64)
+        if s2 != 1.0:
+            np.multiply(b, s2, out=b)
+        part = np.add.reduce(b, axis=0, dtype=np.int64)
+        totals = [t + int(v) for t, v in zip(totals, part.tolist(), strict=True)]
+    return totals
+
+
 def make_np_sum(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Array, Array, int, float]:
@@ -768,8 +797,9 @@ def make_np_sum(
             return ar.up((d_in // 2) * width + relax)
 
     def function(arg: Array) -> Array:
+        cap = plan.c_int
         sums = [
-            to_carrier(plan.total(np.ascontiguousarray(arg[:, j])), 1, plan.p, T) for j in range(d)
+            to_carrier(min(max(k, -cap), cap), 1, plan.p, T) for k in grid_column_sums(arg, plan.p)
         ]
         return np.asarray(sums, dtype=carrier_dtype(T))
 
@@ -926,34 +956,39 @@ def sscp_grid(m_up: float) -> int:
 def exact_sscp(x: Array, g: int) -> Array:
     """``KᵀK`` exactly, as an object array of Python ints, with ``K = trunc(x · 2^g)``.
 
-    Requires ``|K| <= 2^40``.  Every float operation below acts on integers whose exact result
-    is below 2^53 in magnitude, so none rounds, in whatever order BLAS sums.
+    Requires ``|K| <= 2^40``.  Each block of rows is written as ``B = [H | L]ᵀ``
+    (``K = 2^20·H + L``) into one buffer, and one float matrix product ``B·Bᵀ`` gives ``HᵀH``,
+    ``HᵀL`` and ``LᵀL``.  Every float operation below acts on integers whose exact result is below 2^53
+    in magnitude, so none rounds, in whatever order BLAS sums.
     """
-    d = x.shape[1]
+    n, d = x.shape
     total = np.zeros((d, d), dtype=object)
-    hh = np.zeros((d, d), dtype=np.int64)
-    hl = np.zeros((d, d), dtype=np.int64)
-    ll = np.zeros((d, d), dtype=np.int64)
-    s1, s2 = (
-        (math.ldexp(1.0, g), 1.0)
-        if g <= 1000
-        else (math.ldexp(1.0, 1000), math.ldexp(1.0, g - 1000))
-    )
+    acc = np.zeros((2 * d, 2 * d), dtype=np.int64)
+    s1, s2 = _scales(g)
+    # [H | L] transposed: each of the 2d rows of the buffer is contiguous, so every
+    # elementwise step below runs over long contiguous rows
+    buf = np.empty((2 * d, min(n, _SSCP_ROWS)), dtype=np.float64)
 
     def flush() -> None:
+        hh, hl, ll = acc[:d, :d], acc[:d, d:], acc[d:, d:]
         total[...] += (
             hh.astype(object) * 2**40 + (hl + hl.T).astype(object) * 2**20 + ll.astype(object)
         )
-        hh[...] = hl[...] = ll[...] = 0
+        acc[...] = 0
 
-    for j, i in enumerate(range(0, x.shape[0], _SSCP_ROWS)):
-        k = np.trunc(np.asarray(x[i : i + _SSCP_ROWS], dtype=np.float64) * s1 * s2)
-        hi = np.floor(k / _HALF)
-        lo = k - hi * _HALF
-        # each block entry is below 2^53; an int64 holds 2^8 blocks of three such sums
-        hh += (hi.T @ hi).astype(np.int64)
-        hl += (hi.T @ lo).astype(np.int64)
-        ll += (lo.T @ lo).astype(np.int64)
+    for j, i in enumerate(range(0, n, _SSCP_ROWS)):
+        block = x[i : i + _SSCP_ROWS]
+        both = buf[:, : block.shape[0]]
+        hi, lo = both[:d], both[d:]
+        np.multiply(block.T, s1, out=lo, dtype=np.float64)  # exact: a power of two
+        if s2 != 1.0:
+            np.multiply(lo, s2, out=lo)
+        np.trunc(lo, out=lo)  # K
+        np.multiply(lo, 1.0 / _HALF, out=hi)  # exact: a power of two
+        np.floor(hi, out=hi)  # H = floor(K / 2^20)
+        np.subtract(lo, hi * _HALF, out=lo)  # L = K − 2^20·H, in [0, 2^20): exact
+        # each entry is below 2^53; an int64 holds 2^8 blocks of three such sums
+        acc += (both @ both.T).astype(np.int64)
         if j % _FLUSH == _FLUSH - 1:
             flush()
     flush()
