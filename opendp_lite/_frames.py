@@ -35,6 +35,7 @@ The element domain is read by duck typing (``carrier_type``, ``nan``): this modu
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 from typing import Any, Literal
 
@@ -162,9 +163,17 @@ def _float_values(values: npt.NDArray[Any], mode: Missing) -> npt.NDArray[Any] |
     None (the caller maps or refuses the NaN)."""
     if mode in ("nan", "keep") or values.size == 0:
         return values
-    if not np.isnan(np.min(values)):  # min propagates NaN: one read, no temporary
+    if values.size <= 32:  # short: a Python scan costs less than a numpy reduction's setup
+        return None if any(v != v for v in values.tolist()) else values
+    if not math.isnan(np.min(values)):  # min propagates NaN: one read, no temporary
         return values
     return None
+
+
+def _has_missing(x: Any) -> bool:
+    """Whether a pandas Series holds a missing value: ``isna()`` of its array (the test
+    ``Series.hasnans`` and narwhals' ``null_count`` make, without building a Series)."""
+    return bool(x.array.isna().any())
 
 
 def _native_values(x: object, mode: Missing) -> npt.NDArray[Any] | None:
@@ -174,7 +183,7 @@ def _native_values(x: object, mode: Missing) -> npt.NDArray[Any] | None:
 
     Handled: numpy-backed pandas columns of a bool, integer or float32/64 dtype (they cannot
     hold a missing value other than NaN), pandas ``object`` and string columns without missing
-    values (``hasnans``: ``isna().any()``, the test narwhals' ``null_count`` makes), nullable
+    values (``isna().any()``, the test narwhals' ``null_count`` makes), nullable
     pandas integer and boolean columns (without NA, or with NA read as ``None`` for an option
     domain: ``to_numpy(dtype=object, na_value=None)`` gives the same Python values), Polars and pyarrow float columns
     without NaN or null and integer or bool columns without null.  A column with a missing
@@ -190,7 +199,7 @@ def _native_values(x: object, mode: Missing) -> npt.NDArray[Any] | None:
         dt = x.dtype
         if isinstance(dt, pd.StringDtype) or dt == object:
             # str objects (pandas' to_numpy of a string column is an object array)
-            return None if x.hasnans else x.to_numpy()
+            return None if _has_missing(x) else x.to_numpy()
         if not isinstance(dt, np.dtype):
             api = pd.api.types
             if isinstance(dt, pd.CategoricalDtype) or not (
@@ -198,7 +207,7 @@ def _native_values(x: object, mode: Missing) -> npt.NDArray[Any] | None:
             ):
                 return None  # other extension dtypes (Float64, category...): narwhals
             # nullable integers and booleans: pandas NA is their only missing value
-            if not x.hasnans:
+            if not _has_missing(x):
                 return x.to_numpy()  # type: ignore[no-any-return]
             if mode == "none":
                 return x.to_numpy(dtype=object, na_value=None)  # type: ignore[no-any-return]

@@ -95,5 +95,14 @@ def test_native_read_shares_memory_and_refuses_missing_by_name() -> None:
     ints = dp.vector_domain(dp.atom_domain(T="i64"))
     with pytest.raises(NotInDomain, match=r"column 'n', position 2: a missing value"):
         ints._normalize(pd.Series([1, 2, None], dtype="Int64", name="n"))
+    for missing in (
+        pd.Series(["a", None], dtype=object),
+        pd.Series(["a", math.nan], dtype=object),
+        pd.Series([1.0] * 40 + [math.nan]),  # long: the numpy scan
+        pd.Series([1.0, math.nan]),  # short: the Python scan
+        pl.Series([1.0] * 40 + [math.nan]),
+        pa.array([1.0, None]),
+    ):
+        assert _frames._native_values(missing, "refuse") is None
     opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T="i64")))
     assert opt._normalize(pd.Series([1, None, 3], dtype="Int64")).tolist() == [1, None, 3]
