@@ -176,7 +176,7 @@ def _has_missing(x: Any) -> bool:
     return bool(x.array.isna().any())
 
 
-def _native_values(x: object, mode: Missing) -> npt.NDArray[Any] | None:
+def _native_values(x: Any, mode: Missing) -> npt.NDArray[Any] | None:
     """The values of a pandas/Polars Series or pyarrow Array read without narwhals, in the
     common cases where that gives exactly what :func:`_series_values` gives (the same native
     ``to_numpy`` call, zero-copy where it was), else None.
@@ -185,10 +185,11 @@ def _native_values(x: object, mode: Missing) -> npt.NDArray[Any] | None:
     hold a missing value other than NaN), pandas ``object`` and string columns without missing
     values (``isna().any()``, the test narwhals' ``null_count`` makes), nullable
     pandas integer and boolean columns (without NA, or with NA read as ``None`` for an option
-    domain: ``to_numpy(dtype=object, na_value=None)`` gives the same Python values), Polars and pyarrow float columns
-    without NaN or null and integer or bool columns without null.  A column with a missing
-    value takes the narwhals path, which maps or refuses it (naming it).  This skips
-    narwhals' fixed cost per call (~30-100 us), which dominates for short columns.
+    domain: ``to_numpy(dtype=object, na_value=None)`` gives the same Python values), Polars
+    and pyarrow float columns without NaN or null and integer or bool columns without null.
+    A column with a missing value takes the narwhals path, which maps or refuses it (naming
+    it).  This skips narwhals' fixed cost per call (~30-100 us), which dominates for short
+    columns.
     """
     lib = library_of(x)
     values: npt.NDArray[Any]
@@ -197,7 +198,7 @@ def _native_values(x: object, mode: Missing) -> npt.NDArray[Any] | None:
         if type(x) is not pd.Series:
             return None
         dt = x.dtype
-        if isinstance(dt, pd.StringDtype) or dt == object:
+        if isinstance(dt, pd.StringDtype) or dt == np.dtype(object):
             # str objects (pandas' to_numpy of a string column is an object array)
             return None if _has_missing(x) else x.to_numpy()
         if not isinstance(dt, np.dtype):

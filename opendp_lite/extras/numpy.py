@@ -21,7 +21,6 @@ What opendp_lite does differently (each stated in the constructor's proof):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -603,6 +602,7 @@ def make_np_clamp(
         # c from the statistic already computed: sqrt(s) (p = 2) or s (p = 1) approximates
         # ‖x − o‖_p to a few ulps when s is finite and not tiny; any rounding in c is caught
         # by the exact test of the candidate below
+        result: Array
         with np.errstate(all="ignore"):
             usable = np.isfinite(stats) & (stats >= _STAT_MIN)
             factor = np.minimum(R / (np.sqrt(stats) if pp == 2 else stats), 1.0)
@@ -610,9 +610,7 @@ def make_np_clamp(
             factor[inside | ~usable] = 1.0
             if zero_origin:
                 # x·1 = x exactly: rows inside the ball come out unchanged
-                result = np.multiply(x, factor[:, None], dtype=np.float64).astype(
-                    dtype, copy=False
-                )
+                result = np.multiply(x, factor[:, None], dtype=np.float64).astype(dtype, copy=False)
             else:
                 dev_all = np.subtract(x, np.asarray(o, dtype=np.float64), dtype=np.float64)
                 dev_all *= factor[:, None]
@@ -958,8 +956,8 @@ def exact_sscp(x: Array, g: int) -> Array:
 
     Requires ``|K| <= 2^40``.  Each block of rows is written as ``B = [H | L]ᵀ``
     (``K = 2^20·H + L``) into one buffer, and one float matrix product ``B·Bᵀ`` gives ``HᵀH``,
-    ``HᵀL`` and ``LᵀL``.  Every float operation below acts on integers whose exact result is below 2^53
-    in magnitude, so none rounds, in whatever order BLAS sums.
+    ``HᵀL`` and ``LᵀL``.  Every float operation below acts on integers whose exact result is
+    below 2^53 in magnitude, so none rounds, in whatever order BLAS sums.
     """
     n, d = x.shape
     total = np.zeros((d, d), dtype=object)

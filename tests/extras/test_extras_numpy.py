@@ -375,7 +375,7 @@ def test_clamp_of_many_rows_follows_the_row_rule(
     gen = np.random.default_rng(11 + p)  # data only
     o = np.zeros(3) if origin is None else np.array(origin)
     x = _boundary_rows(gen, 4000, 3, R, p, o)
-    x[6:500] = o + gen.normal(size=(494, 3)) * 10.0**gen.uniform(-3, 3, size=(494, 1))
+    x[6:500] = o + gen.normal(size=(494, 3)) * 10.0 ** gen.uniform(-3, 3, size=(494, 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 1e200 overflows f32 to inf: an infinite row
         x = x.astype(dtype)
