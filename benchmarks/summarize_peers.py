@@ -75,6 +75,37 @@ REASONS: dict[tuple[str, str], str] = {
     ("cast_chain", "numpy"): (
         "not closable: numpy's astype does not check OpenDP's grammar (it accepts ' 1', '1_0')"
     ),
+    ("np_sum", "opendp"): (
+        "not closable: OpenDP 0.16's make_np_sum needs 'idealized-numerics' (arg.sum(axis=0) in "
+        "floats, rounding not accounted) and does not check the row norms on invoke (it sums "
+        "rows outside the ball); ours checks every row exactly (einsum statistic + exact band, "
+        "~5 ms at 10^6 x 5) and sums exactly on the 2^-g grid (~18 ms: the float -> int64 "
+        "cast, which this CPU does not vectorise). At 10^6: 0.65 (was 0.28: 143 -> 24 ms); "
+        "n <= 10^3 ours is 2.9-4.1x faster"
+    ),
+    ("np_sscp", "opendp"): (
+        "not closable: OpenDP 0.16's make_np_sscp needs 'idealized-numerics' (one BLAS arg.T @ "
+        "arg, its rounding not accounted; make_private_pca charges one rounding per entry, so "
+        "the product must be exact) and does not check row norms on invoke; ours checks every "
+        "row exactly (~5 ms at 10^6 x 5) and forms K^T K exactly on the 40-bit grid (split in "
+        "20-bit halves, one exact B.B^T per 2^13 rows, ~20 ms). At 10^6: 0.34 (was 0.12: "
+        "142 -> 25 ms); n <= 10^3 ours is 1.4-1.9x faster"
+    ),
+    ("pandas-f64", "to_numpy+check"): (
+        "open (by design for now): a float column is scanned once for NaN in _frames to refuse "
+        "a missing value naming its column and position; the vector domain's check then scans "
+        "again, as the manual route's does (10^6: ~100 us extra, ratio 0.57, was 0.26). Closable "
+        "only if the vector check reported the position itself (domains.py). At n <= 10^3 the "
+        "rest is ~3-4 us of fixed cost (library and dtype tests); narwhals is no longer on this "
+        "path (was ~100 us: ratio 0.09 -> 0.6-0.8)"
+    ),
+    ("polars-f64", "to_numpy+check"): "open: as pandas-f64 (one extra NaN scan to name it)",
+    ("pyarrow-f64", "to_numpy+check"): "open: as pandas-f64 (one extra NaN scan to name it)",
+    ("pandas-str", "to_numpy+check"): (
+        "open (marginal): the missing-value test (the column's isna, ~3 us at n <= 10, a "
+        "pass over 10^6 strings) that lets a None be refused by name; 0.9-1.0 at n >= 10^3 "
+        "(jitter), 0.4-0.7 at n <= 10 (was 0.09 through narwhals)"
+    ),
     ("quantile", "opendp"): (
         "open (marginal): the quantile now selects by the certified race (~60-75 us at "
         "n <= 10, was ~150-290 us); what remains is the fixed cost of scoring 101 candidates "
