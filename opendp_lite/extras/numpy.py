@@ -707,9 +707,10 @@ def then_np_count() -> PartialTransformation[Array, int, int, int]:
 # Sum
 
 
-#: Rows of a 2-d array scaled and summed at a time: |k| <= 2^46 and 2^16 rows keep every
-#: int64 column total below 2^62.
-_SUM_ROWS = 1 << 16
+#: Rows of a 2-d array scaled and summed at a time (a cache-sized block), and the rows whose
+#: grid values are summed in floats: 64 values of magnitude <= 2^46 sum below 2^52.
+_SUM_ROWS = 1 << 13
+_FLOAT_GROUP = 64
 
 
 def grid_column_sums(x: Array, p: int) -> list[int]:
@@ -717,21 +718,32 @@ def grid_column_sums(x: Array, p: int) -> list[int]:
     column, without copying the columns out).
 
     Requires ``|x_ij| · 2^p <= 2^46``.  Each block of :data:`_SUM_ROWS` rows is scaled by
-    ``2^p`` (exact, one or two power-of-two factors) into a float64 buffer; the reduction
-    along the rows casts each value to int64, truncating toward zero, and sums in int64
-    (below 2^62 per block); blocks are added as Python ints.
+    ``2^p`` (exact: one or two power-of-two factors) and truncated (exact) into a float64
+    buffer laid out column by column; groups of :data:`_FLOAT_GROUP` consecutive values of a
+    column are summed in float64, exactly, since every partial sum, in any order, is an
+    integer below ``64 · 2^46 = 2^52``; the group sums are cast to int64 (exact integers) and
+    summed there (a block's total is below ``2^13 · 2^46 = 2^59``), blocks as Python ints.
+    Summing integers held as floats avoids a float -> int64 cast of every value.
     """
     n, d = x.shape
     s1, s2 = _scales(p)
     totals = [0] * d
-    buf = np.empty((min(n, _SUM_ROWS), d), dtype=np.float64)
+    buf = np.empty((d, min(n, _SUM_ROWS)), dtype=np.float64)
     for i in range(0, n, _SUM_ROWS):
-        chunk = x[i : i + _SUM_ROWS]
-        b = buf[: chunk.shape[0]]
-        np.multiply(chunk, s1, out=b, dtype=np.float64)
+        block = x[i : i + _SUM_ROWS]
+        m = block.shape[0]
+        b = buf[:, :m]
+        np.multiply(block.T, s1, out=b, dtype=np.float64)
         if s2 != 1.0:
             np.multiply(b, s2, out=b)
-        part = np.add.reduce(b, axis=0, dtype=np.int64)
+        np.trunc(b, out=b)  # the grid values k, integers with |k| <= 2^46
+        full = m - m % _FLOAT_GROUP
+        part = np.zeros(d, dtype=np.int64)
+        if full:
+            groups = np.add.reduce(b[:, :full].reshape(d, -1, _FLOAT_GROUP), axis=2)
+            part += np.add.reduce(groups, axis=1, dtype=np.int64)
+        if full < m:
+            part += np.add.reduce(b[:, full:], axis=1, dtype=np.int64)
         totals = [t + int(v) for t, v in zip(totals, part.tolist(), strict=True)]
     return totals
 
