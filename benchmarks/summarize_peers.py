@@ -76,20 +76,20 @@ REASONS: dict[tuple[str, str], str] = {
         "not closable: numpy's astype does not check OpenDP's grammar (it accepts ' 1', '1_0')"
     ),
     ("np_sum", "opendp"): (
-        "not closable: OpenDP 0.16's make_np_sum needs 'idealized-numerics' (arg.sum(axis=0) in "
-        "floats, rounding not accounted) and does not check the row norms on invoke (it sums "
-        "rows outside the ball); ours checks every row exactly (einsum statistic + exact band, "
-        "~5 ms at 10^6 x 5) and sums exactly on the 2^-g grid (~18 ms: the float -> int64 "
-        "cast, which this CPU does not vectorise). At 10^6: 0.65 (was 0.28: 143 -> 24 ms); "
-        "n <= 10^3 ours is 2.9-4.1x faster"
+        "not a gap since the float-group grid sum (1.08 at 10^6 in this run, was 0.28: 143 -> "
+        "15 ms); a ratio below 1 is jitter. OpenDP 0.16's make_np_sum needs "
+        "'idealized-numerics' (arg.sum(axis=0), rounding not accounted) and does not check row "
+        "norms on invoke; ours checks every row exactly (~5 ms at 10^6 x 5) and sums exactly "
+        "on the 2^-g grid"
     ),
     ("np_sscp", "opendp"): (
         "not closable: OpenDP 0.16's make_np_sscp needs 'idealized-numerics' (one BLAS arg.T @ "
-        "arg, its rounding not accounted; make_private_pca charges one rounding per entry, so "
-        "the product must be exact) and does not check row norms on invoke; ours checks every "
-        "row exactly (~5 ms at 10^6 x 5) and forms K^T K exactly on the 40-bit grid (split in "
-        "20-bit halves, one exact B.B^T per 2^13 rows, ~20 ms). At 10^6: 0.34 (was 0.12: "
-        "142 -> 25 ms); n <= 10^3 ours is 1.4-1.9x faster"
+        "arg, 5x5 outputs, its rounding not accounted; make_private_pca charges one rounding "
+        "per entry, so ours must be exact) and does not check row norms on invoke. Ours at "
+        "10^6 x 5 (27 ms, was 142; ratio 0.34, was 0.12): exact row-norm check ~5 ms, grid "
+        "split K = 2^20 H + L ~5 ms, and the exact product [H|L]^T [H|L] per 2^13 rows "
+        "(2d = 10 columns: 4x the multiply-adds of X^T X, ~10 ms at BLAS speed); a coarser "
+        "grid would change the function's precision"
     ),
     ("pandas-f64", "to_numpy+check"): (
         "open (by design for now): a float column is scanned once for NaN in _frames to refuse "
