@@ -96,6 +96,37 @@ REASONS: dict[tuple[str, str], str] = {
     ("cast_chain", "numpy"): (
         "not closable: numpy's astype does not check OpenDP's grammar (it accepts ' 1', '1_0')"
     ),
+    ("np_sum", "opendp"): (
+        "not a gap since the float-group grid sum (1.08 at 10^6 in this run, was 0.28: 143 -> "
+        "15 ms); a ratio below 1 is jitter. OpenDP 0.16's make_np_sum needs "
+        "'idealized-numerics' (arg.sum(axis=0), rounding not accounted) and does not check row "
+        "norms on invoke; ours checks every row exactly (~5 ms at 10^6 x 5) and sums exactly "
+        "on the 2^-g grid"
+    ),
+    ("np_sscp", "opendp"): (
+        "not closable: OpenDP 0.16's make_np_sscp needs 'idealized-numerics' (one BLAS arg.T @ "
+        "arg, 5x5 outputs, its rounding not accounted; make_private_pca charges one rounding "
+        "per entry, so ours must be exact) and does not check row norms on invoke. Ours at "
+        "10^6 x 5 (27 ms, was 142; ratio 0.34, was 0.12): exact row-norm check ~5 ms, grid "
+        "split K = 2^20 H + L ~5 ms, and the exact product [H|L]^T [H|L] per 2^13 rows "
+        "(2d = 10 columns: 4x the multiply-adds of X^T X, ~10 ms at BLAS speed); a coarser "
+        "grid would change the function's precision"
+    ),
+    ("pandas-f64", "to_numpy+check"): (
+        "open (by design for now): a float column is scanned once for NaN in _frames to refuse "
+        "a missing value naming its column and position; the vector domain's check then scans "
+        "again, as the manual route's does (10^6: ~100 us extra, ratio 0.57, was 0.26). Closable "
+        "only if the vector check reported the position itself (domains.py). At n <= 10^3 the "
+        "rest is ~3-4 us of fixed cost (library and dtype tests); narwhals is no longer on this "
+        "path (was ~100 us: ratio 0.09 -> 0.6-0.8)"
+    ),
+    ("polars-f64", "to_numpy+check"): "open: as pandas-f64 (one extra NaN scan to name it)",
+    ("pyarrow-f64", "to_numpy+check"): "open: as pandas-f64 (one extra NaN scan to name it)",
+    ("pandas-str", "to_numpy+check"): (
+        "open (marginal): the missing-value test (the column's isna, ~3 us at n <= 10, a "
+        "pass over 10^6 strings) that lets a None be refused by name; 0.9-1.0 at n >= 10^3 "
+        "(jitter), 0.4-0.7 at n <= 10 (was 0.09 through narwhals)"
+    ),
     ("quantile", "opendp"): (
         "open (marginal): the quantile now selects by the certified race (~60-75 us at "
         "n <= 10, was ~150-290 us); what remains is the fixed cost of scoring 101 candidates "

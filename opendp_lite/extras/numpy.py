@@ -21,7 +21,6 @@ What opendp_lite does differently (each stated in the constructor's proof):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -47,7 +46,7 @@ from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
 from ..measurements import make_gaussian, make_laplace
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
 from ..metrics import SymmetricDistance, absolute_distance, l1_distance, l2_distance
-from ..transformations._aggregate import grid_shift, to_carrier
+from ..transformations._aggregate import _scales, grid_shift, to_carrier
 from ..transformations.sum import FloatSumPlan, default_size_limit
 
 __all__ = [
@@ -81,6 +80,9 @@ _MIN_NORM = 2.0**-500
 #: The clamp's successive targets, as fractions of the radius: just inside the ball first,
 #: further in if rounding pushed the scaled row out, then halving (see make_np_clamp).
 _SHRINKS = (1.0 - 2.0**-40, 1.0 - 2.0**-30, 1.0 - 2.0**-20, 1.0 - 2.0**-10)
+#: A row statistic at least this large (and finite) gives the clamp its factor directly: its
+#: relative error is then a few ulps (the absolute underflow terms are below 2^-1070).
+_STAT_MIN = 2.0**-900
 
 
 def _check_T(T: object, who: str) -> str:
@@ -157,12 +159,22 @@ def _threshold(norm: float, p: int, d: int) -> float:
 
 
 def _row_stats(x: Array, origin: tuple[float, ...] | float, p: int) -> Array:
-    """The computed statistic of each row (NaN or ``inf`` for a row with a non-finite value)."""
+    """The computed statistic of each row (NaN for a row with a NaN, ``inf`` for one with an
+    infinite value or whose statistic overflowed).
+
+    ``Σ (x_i − o_i)²`` (p = 2) or ``Σ |x_i − o_i|`` (p = 1) in binary64, summed by ``einsum`` in
+    whatever order (and with or without fused multiply-add) it uses: the bounds of
+    :func:`_threshold` and :func:`_threshold_hi` hold for any order.  With a zero origin the
+    subtraction is skipped (``x − 0 = x`` exactly).
+    """
     with np.errstate(all="ignore"):
-        dev = np.abs(np.subtract(x, np.asarray(origin, dtype=np.float64), dtype=np.float64))
+        dev = x if x.dtype == np.float64 else x.astype(np.float64)
+        if any(origin) if isinstance(origin, tuple) else origin != 0:
+            dev = np.subtract(dev, np.asarray(origin, dtype=np.float64))
         if p == 2:
-            np.multiply(dev, dev, out=dev)
-        out: Array = np.add.reduce(dev, axis=1)
+            out: Array = np.einsum("ij,ij->i", dev, dev)
+        else:
+            out = np.einsum("ij->i", np.abs(dev))
     return out
 
 
@@ -181,18 +193,24 @@ def _exact_in_ball(row: Array, origin: tuple[float, ...] | float, norm: float, p
     return bool(total <= ar.q(norm) ** p)
 
 
-def _rows_in_ball(x: Array, origin: tuple[float, ...] | float, norm: float, p: int) -> Array:
+def _rows_in_ball(
+    x: Array, origin: tuple[float, ...] | float, norm: float, p: int, stats: Array | None = None
+) -> Array:
     """A boolean per row: ``‖x − o‖_p <= norm`` exactly.
 
-    The float statistic decides every row outside a thin band around the boundary (the bounds
-    of :func:`_threshold` and :func:`_threshold_hi`); rows in the band, and finite rows whose
-    statistic overflowed, are decided in exact rationals.  NaN and infinite rows are outside.
+    The float statistic (``stats``, computed by :func:`_row_stats` if not given) decides every
+    row outside a thin band around the boundary (the bounds of :func:`_threshold` and
+    :func:`_threshold_hi`); rows in the band, and finite rows whose statistic overflowed, are
+    decided in exact rationals.  NaN and infinite rows are outside.
     """
     n, d = x.shape
     if d == 0:
         return np.ones(n, dtype=bool)
-    stats = _row_stats(x, origin, p)
+    if stats is None:
+        stats = _row_stats(x, origin, p)
     ok: Array = stats <= _threshold(norm, p, d)
+    if ok.all():
+        return ok
     unsure = ~ok & ~np.isnan(stats) & ((stats <= _threshold_hi(norm, p, d)) | np.isinf(stats))
     if unsure.any():
         for i in np.flatnonzero(unsure):
@@ -269,12 +287,16 @@ class NPArray2Domain(Domain[Array]):
             raise NotInDomain(f"{self!r} needs {self.num_columns} columns, got {x.shape[1]}")
         if self.size is not None and x.shape[0] != self.size:
             raise NotInDomain(f"{self!r} needs {self.size} rows, got {x.shape[0]}")
-        if is_float(self.T) and not self.nan and np.isnan(x).any():
+        if self.norm is None and is_float(self.T) and not self.nan and np.isnan(x).any():
             raise NotInDomain(f"NaN is not a member of {self!r}")
         if self.norm is not None:
+            # a norm implies nan=False (array2_domain); a row with a NaN has a NaN statistic
+            # and is outside the ball, so the norm test below also refuses every NaN
             assert self.origin is not None and self.p is not None  # noqa: S101 - constructor
             ok = _rows_in_ball(x, self.origin, self.norm, self.p)
             if not ok.all():
+                if np.isnan(x).any():
+                    raise NotInDomain(f"NaN is not a member of {self!r}")
                 i = int(np.argmin(ok))
                 raise NotInDomain(
                     f"row {i} is not within L{self.p} distance {self.norm!r} of the origin "
@@ -541,38 +563,81 @@ def make_np_clamp(
     dtype = np.dtype(carrier_dtype(dom.T))
     big = float(np.finfo(dtype).max)
 
-    def function(arg: Array) -> Array:
-        result = np.array(arg, dtype=dtype, copy=True)
-        if result.shape[0] == 0 or result.shape[1] == 0:
-            return result
-        bad = ~_rows_in_ball(result, o, R, pp)
-        if not bad.any():
-            return result
+    zero_origin = not any(o) if isinstance(o, tuple) else o == 0
+    shrinks = [*_SHRINKS, *(0.5**j for j in range(1, 65))]
+
+    def shrink_rows(result: Array, idx: Array, dev: Array, factor: Array, start: int) -> None:
+        """Rows ``idx`` of ``result`` become ``o + dev·(factor·s)`` for the first ``s`` of
+        ``shrinks[start:]`` whose rounded row passes the exact test, else ``o``."""
         origin_row = np.broadcast_to(np.asarray(o, dtype=np.float64), (result.shape[1],))
-        with np.errstate(all="ignore"):
-            dev = np.nan_to_num(
-                np.subtract(result[bad], origin_row, dtype=np.float64),
-                nan=0.0,
-                posinf=big,
-                neginf=-big,
-            )
-            # the norm of each row, computed on the row divided by its largest |value| so
-            # that no square overflows; any rounding here is caught by the check below
-            top = np.max(np.abs(dev), axis=1)
-            unit = np.linalg.norm(dev / np.where(top > 0, top, 1.0)[:, None], ord=pp, axis=1)
-            factor = np.minimum(np.where(top > 0, R / unit / top, 0.0), 1.0)
-            factor = np.nan_to_num(factor, nan=0.0, posinf=0.0)
-        idx = np.flatnonzero(bad)
-        shrinks = [*_SHRINKS, *(0.5**j for j in range(1, 65))]
-        for shrink in shrinks:
+        for shrink in shrinks[start:]:
             with np.errstate(all="ignore"):
                 cand = (origin_row + dev * (factor * shrink)[:, None]).astype(dtype)
             ok = _rows_in_ball(cand, o, R, pp)
             result[idx[ok]] = cand[ok]
             if ok.all():
-                return result
+                return
             idx, dev, factor = idx[~ok], dev[~ok], factor[~ok]
         result[idx] = origin_row.astype(dtype)  # the origin itself: norm 0, always a member
+
+    def slow_factor(dev: Array) -> Array:
+        """``c`` for rows whose statistic is not usable (non-finite values, overflow, tiny):
+        the norm of each row computed on the row divided by its largest |value|, so that no
+        square overflows (NaN in ``dev`` already 0, ±inf ±max)."""
+        with np.errstate(all="ignore"):
+            top = np.max(np.abs(dev), axis=1)
+            unit = np.linalg.norm(dev / np.where(top > 0, top, 1.0)[:, None], ord=pp, axis=1)
+            factor = np.minimum(np.where(top > 0, R / unit / top, 0.0), 1.0)
+            out: Array = np.nan_to_num(factor, nan=0.0, posinf=0.0)
+        return out
+
+    def function(arg: Array) -> Array:
+        x = np.asarray(arg, dtype=dtype)
+        if x.shape[0] == 0 or x.shape[1] == 0:
+            return x.copy()
+        stats = _row_stats(x, o, pp)
+        inside = _rows_in_ball(x, o, R, pp, stats)
+        if inside.all():
+            return x.copy()
+        # c from the statistic already computed: sqrt(s) (p = 2) or s (p = 1) approximates
+        # ‖x − o‖_p to a few ulps when s is finite and not tiny; any rounding in c is caught
+        # by the exact test of the candidate below
+        result: Array
+        with np.errstate(all="ignore"):
+            usable = np.isfinite(stats) & (stats >= _STAT_MIN)
+            factor = np.minimum(R / (np.sqrt(stats) if pp == 2 else stats), 1.0)
+            factor *= _SHRINKS[0]
+            factor[inside | ~usable] = 1.0
+            if zero_origin:
+                # x·1 = x exactly: rows inside the ball come out unchanged
+                result = np.multiply(x, factor[:, None], dtype=np.float64).astype(dtype, copy=False)
+            else:
+                dev_all = np.subtract(x, np.asarray(o, dtype=np.float64), dtype=np.float64)
+                dev_all *= factor[:, None]
+                dev_all += np.asarray(o, dtype=np.float64)
+                result = dev_all.astype(dtype, copy=False)
+                np.copyto(result, x, where=inside[:, None])
+        easy = usable & ~inside
+        passed = _rows_in_ball(result, o, R, pp)
+        np.copyto(result, x, where=~usable[:, None])
+        # rows scaled from their statistic that failed at the first shrink go on with the
+        # same c; rows without a usable statistic start from c computed row by row
+        origin_row = np.asarray(o, dtype=np.float64)
+        redo = np.flatnonzero(easy & ~passed)
+        if redo.size:
+            dev = np.subtract(x[redo], origin_row, dtype=np.float64)
+            c = np.minimum(R / (np.sqrt(stats[redo]) if pp == 2 else stats[redo]), 1.0)
+            shrink_rows(result, redo, dev, c, 1)
+        hard = np.flatnonzero(~inside & ~usable)
+        if hard.size:
+            with np.errstate(all="ignore"):
+                dev = np.nan_to_num(
+                    np.subtract(x[hard], origin_row, dtype=np.float64),
+                    nan=0.0,
+                    posinf=big,
+                    neginf=-big,
+                )
+            shrink_rows(result, hard, dev, slow_factor(dev), 0)
         return result
 
     return Transformation(input_domain, input_metric, out, input_metric, function, lambda d: d)
@@ -642,6 +707,47 @@ def then_np_count() -> PartialTransformation[Array, int, int, int]:
 # Sum
 
 
+#: Rows of a 2-d array scaled and summed at a time (a cache-sized block), and the rows whose
+#: grid values are summed in floats: 64 values of magnitude <= 2^46 sum below 2^52.
+_SUM_ROWS = 1 << 13
+_FLOAT_GROUP = 64
+
+
+def grid_column_sums(x: Array, p: int) -> list[int]:
+    """The exact ``Σ_i trunc(x_ij · 2^p)`` of each column ``j`` (as :func:`grid_sums` column by
+    column, without copying the columns out).
+
+    Requires ``|x_ij| · 2^p <= 2^46``.  Each block of :data:`_SUM_ROWS` rows is scaled by
+    ``2^p`` (exact: one or two power-of-two factors) and truncated (exact) into a float64
+    buffer laid out column by column; groups of :data:`_FLOAT_GROUP` consecutive values of a
+    column are summed in float64, exactly, since every partial sum, in any order, is an
+    integer below ``64 · 2^46 = 2^52``; the group sums are cast to int64 (exact integers) and
+    summed there (a block's total is below ``2^13 · 2^46 = 2^59``), blocks as Python ints.
+    Summing integers held as floats avoids a float -> int64 cast of every value.
+    """
+    n, d = x.shape
+    s1, s2 = _scales(p)
+    totals = [0] * d
+    buf = np.empty((d, min(n, _SUM_ROWS)), dtype=np.float64)
+    for i in range(0, n, _SUM_ROWS):
+        block = x[i : i + _SUM_ROWS]
+        m = block.shape[0]
+        b = buf[:, :m]
+        np.multiply(block.T, s1, out=b, dtype=np.float64)
+        if s2 != 1.0:
+            np.multiply(b, s2, out=b)
+        np.trunc(b, out=b)  # the grid values k, integers with |k| <= 2^46
+        full = m - m % _FLOAT_GROUP
+        part = np.zeros(d, dtype=np.int64)
+        if full:
+            groups = np.add.reduce(b[:, :full].reshape(d, -1, _FLOAT_GROUP), axis=2)
+            part += np.add.reduce(groups, axis=1, dtype=np.int64)
+        if full < m:
+            part += np.add.reduce(b[:, full:], axis=1, dtype=np.int64)
+        totals = [t + int(v) for t, v in zip(totals, part.tolist(), strict=True)]
+    return totals
+
+
 def make_np_sum(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Array, Array, int, float]:
@@ -701,8 +807,9 @@ def make_np_sum(
             return ar.up((d_in // 2) * width + relax)
 
     def function(arg: Array) -> Array:
+        cap = plan.c_int
         sums = [
-            to_carrier(plan.total(np.ascontiguousarray(arg[:, j])), 1, plan.p, T) for j in range(d)
+            to_carrier(min(max(k, -cap), cap), 1, plan.p, T) for k in grid_column_sums(arg, plan.p)
         ]
         return np.asarray(sums, dtype=carrier_dtype(T))
 
@@ -859,34 +966,39 @@ def sscp_grid(m_up: float) -> int:
 def exact_sscp(x: Array, g: int) -> Array:
     """``KᵀK`` exactly, as an object array of Python ints, with ``K = trunc(x · 2^g)``.
 
-    Requires ``|K| <= 2^40``.  Every float operation below acts on integers whose exact result
-    is below 2^53 in magnitude, so none rounds, in whatever order BLAS sums.
+    Requires ``|K| <= 2^40``.  Each block of rows is written as ``B = [H | L]ᵀ``
+    (``K = 2^20·H + L``) into one buffer, and one float matrix product ``B·Bᵀ`` gives ``HᵀH``,
+    ``HᵀL`` and ``LᵀL``.  Every float operation below acts on integers whose exact result is
+    below 2^53 in magnitude, so none rounds, in whatever order BLAS sums.
     """
-    d = x.shape[1]
+    n, d = x.shape
     total = np.zeros((d, d), dtype=object)
-    hh = np.zeros((d, d), dtype=np.int64)
-    hl = np.zeros((d, d), dtype=np.int64)
-    ll = np.zeros((d, d), dtype=np.int64)
-    s1, s2 = (
-        (math.ldexp(1.0, g), 1.0)
-        if g <= 1000
-        else (math.ldexp(1.0, 1000), math.ldexp(1.0, g - 1000))
-    )
+    acc = np.zeros((2 * d, 2 * d), dtype=np.int64)
+    s1, s2 = _scales(g)
+    # [H | L] transposed: each of the 2d rows of the buffer is contiguous, so every
+    # elementwise step below runs over long contiguous rows
+    buf = np.empty((2 * d, min(n, _SSCP_ROWS)), dtype=np.float64)
 
     def flush() -> None:
+        hh, hl, ll = acc[:d, :d], acc[:d, d:], acc[d:, d:]
         total[...] += (
             hh.astype(object) * 2**40 + (hl + hl.T).astype(object) * 2**20 + ll.astype(object)
         )
-        hh[...] = hl[...] = ll[...] = 0
+        acc[...] = 0
 
-    for j, i in enumerate(range(0, x.shape[0], _SSCP_ROWS)):
-        k = np.trunc(np.asarray(x[i : i + _SSCP_ROWS], dtype=np.float64) * s1 * s2)
-        hi = np.floor(k / _HALF)
-        lo = k - hi * _HALF
-        # each block entry is below 2^53; an int64 holds 2^8 blocks of three such sums
-        hh += (hi.T @ hi).astype(np.int64)
-        hl += (hi.T @ lo).astype(np.int64)
-        ll += (lo.T @ lo).astype(np.int64)
+    for j, i in enumerate(range(0, n, _SSCP_ROWS)):
+        block = x[i : i + _SSCP_ROWS]
+        both = buf[:, : block.shape[0]]
+        hi, lo = both[:d], both[d:]
+        np.multiply(block.T, s1, out=lo, dtype=np.float64)  # exact: a power of two
+        if s2 != 1.0:
+            np.multiply(lo, s2, out=lo)
+        np.trunc(lo, out=lo)  # K
+        np.multiply(lo, 1.0 / _HALF, out=hi)  # exact: a power of two
+        np.floor(hi, out=hi)  # H = floor(K / 2^20)
+        np.subtract(lo, hi * _HALF, out=lo)  # L = K − 2^20·H, in [0, 2^20): exact
+        # each entry is below 2^53; an int64 holds 2^8 blocks of three such sums
+        acc += (both @ both.T).astype(np.int64)
         if j % _FLUSH == _FLUSH - 1:
             flush()
     flush()

@@ -312,3 +312,122 @@ def test_law_1_catches_an_understated_np_sum() -> None:
     assert _finds_counterexample(stability, broken)
     broken_clamp = _broken("make_np_clamp", lambda t, d: d // 2)
     assert _finds_counterexample(stability, broken_clamp)
+
+
+# ----------------------------------------------------------------------------------------------
+# the vectorised paths (issue 16) against the exact, row-by-row rules
+
+
+def _boundary_rows(
+    gen: np.random.Generator, n: int, d: int, R: float, p: int, o: np.ndarray
+) -> np.ndarray:
+    """Rows at distance ≈ R from ``o`` (rounded to floats), each nudged by -3..3 ulps per value,
+    plus rows well inside, well outside, NaN, ±inf and rows whose squares overflow."""
+    v = gen.normal(size=(n, d))
+    v /= np.linalg.norm(v, ord=p, axis=1, keepdims=True)
+    x = o + v * R
+    steps = gen.integers(-3, 4, size=x.shape)
+    for _ in range(3):
+        x = np.where(steps > 0, np.nextafter(x, np.inf), x)
+        x = np.where(steps < 0, np.nextafter(x, -np.inf), x)
+        steps = steps - np.sign(steps)
+    x[0] = o
+    x[1] = o + v[1] * R * 0.5
+    x[2] = o + v[2] * R * 3.0
+    x[3, 0] = math.nan
+    x[4, 1] = math.inf
+    x[5] = 1e200
+    return x
+
+
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("origin", [None, (0.5, -3.0, 1e-3)])
+@pytest.mark.parametrize("R", [1.0, 0.3, 2.0**-450, 1e150])
+def test_row_norm_test_equals_the_exact_decision_at_the_boundary(
+    p: int, origin: tuple[float, ...] | None, R: float
+) -> None:
+    """The float statistic (einsum, any order) plus the exact band decide every row as the
+    exact rational test does, including rows within a few ulps of the sphere."""
+    gen = np.random.default_rng(p * 7 + (origin is None))  # data only
+    o = np.zeros(3) if origin is None else np.array(origin)
+    x = _boundary_rows(gen, 3000, 3, R, p, o)
+    oo: tuple[float, ...] | float = 0.0 if origin is None else origin
+    got = dnp._rows_in_ball(x, oo, R, p)
+    want = [bool(np.isfinite(row).all()) and dnp._exact_in_ball(row, oo, R, p) for row in x]
+    assert got.tolist() == want
+    assert 0 < sum(want) < len(want)  # both sides of the boundary are exercised
+    dom = dnp.array2_domain(norm=R, p=p, origin=origin, num_columns=3, T=float)
+    assert dom.member(x[np.array(want)]) and not dom.member(x[~np.array(want)][:1])
+
+
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("origin", [None, (0.5, -3.0, 0.125)])
+@pytest.mark.parametrize("T", ["f64", "f32"])
+def test_clamp_of_many_rows_follows_the_row_rule(
+    p: int, origin: tuple[float, ...] | None, T: str
+) -> None:
+    """Whole-array clamping (factor from the row statistic, every row scaled at once): rows in
+    the ball come out bit for bit, every other finite row is moved towards ``o`` onto the
+    sphere (norm in [R(1 − 2^-9), R], exactly), along its direction, and NaN/inf/overflowing
+    rows take the row-by-row path; the output is a member."""
+    R = 1.0
+    dtype = np.float32 if T == "f32" else np.float64
+    gen = np.random.default_rng(11 + p)  # data only
+    o = np.zeros(3) if origin is None else np.array(origin)
+    x = _boundary_rows(gen, 4000, 3, R, p, o)
+    x[6:500] = o + gen.normal(size=(494, 3)) * 10.0 ** gen.uniform(-3, 3, size=(494, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 1e200 overflows f32 to inf: an infinite row
+        x = x.astype(dtype)
+    t = dnp.make_np_clamp(dnp.array2_domain(num_columns=3, T=T), SYM, R, p, origin)
+    y = t(x)
+    assert y.dtype == dtype and t.output_domain.member(y)
+    oq = [Q(float(v)) for v in o]
+    for row_in, row_out in zip(x, y, strict=True):
+        if not np.isfinite(row_in).all():
+            continue
+        dev = [Q(float(a)) - c for a, c in zip(row_in, oq, strict=True)]
+        dist = sum(abs(v) ** p for v in dev)
+        if dist <= Q(R) ** p:
+            assert row_in.tolist() == row_out.tolist()
+            continue
+        out = [Q(float(a)) - c for a, c in zip(row_out, oq, strict=True)]
+        norm_out = sum(abs(v) ** p for v in out)
+        assert Q(R * (1 - 2.0**-9)) ** p <= norm_out <= Q(R) ** p
+        if T == "f64" and row_in.max() < 1e100:
+            k = max(range(3), key=lambda j: abs(dev[j]))
+            ratio = out[k] / dev[k]
+            assert all(abs(a - ratio * b) <= Q(2) ** -40 for a, b in zip(out, dev, strict=True))
+
+
+def test_normed_domain_names_nan() -> None:
+    dom = dnp.array2_domain(norm=1.0, p=2, num_columns=2, T=float)
+    with pytest.raises(NotInDomain, match="NaN is not a member"):
+        dom._normalize(np.array([[0.0, 0.0], [math.nan, 0.0]]))
+    with pytest.raises(NotInDomain, match="row 1 is not within L2"):
+        dom._normalize(np.array([[0.0, 0.0], [1.0, 1.0]]))
+
+
+@pytest.mark.parametrize("scale, g", [(1.0, 30), (2.0**-1040, 1070)])
+def test_grid_column_sums_equal_the_column_grid_sums(scale: float, g: int) -> None:
+    from opendp_lite.transformations._aggregate import grid_sums
+
+    gen = np.random.default_rng(5)  # data only
+    x = gen.uniform(-1, 1, size=(dnp._SUM_ROWS * 2 + 3, 3)) * scale
+    x[0] = -0.5 * scale  # a negative grid value truncated toward zero
+    want = [grid_sums(np.ascontiguousarray(x[:, j]), g) for j in range(3)]
+    assert dnp.grid_column_sums(x, g) == want
+    assert dnp.grid_column_sums(x.astype(np.float32), g) == [
+        grid_sums(np.ascontiguousarray(x[:, j].astype(np.float32)), g) for j in range(3)
+    ]
+
+
+def test_sscp_is_exact_across_blocks() -> None:
+    """More rows than one block of the product (2^13), values spanning the 40-bit grid."""
+    gen = np.random.default_rng(9)  # data only
+    x = gen.uniform(-1, 1, size=(dnp._SSCP_ROWS + 17, 2))
+    x[::7] *= 2.0**-30
+    g = 39
+    K = [[math.trunc(Q(float(v)) * 2**g) for v in row] for row in x]
+    want = [[sum(r[a] * r[b] for r in K) for b in range(2)] for a in range(2)]
+    assert dnp.exact_sscp(x, g).tolist() == want
