@@ -81,7 +81,7 @@ def test_native_read_equals_the_narwhals_read(mode: str) -> None:
 
 
 def test_native_read_shares_memory_and_refuses_missing_by_name() -> None:
-    f64 = dp.vector_domain(dp.atom_domain(T=float))
+    f64 = dp.vector_domain(dp.atom_domain(T=float, nan=False))
     x = np.arange(6.0)
     for col in (pd.Series(x), pl.Series("x", x), pa.array(x)):
         assert np.shares_memory(f64._normalize(col), col.to_numpy())
