@@ -436,7 +436,9 @@ def test_small_vector_release_is_the_vector_sampler_on_the_same_bits(
             kk = -149 if T == "f32" else -1074
             for n in (1, 2, len(vals), batch.SMALL):
                 size = None if k is None else n  # a non-default k needs the size
-                m = make(dp.vector_domain(dp.atom_domain(T=T, nan=False), size=size), metric, scale, **kw)
+                m = make(
+                    dp.vector_domain(dp.atom_domain(T=T, nan=False), size=size), metric, scale, **kw
+                )
                 x = np.resize(np.array(vals, dtype=dtype), n)
                 seed = f"{scale}/{k}/{n}".encode()
                 with fast.certification_margin(band):
@@ -458,7 +460,9 @@ def test_small_vector_refuses_non_finite_before_any_randomness(T: str) -> None:
     def boom(n: int) -> bytes:
         raise AssertionError("randomness drawn before the domain check")
 
-    m = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=T, nan=False)), dp.l1_distance(T=T), 1.0)
+    m = dp.m.make_laplace(
+        dp.vector_domain(dp.atom_domain(T=T, nan=False)), dp.l1_distance(T=T), 1.0
+    )
     dtype = np.float32 if T == "f32" else np.float64
     with rng.scripted_randomness(source=boom):
         for bad in ([1.0, np.inf], [-np.inf], [0.0] * 23 + [np.inf]):
