@@ -96,7 +96,7 @@ from .metrics import (
     symmetric_distance,
 )
 from .search import binary_search
-from .typing import RuntimeType
+from .typing import _SENSITIVITY_METRICS, RuntimeType
 
 __all__ = [
     "BudgetExhausted",
@@ -227,8 +227,16 @@ def space_of(T: object, M: object = None, infer: bool = False) -> tuple[Domain[A
         else:
             raise NotImplementedForType(f"no default metric for domain {domain!r}; pass M")
     descriptor = M if isinstance(M, Metric) else RuntimeType.parse(M)
-    if isinstance(descriptor, RuntimeType) and not descriptor.args and not isinstance(M, Metric):
-        descriptor = RuntimeType(descriptor.origin, [str(carrier)])
+    if isinstance(M, Metric):
+        return domain, M
+    origin = descriptor.origin if isinstance(descriptor, RuntimeType) else descriptor
+    if origin in _SENSITIVITY_METRICS and not getattr(descriptor, "args", None):
+        # a distance type left open is the domain's atom type, as in OpenDP:
+        # space_of(list[int], L2Distance) is (vector_domain(atom_domain(T=i32)), l2_distance(T=i32))
+        atom = carrier
+        while isinstance(atom, RuntimeType) and atom.origin in ("Vec", "HashMap", "Option"):
+            atom = atom.args[-1]
+        descriptor = RuntimeType(origin, [str(atom)])
     return domain, metric_of(descriptor)
 
 

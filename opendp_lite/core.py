@@ -381,6 +381,7 @@ def _check_result(check: Callable[[object], Any], d_out: object, what: str) -> A
 class _InputTypes:
     """The input types of a transformation or measurement, as OpenDP names them."""
 
+    __slots__ = ()
     input_domain: Domain[Any]
     input_metric: Metric[Any]
 

@@ -71,6 +71,12 @@ class Approximate(Measure[tuple[Q, float]], Generic[Q]):
         return f"Approximate({self.inner!r})"
 
     @property
+    def inner_measure(self) -> Measure[Q]:
+        """The measure δ relaxes (OpenDP's name): ``approximate(max_divergence())``'s is
+        ``max_divergence()``."""
+        return self.inner
+
+    @property
     def distance_type(self) -> str:  # type: ignore[override]
         """The loss type as OpenDP names it: ``"(f64, f64)"`` for approximate pure DP."""
         return f"({self.inner.distance_type}, f64)"

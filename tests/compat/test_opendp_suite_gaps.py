@@ -1,0 +1,135 @@
+"""Names and behaviours OpenDP 0.16 documents that its own test suite relies on (issue 14):
+``Approximate.inner_measure``, the odometer's type getters and queryable repr, ``space_of`` with
+metric classes, ``RuntimeType.parse``/``infer`` cases.  Where OpenDP is installed, the same
+calls are compared with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import opendp_lite.prelude as dp
+from opendp_lite.errors import UnknownTypeException
+from opendp_lite.typing import RuntimeType, SensitivityMetric
+
+
+def _opendp() -> object | None:
+    try:
+        import opendp.prelude as odp
+    except ImportError:  # pragma: no cover - OpenDP is a dev dependency
+        return None
+    return odp
+
+
+def test_approximate_inner_measure() -> None:
+    assert dp.approximate(dp.max_divergence()).inner_measure == dp.max_divergence()
+    zcdp = dp.zero_concentrated_divergence()
+    assert dp.approximate(zcdp).inner_measure == zcdp
+    assert dp.approximate(zcdp).inner_measure != dp.max_divergence()
+
+
+@pytest.mark.parametrize(
+    ("space", "qb"),
+    [
+        ((dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()), "u32"),
+        ((dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)), "f64"),
+    ],
+)
+def test_odometer_types_and_queryable_repr(space: tuple[Any, Any], qb: str) -> None:
+    dp.enable_features("contrib")
+    odometer: Any = dp.c.make_fully_adaptive_composition(*space, dp.max_divergence())
+    assert odometer.input_distance_type == qb
+    assert odometer.output_distance_type == "f64"
+    assert odometer.input_carrier_type == space[0].carrier_type
+    data = [1, 2] if qb == "u32" else 1.0
+    queryable = odometer(data)
+    assert repr(queryable) == f"OdometerQueryable(Q=AnyMeasurement, QB={qb})"
+    filtered = dp.c.make_privacy_filter(odometer, d_in=1 if qb == "u32" else 1.0, d_out=1.0)
+    assert repr(filtered(data)) == repr(queryable)
+    odp = _opendp()
+    if odp is not None and qb == "u32":
+        odp.enable_features("contrib")  # type: ignore[attr-defined]
+        theirs = odp.c.make_fully_adaptive_composition(  # type: ignore[attr-defined]
+            odp.vector_domain(odp.atom_domain(T=int)),  # type: ignore[attr-defined]
+            odp.symmetric_distance(),  # type: ignore[attr-defined]
+            odp.max_divergence(),  # type: ignore[attr-defined]
+        )
+        assert str(theirs.input_distance_type) == odometer.input_distance_type
+        assert str(theirs.output_distance_type) == odometer.output_distance_type
+        assert str(theirs.input_carrier_type) == str(odometer.input_carrier_type)
+        assert repr(theirs([1, 2])) == repr(queryable)
+
+
+def test_space_of_with_metric_classes() -> None:
+    vec = dp.vector_domain(dp.atom_domain(T=dp.i32))
+    assert dp.space_of(list[int], dp.L2Distance) == (vec, dp.l2_distance(T=dp.i32))
+    assert dp.space_of(list[int], dp.L1Distance) == (vec, dp.l1_distance(T=dp.i32))
+    assert dp.space_of([1, 3], infer=True, M=dp.L1Distance) == (vec, dp.l1_distance(T=dp.i32))
+    assert dp.space_of(list[int], dp.HammingDistance) == (vec, dp.hamming_distance())
+    assert dp.space_of(int, dp.DiscreteDistance) == (
+        dp.atom_domain(T=dp.i32),
+        dp.discrete_distance(),
+    )
+    assert dp.space_of(dict[str, int], dp.L1Distance[int]) == (
+        dp.map_domain(dp.atom_domain(T=dp.String), dp.atom_domain(T=dp.i32)),
+        dp.l1_distance(T=dp.i32),
+    )
+    # the distance type comes from the atoms, not from the vector carrier
+    assert dp.space_of(list[float], "L1Distance")[1] == dp.l1_distance(T=float)
+
+
+def test_parse_sensitivity_metrics() -> None:
+    parsed = RuntimeType.parse("L1Distance<f64>")
+    assert isinstance(parsed, SensitivityMetric)
+    assert parsed == dp.L1Distance[float]
+    assert not isinstance(RuntimeType.parse("(f32)"), SensitivityMetric)
+    assert not isinstance(RuntimeType.parse("Vec<f32>"), SensitivityMetric)
+
+
+def test_infer_cases() -> None:
+    assert RuntimeType.infer(np.array(1)) == "i32"  # a 0-d array is its item
+    assert RuntimeType.infer(np.array(1.5)) == "f64"
+    assert RuntimeType.infer(np.array(["A", "B"])) == "Vec<String>"
+    assert RuntimeType.infer(lambda: True) == "CallbackFn"
+    assert RuntimeType.infer([1, True], py_object=True) == "Vec<ExtrinsicObject>"
+    assert RuntimeType.infer([[1], ["a"]], py_object=True) == "Vec<ExtrinsicObject>"
+    assert RuntimeType.infer([1, 2, 3]) == "Vec<i32>"
+    # mixed element types are refused (a TypeError, as in OpenDP), not read off the first
+    with pytest.raises(TypeError, match="homogeneously typed"):
+        RuntimeType.infer([1, True])
+    with pytest.raises(TypeError, match="homogeneously typed"):
+        RuntimeType.infer([1, 2.5])
+    with pytest.raises(TypeError, match="homogeneously typed"):
+        RuntimeType.infer({"a": 1, "b": "x"})
+    with pytest.raises(UnknownTypeException, match="cannot be inferred from None"):
+        RuntimeType.infer(None)
+    with pytest.raises(UnknownTypeException, match="Cannot infer atomic type when empty"):
+        RuntimeType.infer([])
+    with pytest.raises(UnknownTypeException, match="<class 'object'>"):
+        RuntimeType.infer(object())
+
+
+def test_infer_matches_opendp() -> None:
+    odp = _opendp()
+    if odp is None:  # pragma: no cover
+        pytest.skip("opendp is not installed")
+    from opendp.typing import RuntimeType as Theirs
+
+    for example in ([1, 2], np.array(1), np.array(2.5), ["A"], (1.0, True, "a"), {"a": 1}):
+        assert str(RuntimeType.infer(example)) == str(Theirs.infer(example))
+    assert str(RuntimeType.infer([1, True], py_object=True)) == str(
+        Theirs.infer([1, True], py_object=True)
+    )
+
+
+def test_primitive_types_are_opendp_s() -> None:
+    import opendp_lite
+
+    odp = _opendp()
+    if odp is None:  # pragma: no cover
+        pytest.skip("opendp is not installed")
+    import opendp.typing
+
+    assert set(opendp_lite.typing._PRIMITIVE_TYPES) == set(opendp.typing._PRIMITIVE_TYPES)
