@@ -829,8 +829,10 @@ class PartialChain:
                     eps, delta = chain.map(d_in)
                     return bool(eps <= d_out[0] and delta <= d_out[1])
                 return bool(chain.check(d_in, d_out))
-            except (InvalidParameter, FailedMap):
+            except FailedMap:  # an infinite loss (e.g. scale 0) does not fit
                 return False
+            # a parameter the constructor refuses raises (as in OpenDP): the search infers the
+            # parameter's type from it and restarts inside the region where the chain builds
 
         param = binary_search(fits, bounds=(None, None) if bounds is None else bounds, T=T)
         return param, self(param)

@@ -133,3 +133,49 @@ def test_primitive_types_are_opendp_s() -> None:
     import opendp.typing
 
     assert set(opendp_lite.typing._PRIMITIVE_TYPES) == set(opendp.typing._PRIMITIVE_TYPES)
+
+
+def test_exponential_bounds_search_probes_one_half() -> None:
+    # OpenDP's first band is [0, 0.5]: a boundary below 1/2 is bracketed there
+    assert dp.exponential_bounds_search(lambda x: x >= 0.3, T=float) == (0.0, 0.5)
+    assert dp.exponential_bounds_search(lambda x: x <= -0.3, T=float) == (-0.5, 0.0)
+    bounds = dp.exponential_bounds_search(lambda x: x >= 100.0, T=float)
+    assert bounds is not None and bounds[0] < 100.0 <= bounds[1]
+
+
+def test_context_searches_a_probability_from_its_valid_region() -> None:
+    """The randomized response's probability is valid only in [1/2, 1]: the search restarts
+    inside that region (as OpenDP's does) and finds the largest probability within ε."""
+    dp.enable_features("contrib")
+    context = dp.Context.compositor(
+        data=True,
+        privacy_unit=dp.unit_of(local=True),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=2,
+    )
+    query = context.query().randomized_response_bool()
+    prob = query.param()
+    assert dp.m.make_randomized_response_bool(prob).map(1) <= 0.5
+    above = float(np.nextafter(prob, 1.0))
+    assert dp.m.make_randomized_response_bool(above).map(1) > 0.5
+    assert abs(prob - 0.6224593312018545) < 1e-12  # e^ε / (1 + e^ε) at ε = 0.5
+    assert isinstance(query.release(), bool)
+
+
+def test_context_search_infers_an_int_parameter() -> None:
+    """A size the constructor refuses as a float is searched as an int (OpenDP infers T from
+    the constructor's refusal)."""
+    dp.enable_features("contrib")
+    context = dp.Context.compositor(
+        data=[1.0, 2.0, 3.0],
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=3.0),
+        split_evenly_over=1,
+    )
+    query = (
+        context.query().resize(constant=2.0).impute_constant(0.0).clamp((1.0, 10.0)).mean()
+    ).laplace(1.0)
+    size = query.param()
+    assert isinstance(size, int) and not isinstance(size, bool)
+    assert size == 4  # (10 - 1) / 3 / ε = 1 at n = 3, but the float mean's map is above it
+    assert isinstance(query.release(), float)
