@@ -176,7 +176,16 @@ def _infer_bounds(
                 ends = (previous[sign], probe)
                 return min(ends), max(ends)
             previous[sign] = probe
-    raise ValueError("unable to infer bounds: the predicate does not change within the search")
+    if lower is not None:
+        side = f"the decision boundary is below the lower bound {lower!r}"
+    elif upper is not None:
+        side = f"the decision boundary is above the upper bound {upper!r}"
+    else:
+        side = "the predicate may be constant"
+    raise ValueError(
+        f"unable to infer bounds: the predicate does not change within the search ({side}, "
+        "if the predicate is monotone). Fix: pass bounds that contain the decision boundary"
+    )
 
 
 def binary_search(

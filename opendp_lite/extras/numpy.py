@@ -391,7 +391,7 @@ def arrayd_domain(*, shape: tuple[int, ...], T: object) -> NPArrayDDomain:
     if not isinstance(shape, tuple) or any(
         isinstance(s, bool) or not isinstance(s, int) or s <= 0 for s in shape
     ):
-        raise InvalidParameter(f"shape must be a tuple of positive ints, got {shape!r}")
+        raise InvalidParameter(f"shape must be a tuple of positive integers, got {shape!r}")
     return NPArrayDDomain(shape=shape, T=_check_T(T, "arrayd_domain"))
 
 

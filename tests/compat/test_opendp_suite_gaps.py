@@ -179,3 +179,91 @@ def test_context_search_infers_an_int_parameter() -> None:
     assert isinstance(size, int) and not isinstance(size, bool)
     assert size == 4  # (10 - 1) / 3 / ε = 1 at n = 3, but the float mean's map is above it
     assert isinstance(query.release(), float)
+
+
+def _context(epsilon: float, delta: float, **split: Any) -> Any:
+    dp.enable_features("contrib")
+    return dp.Context.compositor(
+        data=[1, 2, 3],
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=epsilon, delta=delta),
+        domain=dp.vector_domain(dp.atom_domain(T=int)),
+        **split,
+    )
+
+
+def _restated_epsilon(rho: float, delta: float) -> float:
+    space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    scale = float(np.sqrt(1 / (2 * rho)))
+    m = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(*space, scale)), delta)
+    return float(m.map(1)[0])
+
+
+def test_zcdp_compositor_under_an_approximate_dp_context() -> None:
+    """As in OpenDP, a nested compositor may account in zCDP under an (ε, δ) context: its ρ
+    restates (make_zCDP_to_approxDP, then make_fix_delta at δ) within the query's ε."""
+    context = _context(3.0, 1e-6, split_by_weights=[1, 2])
+    share_eps, share_delta = context.d_mids[0]
+    assert share_eps == pytest.approx(1.0)
+    sub = (
+        context.query()
+        .compositor(split_evenly_over=2, output_measure=dp.zero_concentrated_divergence())
+        .release()
+    )
+    assert sub.accountant.output_measure == dp.zero_concentrated_divergence()
+    rho = sum(sub.d_mids)
+    assert _restated_epsilon(rho, share_delta) <= share_eps
+    assert _restated_epsilon(rho * 1.01, share_delta) > share_eps  # and it is nearly all of it
+    assert len(context.d_mids) == 1  # the parent charged the first share
+    for _ in range(2):
+        release = sub.query().clamp((1, 10)).sum().gaussian().release()
+        assert isinstance(release, int)
+    with pytest.raises(dp.OpenDPException):
+        sub.query().clamp((1, 10)).sum().gaussian().release()  # both shares are spent
+
+
+def test_approximate_zcdp_compositor_splits_delta_by_alpha() -> None:
+    context = _context(1.0, 1e-6, split_evenly_over=1)
+    measure = dp.approximate(dp.zero_concentrated_divergence())
+    with pytest.raises(dp.OpenDPException, match="alpha"):
+        context.query().compositor(3, output_measure=measure)
+    sub = context.query().compositor(3, output_measure=measure, alpha=0.3).release()
+    assert sub.accountant.output_measure == measure
+    share_rho, share_delta = sub.d_mids[0]
+    assert share_delta <= 1e-6 * 0.3 / 3
+    assert _restated_epsilon(3 * share_rho, 1e-6 * 0.7) <= 1.0
+    assert _restated_epsilon(3 * share_rho * 1.01, 1e-6 * 0.7) > 1.0
+    assert isinstance(sub.query().clamp((1, 10)).sum().gaussian().release(), int)
+
+
+def test_refusals_carry_opendp_s_phrase_and_the_fix() -> None:
+    """Code written against OpenDP matches these phrases; each message still names the fix."""
+    with pytest.raises(ValueError, match=r"decision boundary is below the lower bound.*Fix"):
+        dp.binary_search(lambda x: x <= 5, bounds=(10, None))
+    with pytest.raises(ValueError, match=r"decision boundary is above the upper bound.*Fix"):
+        dp.binary_search(lambda x: x <= 5, bounds=(None, 0))
+    space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    query = dp.Query(space, dp.max_divergence(), d_in=1, d_out=1.0).laplace()
+    with pytest.raises(ValueError, match=r"Cannot release query without data or context.*Fix"):
+        query.release()
+    context = _context(1.0, 1e-6)
+    with pytest.raises(ValueError, match=r"Consider setting `delta=0.0` in your query"):
+        context.query(epsilon=0.5)
+    counted = context.query(epsilon=0.5, delta=0.0).count().laplace()
+    with pytest.raises(ValueError, match=r"Cannot specify data when the query is part of a con"):
+        counted.release(data=[1, 2, 3])
+    l1 = dp.Context.compositor(
+        data=[1, 2, 3],
+        privacy_unit=dp.unit_of(l1=1),
+        privacy_loss=dp.loss_of(epsilon=0.5),
+        split_evenly_over=1,
+    )
+    with pytest.raises(ValueError, match=r"laplace is missing 1 parameter.*Fix: pass scale="):
+        l1.query().b_ary_tree(leaf_count=3).laplace()
+    odometer = dp.Context.compositor(
+        data=[1, 2, 3],
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=float("inf")),
+    )
+    with pytest.raises(ValueError, match=r"The privacy loss is unbounded.*Fix"):
+        odometer.remaining_privacy_loss()
