@@ -1366,10 +1366,15 @@ class Query(Generic[_Out]):
     ) -> Query[Context]:
         """A nested compositor over this query's loss; its release is a new :class:`Context`.
 
+        ``output_measure`` may differ from the query's: pure DP under approximate DP (δ = 0);
+        zCDP under approximate DP, with the largest ρ that ``make_zCDP_to_approxDP`` then
+        ``make_fix_delta`` restate within the query's (ε, δ); approximate zCDP under
+        approximate DP, which keeps ``alpha``·δ for itself and converts within the rest.
+
         Raises:
-            InvalidParameter: if the loss is unknown.
-            NotImplementedForType: for ``output_measure`` other than this query's (or pure DP
-                restated as approximate DP), or ``alpha``.
+            InvalidParameter: if the loss is unknown, or ``alpha`` is missing or outside
+                [0, 1) for an approximate-zCDP compositor.
+            NotImplementedForType: for another ``output_measure``, or ``alpha`` elsewhere.
         """
         d_out = self._d_out if d_out is None else d_out
         if d_out is None:

@@ -267,3 +267,23 @@ def test_refusals_carry_opendp_s_phrase_and_the_fix() -> None:
     )
     with pytest.raises(ValueError, match=r"The privacy loss is unbounded.*Fix"):
         odometer.remaining_privacy_loss()
+
+
+def test_context_and_query_reprs_nest_as_opendp_s() -> None:
+    odp = _opendp()
+    if odp is None:  # pragma: no cover
+        pytest.skip("opendp is not installed")
+
+    def build(lib: Any) -> Any:
+        return lib.Context.compositor(
+            data=[1, 2, 3],
+            privacy_unit=lib.unit_of(contributions=3),
+            privacy_loss=lib.loss_of(epsilon=3.0),
+            split_evenly_over=1,
+        )
+
+    ours, theirs = build(dp), build(odp)
+    assert repr(ours) == repr(theirs)
+    assert "\n        input_domain   = " in repr(ours)  # the accountant is indented
+    assert repr(ours.query()) == repr(theirs.query())
+    assert repr(ours.query()).endswith("        d_out      = None))")
