@@ -331,17 +331,23 @@ def unit_of(
     }
     named = [k for k, v in given.items() if v is not None]
     if len(named) != 1:
-        raise InvalidParameter(f"pass exactly one distance of {sorted(given)}, got {named}")
+        raise InvalidParameter(
+            f"Must specify exactly one distance. Fix: pass exactly one of {sorted(given)}, "
+            f"got {named}"
+        )
     if identifier is not None:
         raise NotImplementedForType(
             "identifier-level privacy units need OpenDP's Polars integration, which opendp_lite "
             f"does not have; got identifier={identifier!r}"
         )
+    if local is not None and (ordered or U is not None):
+        raise InvalidParameter(
+            '"local" must be the only parameter: unit_of(local=True) is (discrete_distance(), '
+            "1). Fix: drop ordered= and U="
+        )
     if ordered and contributions is None and changes is None:
         raise InvalidParameter("ordered=True is only valid with contributions or changes")
     if local is not None:
-        if ordered or U is not None:
-            raise InvalidParameter("local must be the only parameter")
         return discrete_distance(), int(local)
     if contributions is not None:
         if not is_int_value(contributions):

@@ -228,7 +228,8 @@ def _check_distance(owner: object, d: object, distance_type: str) -> int | float
     if isinstance(d, (np.integer, np.floating)):
         d = d.item()
     if isinstance(d, float) and not math.isfinite(d):
-        raise FailedMap(f"distance must be finite for {owner!r}, got {d!r}")
+        nan = " (NaN is not comparable)" if d != d else ""
+        raise FailedMap(f"distance must be finite for {owner!r}, got {d!r}{nan}")
     if d < 0:
         raise FailedMap(f"distance must be >= 0 for {owner!r}, got {d!r}")
     return d

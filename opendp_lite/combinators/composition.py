@@ -180,9 +180,14 @@ def _check_query(
 
 def _check_d_in(metric: Metric[Any], d_in: object, bound: Any) -> Any:
     d = metric._check_distance(d_in)
-    if d > bound:
+    try:
+        exceeds = bool(d > bound)
+    except Exception as e:  # a user distance whose comparison fails
+        raise FailedMap(f"d_in {d!r} cannot be compared with the constructor's d_in: {e}") from e
+    if exceeds:
         raise FailedMap(
-            f"d_in ({d!r}) must be no greater than the d_in of the constructor ({bound!r})"
+            f"d_in from the privacy map must be no greater than the d_in of the constructor: "
+            f"got {d!r} > {bound!r}"
         )
     return d
 

@@ -243,7 +243,7 @@ def test_refusals_carry_opendp_s_phrase_and_the_fix() -> None:
     with pytest.raises(ValueError, match=r"decision boundary is above the upper bound.*Fix"):
         dp.binary_search(lambda x: x <= 5, bounds=(None, 0))
     space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
-    query = dp.Query(space, dp.max_divergence(), d_in=1, d_out=1.0).laplace()
+    query: Any = dp.Query(space, dp.max_divergence(), d_in=1, d_out=1.0).laplace()
     with pytest.raises(ValueError, match=r"Cannot release query without data or context.*Fix"):
         query.release()
     context = _context(1.0, 1e-6)
@@ -287,3 +287,37 @@ def test_context_and_query_reprs_nest_as_opendp_s() -> None:
     assert "\n        input_domain   = " in repr(ours)  # the accountant is indented
     assert repr(ours.query()) == repr(theirs.query())
     assert repr(ours.query()).endswith("        d_out      = None))")
+
+
+def test_unit_of_and_composition_refusals_as_opendp() -> None:
+    with pytest.raises(ValueError, match='"local" must be the only parameter'):
+        dp.unit_of(local=True, ordered=True)
+    with pytest.raises(ValueError, match=r"Must specify exactly one distance\..*Fix"):
+        dp.unit_of()
+    dp.enable_features("contrib", "honest-but-curious")
+    composed = dp.c.make_adaptive_composition(
+        input_domain=dp.atom_domain(T=bool),
+        input_metric=dp.user_distance("user distance"),
+        output_measure=dp.max_divergence(),
+        d_in=1,
+        d_mids=[1.0],
+    )
+    assert composed.map(1) == 1.0
+    with pytest.raises(dp.OpenDPException, match="d_in from the privacy map must be no greater"):
+        composed.map(2)
+    with pytest.raises(dp.OpenDPException, match="not comparable"):
+        composed.map(float("nan"))
+
+    class Incomparable:
+        def __lt__(self, other: object) -> bool:
+            raise ValueError("comparison failed!")
+
+    odd = dp.c.make_adaptive_composition(
+        input_domain=dp.atom_domain(T=bool),
+        input_metric=dp.user_distance("user distance", ["other", "data"]),
+        output_measure=dp.max_divergence(),
+        d_in=Incomparable(),
+        d_mids=[1.0],
+    )
+    with pytest.raises(dp.OpenDPException, match="comparison failed!"):
+        odd.map(Incomparable())
