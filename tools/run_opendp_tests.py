@@ -114,10 +114,10 @@ RUST = "OpenDP Rust internals"
 POLARS = "Polars / identifier units"
 DOC = "documented difference"
 NAN = "pending NaN default"
-LATER = "post-0.16 API"
+PORT = "OpenDP 0.16 extra not ported"
 REPO = "OpenDP's repository and environment"
 GAP = "open gap"
-CATEGORIES = (DOC, NAN, RUST, POLARS, REPO, LATER, GAP)
+CATEGORIES = (DOC, NAN, RUST, POLARS, REPO, PORT, GAP)
 
 _D = "differences.md"
 #: (category, alternatives, note): the first rule one of whose regular expressions matches
@@ -213,7 +213,7 @@ RULES: list[tuple[str, tuple[str, ...], str]] = [
     ),
     (
         DOC,
-        (r"opendp_lite\.extras\.numpy\._make_np_",),
+        (r"opendp_lite\.extras\.numpy\._make_np_", "has no 'make_private_theil_sen'"),
         f"[imports OpenDP's private modules; `dp.numpy` exports these constructors]"
         f"({_D}#extensions-that-opendp-does-not-have)",
     ),
@@ -264,11 +264,55 @@ RULES: list[tuple[str, tuple[str, ...], str]] = [
         ),
         "checks OpenDP's own repository, tooling or network access",
     ),
-    # -- names added to OpenDP after 0.16 (its main branch's tests use them)
+    # -- open gaps, with what is known about them
     (
-        LATER,
-        ("cardinalities", "BinomialCND", "_cnd_cdf", "one_sided_uniformly", "_make_eigenval"),
-        "an API of OpenDP's main branch",
+        GAP,
+        ("test_lipschitz_b_ary_tree",),
+        "`make_count_by_categories` outputs a sized vector here (OpenDP: unsized) and `>>` "
+        "needs equal domains; joining a sized vector into an unsized one is sound (a subset) "
+        "but changes the chaining rule",
+    ),
+    (
+        GAP,
+        ("test_deprecated_composition",),
+        "OpenDP 0.16 warns (`DeprecationWarning`) on the former composition names; "
+        "opendp_lite's own code and docs still use them",
+    ),
+    (
+        GAP,
+        ("test_deprecated_floating_point",),
+        '"floating-point" is its own feature here; OpenDP 0.16 maps it to '
+        '"idealized-numerics" with a `DeprecationWarning`',
+    ),
+    (
+        GAP,
+        ("test_canonical_context",),
+        "`canonical_noise` is not a Context query step here (docs/context.md)",
+    ),
+    (
+        GAP,
+        ("test_count_by_threshold",),
+        "the threshold is searched as a float (accepted here for integer counts; OpenDP infers "
+        "an integer), and its δ differs (documented)",
+    ),
+    (
+        GAP,
+        ("DID NOT WARN",),
+        "OpenDP warns with the reason a value is refused (e.g. by `member`); opendp_lite "
+        "returns or raises without that warning",
+    ),
+    # -- parts of OpenDP 0.16's extras that opendp_lite does not have (a test that passes on
+    # OpenDP 0.16 uses only what 0.16 has: none of these is newer than 0.16)
+    (
+        PORT,
+        ("BinomialCND", "_cnd_cdf", "one_sided_uniformly"),
+        "canonical-noise inference helpers (p-values, confidence intervals, UMP tests)",
+    ),
+    (PORT, ("cardinalities",), "`array2_domain(cardinalities=...)` (categorical columns)"),
+    (
+        PORT,
+        ("_make_eigenval",),
+        f"OpenDP's private eigenvalue mechanism ([PCA differs]({_D}#maps-that-differ))",
     ),
 ]
 
@@ -462,9 +506,10 @@ def report(
         "",
         "A *documented difference* links its row in [Differences from OpenDP](differences.md); "
         "*OpenDP Rust internals* are tests of OpenDP's FFI, Rust error forwarding or private "
-        "helpers; *post-0.16 API* is a name the tests of OpenDP's main branch use that "
-        "OpenDP 0.16 has without it being part of its public API here; an *open gap* is "
-        "something opendp_lite could do and does not yet.",
+        "helpers; an *OpenDP 0.16 extra not ported* is a larger part of OpenDP's `extras` "
+        "that opendp_lite does not have; an *open gap* is something smaller opendp_lite could "
+        "do and does not yet. (No test here fails for using an API newer than OpenDP 0.16: "
+        "the tests come from OpenDP's main branch, but only those that pass on 0.16 count.)",
         "",
         "## By file",
         "",
