@@ -218,8 +218,20 @@ class UserDivergence(ExtrinsicDivergence):
     identifier: str
     descriptor: Any = None
 
+    def _check_loss(self, d: object) -> Any:
+        """As for ``user_distance``: a numeric loss is checked like a built-in measure's (a
+        number, not NaN, finite, ``>= 0``); any other value (a privacy curve, ...) is the
+        user's maps' to define, as in OpenDP."""
+        import numbers
+
+        if d is None:
+            raise FailedMap(f"a loss in {self!r} is required, got None")
+        if isinstance(d, numbers.Number) or hasattr(d, "dtype"):  # numpy numbers too
+            return super()._check_loss(d)
+        return d
+
     def __repr__(self) -> str:
-        return f"UserDivergence({self.identifier})"
+        return str(self.identifier)  # as OpenDP prints a user divergence
 
 
 def max_divergence() -> MaxDivergence:

@@ -321,3 +321,30 @@ def test_unit_of_and_composition_refusals_as_opendp() -> None:
     )
     with pytest.raises(dp.OpenDPException, match="comparison failed!"):
         odd.map(Incomparable())
+
+
+def test_user_elements_print_and_measure_as_opendp_s() -> None:
+    dp.enable_features("contrib", "honest-but-curious")
+    domain = dp.user_domain("DatetimeDomain(months={1})", lambda x: True)
+    assert str(domain) == repr(domain) == "DatetimeDomain(months={1})"
+    assert repr(dp.user_distance("sum of millisecond distances")) == (
+        "sum of millisecond distances"
+    )
+    assert repr(dp.user_divergence("tCDP")) == "tCDP"
+    odp = _opendp()
+    if odp is not None:
+        odp.enable_features("contrib", "honest-but-curious")  # type: ignore[attr-defined]
+        assert repr(odp.user_distance("d")) == repr(dp.user_distance("d"))  # type: ignore[attr-defined]
+        assert repr(odp.user_divergence("m")) == repr(dp.user_divergence("m"))  # type: ignore[attr-defined]
+    # a user divergence's loss may be a curve (the user's maps define it), as in OpenDP;
+    # a numeric loss is still checked
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    curve = dp.m.make_user_measurement(
+        *space, dp.user_divergence("tCDP"), lambda x: x, lambda d_in: lambda w: d_in * w * 2
+    )
+    assert curve.map(2.0)(3.0) == 12.0
+    negative = dp.m.make_user_measurement(
+        *space, dp.user_divergence("tCDP"), lambda x: x, lambda d_in: -1.0
+    )
+    with pytest.raises(dp.OpenDPException, match=">= 0"):
+        negative.map(1.0)
