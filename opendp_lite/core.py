@@ -985,21 +985,32 @@ def as_array() -> Function[Any, Any]:
     from .typing import RuntimeType
 
     def to_array(x: Any) -> Any:
+        if isinstance(x, np.ndarray) and x.ndim == 1:  # already an array, as OpenDP returns it
+            try:
+                dtype = carrier_dtype(str(RuntimeType.parse(x.dtype)))
+            except NotImplementedForType:
+                raise FailedFunction(f"as_array: unsupported array dtype {x.dtype}") from None
+            return np.array(x, dtype=dtype)
         if not isinstance(x, list):
             raise FailedFunction(f"as_array expects a list (Vec<T>), got {type(x).__name__}")
         try:
             T = str(RuntimeType.parse(RuntimeType.infer(x)).args[0])  # type: ignore[attr-defined]
         except (NotImplementedForType, AttributeError, IndexError):
             raise FailedFunction(f"as_array cannot infer the element type of {x!r}") from None
+        # numpy scalars count as their Python kind (a list from a numpy-backed vector)
         if T == "String":
             same = all(isinstance(v, str) for v in x)
         elif T == "bool":
-            same = all(isinstance(v, bool) for v in x)
+            same = all(isinstance(v, (bool, np.bool_)) for v in x)
         elif is_int(T):
-            same = all(isinstance(v, int) and not isinstance(v, bool) for v in x)
+            same = all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in x
+            )
         else:
             same = is_float(T) and all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in x
+                isinstance(v, (int, float, np.integer, np.floating))
+                and not isinstance(v, (bool, np.bool_))
+                for v in x
             )
         if not same:
             raise FailedFunction(f"as_array: the elements of a Vec<{T}> must all be {T}")

@@ -348,3 +348,26 @@ def test_user_elements_print_and_measure_as_opendp_s() -> None:
     )
     with pytest.raises(dp.OpenDPException, match=">= 0"):
         negative.map(1.0)
+
+
+def test_as_array_takes_arrays_and_numpy_scalars() -> None:
+    to_array = dp.as_array()
+    out = to_array(np.array([1, 2, 3], dtype=np.int32))
+    assert isinstance(out, np.ndarray) and out.dtype == np.int32 and out.tolist() == [1, 2, 3]
+    out = to_array([np.int32(2), np.int32(3)])
+    assert out.dtype == np.int32 and out.tolist() == [2, 3]
+    assert to_array([np.float64(1.5), 2.0]).tolist() == [1.5, 2.0]
+    with pytest.raises(dp.OpenDPException):
+        to_array([1, True])  # mixed types are still refused
+    with pytest.raises(dp.OpenDPException):
+        to_array(np.array([[1, 2]]))
+    dp.enable_features("honest-but-curious")
+    plus_one = dp.t.make_user_transformation(
+        dp.vector_domain(dp.atom_domain(T=int)),
+        dp.symmetric_distance(),
+        dp.vector_domain(dp.atom_domain(T=int)),
+        dp.symmetric_distance(),
+        lambda xs: [v + 1 for v in xs],
+        lambda d_in: d_in,
+    )
+    assert to_array(plus_one(np.array([1, 2, 3], dtype=np.int32))).tolist() == [2, 3, 4]
