@@ -43,7 +43,7 @@ from ..core import (
     Transformation,
 )
 from ..domains import atom_domain, vector_domain
-from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
+from ..errors import InvalidParameter, NotImplementedForType, NotInDomain, ParameterTypeError
 from ..measurements import make_gaussian, make_laplace
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
 from ..metrics import SymmetricDistance, absolute_distance, l1_distance, l2_distance
@@ -86,7 +86,14 @@ _SHRINKS = (1.0 - 2.0**-40, 1.0 - 2.0**-30, 1.0 - 2.0**-20, 1.0 - 2.0**-10)
 def _check_T(T: object, who: str) -> str:
     if T is None:
         raise InvalidParameter(f"{who}: T, the type of the array's elements, must be given")
-    name = carrier_name(T)
+    try:
+        name = carrier_name(T)
+    except NotImplementedForType:
+        # a ValueError (as OpenDP's) and a TypeError
+        raise ParameterTypeError(
+            f"{who}: T ({T!r}) must be a primitive type. Fix: pass a numeric or bool type, "
+            "e.g. T=float"
+        ) from None
     if not (is_float(name) or is_int(name) or name == "bool"):
         raise NotImplementedForType(f"{who}: T must be a numeric or bool type, got T={name}")
     return name
@@ -379,7 +386,8 @@ def arrayd_domain(*, shape: tuple[int, ...], T: object) -> NPArrayDDomain:
     """The domain of numpy arrays of exactly ``shape`` with elements of type ``T``.
 
     Raises:
-        InvalidParameter: if ``shape`` is not a tuple of positive ints, or ``T`` is missing.
+        InvalidParameter: if ``shape`` is not a tuple of positive integers, or ``T`` is
+            missing or names no type (``ParameterTypeError``, also a ``TypeError``).
         NotImplementedForType: if ``T`` is not a numeric or bool carrier.
 
     >>> import numpy as np

@@ -371,3 +371,13 @@ def test_as_array_takes_arrays_and_numpy_scalars() -> None:
         lambda d_in: d_in,
     )
     assert to_array(plus_one(np.array([1, 2, 3], dtype=np.int32))).tolist() == [2, 3, 4]
+
+
+def test_array_domains_refuse_as_opendp() -> None:
+    with pytest.raises(ValueError, match="must be a tuple of positive integers"):
+        dp.numpy.arrayd_domain(shape=(-1, 2), T=bool)
+    with pytest.raises(ValueError, match="must be a primitive type"):
+        dp.numpy.arrayd_domain(shape=(2, 1), T=dp.Measurement)
+    with pytest.raises(ValueError, match="must be a primitive type"):
+        dp.numpy.array2_domain(norm=1, p=2, T="AnyTransformation")
+    assert dp.numpy.arrayd_domain(shape=(2, 1), T=float).member(np.zeros((2, 1)))
