@@ -381,3 +381,16 @@ def test_array_domains_refuse_as_opendp() -> None:
     with pytest.raises(ValueError, match="must be a primitive type"):
         dp.numpy.array2_domain(norm=1, p=2, T="AnyTransformation")
     assert dp.numpy.arrayd_domain(shape=(2, 1), T=float).member(np.zeros((2, 1)))
+
+
+def test_linear_regression_x_bounds_refusal_as_opendp() -> None:
+    pytest.importorskip("sklearn")
+    sklearn: Any = dp.sklearn
+    model = sklearn.linear_model.LinearRegression(
+        output_measure=dp.max_divergence(),
+        x_bounds=(0, 10),
+        y_bounds=(0, 10),
+        scale=1,
+    )
+    with pytest.raises(ValueError, match=r"must consist of a single tuple, not \[0, 10\].*Fix"):
+        model.fit(X=[[1], [2], [3]], y=[1, 2, 3])
