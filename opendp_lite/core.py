@@ -162,6 +162,23 @@ def assert_features(*features: str) -> None:
 # Domains, metrics and measures
 
 
+_DescriptorT = TypeVar("_DescriptorT")
+
+
+def _cast_descriptor(owner: object, kind: str, type_: type[_DescriptorT]) -> _DescriptorT:
+    """OpenDP's ``.cast(type_)``: the descriptor of a user-defined domain, metric or measure
+    as ``type_``, or an error."""
+    from .errors import InvalidParameter
+
+    descriptor = getattr(owner, "descriptor", None)
+    if not isinstance(descriptor, type_):
+        raise InvalidParameter(
+            f"{kind} descriptor must be a {type_.__name__}, found {owner!r}. Fix: cast to the "
+            "type of the descriptor given to its constructor"
+        )
+    return descriptor
+
+
 class Domain(Generic[T]):
     """A set of values of carrier type ``T``.
 
@@ -169,6 +186,14 @@ class Domain(Generic[T]):
     whether ``x`` is in the domain; ``_normalize(x)`` returns the canonical representation
     (e.g. a numpy array for vectors) or raises :class:`~opendp_lite.errors.NotInDomain`.
     """
+
+    def cast(self, type_: type[_DescriptorT]) -> _DescriptorT:
+        """The descriptor of a user-defined domain as ``type_`` (OpenDP's ``Domain.cast``).
+
+        Raises:
+            InvalidParameter: if the domain has no descriptor of that type.
+        """
+        return _cast_descriptor(self, "domain", type_)
 
     def member(self, x: object) -> bool:
         """Whether ``x`` is a member of this domain."""
@@ -200,6 +225,14 @@ class Metric(Generic[D]):
     def _check_distance(self, d: object) -> D:
         return _check_distance(self, d, self.distance_type)  # type: ignore[return-value]
 
+    def cast(self, type_: type[_DescriptorT]) -> _DescriptorT:
+        """The descriptor of a user-defined metric as ``type_`` (OpenDP's ``Metric.cast``).
+
+        Raises:
+            InvalidParameter: if the metric has no descriptor of that type.
+        """
+        return _cast_descriptor(self, "metric", type_)
+
 
 class Measure(Generic[Q]):
     """A privacy measure: the unit of privacy loss, with loss type ``Q``."""
@@ -213,6 +246,14 @@ class Measure(Generic[Q]):
     def _le(self, a: Q, b: Q) -> bool:
         """Whether loss ``a`` is at most loss ``b``."""
         return bool(a <= b)  # type: ignore[operator]
+
+    def cast(self, type_: type[_DescriptorT]) -> _DescriptorT:
+        """The descriptor of a user-defined measure as ``type_`` (OpenDP's ``Measure.cast``).
+
+        Raises:
+            InvalidParameter: if the measure has no descriptor of that type.
+        """
+        return _cast_descriptor(self, "measure", type_)
 
 
 def _check_distance(owner: object, d: object, distance_type: str) -> int | float:

@@ -394,3 +394,16 @@ def test_linear_regression_x_bounds_refusal_as_opendp() -> None:
     )
     with pytest.raises(ValueError, match=r"must consist of a single tuple, not \[0, 10\].*Fix"):
         model.fit(X=[[1], [2], [3]], y=[1, 2, 3])
+
+
+def test_cast_returns_a_user_descriptor() -> None:
+    domain = dp.user_domain("Months", lambda x: True, descriptor={"months": [1, 2]})
+    assert domain.cast(dict) == {"months": [1, 2]}
+    with pytest.raises(ValueError, match="domain descriptor must be a list"):
+        domain.cast(list)
+    assert dp.user_distance("ms", descriptor=("a", 1)).cast(tuple) == ("a", 1)
+    assert dp.user_divergence("tCDP", descriptor={"kind": "tCDP"}).cast(dict) == {"kind": "tCDP"}
+    with pytest.raises(ValueError, match="measure descriptor must be a dict"):
+        dp.max_divergence().cast(dict)
+    with pytest.raises(ValueError, match="metric descriptor must be a dict"):
+        dp.symmetric_distance().cast(dict)
