@@ -152,9 +152,10 @@ def assert_features(*features: str) -> None:
     """Raise :class:`FeatureNotEnabled` unless every feature named is enabled."""
     missing = [f for f in features if f not in _FEATURES]
     if missing:
+        quoted = ", ".join('"' + f + '"' for f in missing)  # as OpenDP spells the fix
         raise FeatureNotEnabled(
             f"this constructor requires the feature(s) {missing}; "
-            f"opt in with enable_features({', '.join(map(repr, missing))})"
+            f"opt in with enable_features({quoted})"
         )
 
 

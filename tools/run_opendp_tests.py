@@ -184,7 +184,7 @@ RULES: list[tuple[str, tuple[str, ...], str]] = [
     ),
     (
         DOC,
-        ("test_feature_fails", "test_set_feature"),
+        ("test_set_feature",),
         f"[an unknown feature name is refused, with a suggestion]({_D}#types)",
     ),
     (

@@ -407,3 +407,10 @@ def test_cast_returns_a_user_descriptor() -> None:
         dp.max_divergence().cast(dict)
     with pytest.raises(ValueError, match="metric descriptor must be a dict"):
         dp.symmetric_distance().cast(dict)
+
+
+def test_missing_feature_names_the_fix_as_opendp_spells_it() -> None:
+    from opendp_lite.mod import assert_features
+
+    with pytest.raises(dp.OpenDPException, match=r'enable_features\("A", "Z"\)'):
+        assert_features("A", "Z")
