@@ -96,7 +96,7 @@ from .metrics import (
     symmetric_distance,
 )
 from .search import binary_search
-from .typing import RuntimeType
+from .typing import _SENSITIVITY_METRICS, RuntimeType
 
 __all__ = [
     "BudgetExhausted",
@@ -227,8 +227,16 @@ def space_of(T: object, M: object = None, infer: bool = False) -> tuple[Domain[A
         else:
             raise NotImplementedForType(f"no default metric for domain {domain!r}; pass M")
     descriptor = M if isinstance(M, Metric) else RuntimeType.parse(M)
-    if isinstance(descriptor, RuntimeType) and not descriptor.args and not isinstance(M, Metric):
-        descriptor = RuntimeType(descriptor.origin, [str(carrier)])
+    if isinstance(M, Metric):
+        return domain, M
+    origin = descriptor.origin if isinstance(descriptor, RuntimeType) else descriptor
+    if origin in _SENSITIVITY_METRICS and not getattr(descriptor, "args", None):
+        # a distance type left open is the domain's atom type, as in OpenDP:
+        # space_of(list[int], L2Distance) is (vector_domain(atom_domain(T=i32)), l2_distance(T=i32))
+        atom = carrier
+        while isinstance(atom, RuntimeType) and atom.origin in ("Vec", "HashMap", "Option"):
+            atom = atom.args[-1]
+        descriptor = RuntimeType(origin, [str(atom)])
     return domain, metric_of(descriptor)
 
 
@@ -323,17 +331,23 @@ def unit_of(
     }
     named = [k for k, v in given.items() if v is not None]
     if len(named) != 1:
-        raise InvalidParameter(f"pass exactly one distance of {sorted(given)}, got {named}")
+        raise InvalidParameter(
+            f"Must specify exactly one distance. Fix: pass exactly one of {sorted(given)}, "
+            f"got {named}"
+        )
     if identifier is not None:
         raise NotImplementedForType(
             "identifier-level privacy units need OpenDP's Polars integration, which opendp_lite "
             f"does not have; got identifier={identifier!r}"
         )
+    if local is not None and (ordered or U is not None):
+        raise InvalidParameter(
+            '"local" must be the only parameter: unit_of(local=True) is (discrete_distance(), '
+            "1). Fix: drop ordered= and U="
+        )
     if ordered and contributions is None and changes is None:
         raise InvalidParameter("ordered=True is only valid with contributions or changes")
     if local is not None:
-        if ordered or U is not None:
-            raise InvalidParameter("local must be the only parameter")
         return discrete_distance(), int(local)
     if contributions is not None:
         if not is_int_value(contributions):
@@ -471,7 +485,7 @@ class Context:
     def __repr__(self) -> str:
         return (
             "Context(\n"
-            f"    accountant = {self.accountant!r},\n"
+            f"    accountant = {_nested(self.accountant)},\n"
             f"    d_in       = {self.d_in!r},\n"
             f"    d_mids     = {self.d_mids!r},\n"
             f"    d_out      = {self.d_out!r})"
@@ -579,7 +593,9 @@ class Context:
             if observed != measure:
                 hint = ""
                 if isinstance(measure, Approximate) and "delta" not in kwargs:
-                    hint = "; pass delta=0.0 for an approximate-DP context"
+                    hint = (
+                        ". Consider setting `delta=0.0` in your query (an approximate-DP context)"
+                    )
                 raise InvalidParameter(
                     f"the context measures privacy in {measure!r}, got a loss in {observed!r}{hint}"
                 )
@@ -628,7 +644,11 @@ class Context:
         """
         if isinstance(self.queryable, OdometerQueryable):
             if self.d_out is None:
-                raise InvalidParameter("the privacy loss of this context is unbounded")
+                raise InvalidParameter(
+                    "The privacy loss is unbounded: this context is an odometer (an infinite "
+                    "epsilon or rho), so nothing remains to report. Fix: read the loss spent "
+                    "so far with current_privacy_loss()"
+                )
             spent = self.queryable.privacy_loss(self.d_in)
             if isinstance(self.d_out, tuple):
                 return tuple(
@@ -717,6 +737,11 @@ class Summary:
         lines.insert(1, "  ".join("-" * w for w in widths))
         lines.append(f"spent: {_short(self.spent)}; remaining: {_short(self.remaining)}")
         return "\n".join(line.rstrip() for line in lines)
+
+
+def _nested(x: Any) -> str:
+    """``repr(x)`` indented to sit inside another repr, as OpenDP prints a context."""
+    return repr(x).replace("\n", "\n    ")
 
 
 def _short(x: Any) -> str:
@@ -821,8 +846,10 @@ class PartialChain:
                     eps, delta = chain.map(d_in)
                     return bool(eps <= d_out[0] and delta <= d_out[1])
                 return bool(chain.check(d_in, d_out))
-            except (InvalidParameter, FailedMap):
+            except FailedMap:  # an infinite loss (e.g. scale 0) does not fit
                 return False
+            # a parameter the constructor refuses raises (as in OpenDP): the search infers the
+            # parameter's type from it and restarts inside the region where the chain builds
 
         param = binary_search(fits, bounds=(None, None) if bounds is None else bounds, T=T)
         return param, self(param)
@@ -986,7 +1013,9 @@ class Query(Generic[_Out]):
             f"    chain          = {self._chain!r},\n"
             f"    output_measure = {self._output_measure!r},\n"
             f"    d_in           = {self._d_in!r},\n"
-            f"    d_out          = {self._d_out!r})"
+            f"    d_out          = {self._d_out!r}"
+            + ("" if self._context is None else f",\n    context        = {_nested(self._context)}")
+            + ")"
         )
 
     def __dir__(self) -> list[str]:
@@ -1015,8 +1044,9 @@ class Query(Generic[_Out]):
         else:
             if isinstance(self._chain, PartialChain):
                 raise InvalidParameter(
-                    f"{name}: at most one parameter may be left to solve for; "
-                    f"{missing!r} is missing too"
+                    f"{name} is missing 1 parameter ({missing!r}) while the query already "
+                    f"leaves one to solve for; at most one parameter may be left to solve for. "
+                    f"Fix: pass {missing}=..."
                 )
             chain = self._chain
             new = PartialChain(lambda v: _append(chain, f, kind, args, {**kwargs, missing: v}))
@@ -1277,7 +1307,7 @@ class Query(Generic[_Out]):
             isinstance(chain, Transformation) and not allow_transformations
         ):
             raise InvalidParameter(
-                "the query is not yet a measurement. Fix: add a noise mechanism, e.g. "
+                "Query is not yet a measurement. Fix: add a noise mechanism, e.g. "
                 ".laplace() or .gaussian() (its scale is solved for if omitted)"
             )
         return _cast_measure(chain, self._output_measure, self._d_out)
@@ -1304,7 +1334,10 @@ class Query(Generic[_Out]):
             InvalidParameter: for data given to a query in a context, or neither.
         """
         if self._context is not None and data is not None:
-            raise InvalidParameter("a query in a context is released on the context's data")
+            raise InvalidParameter(
+                "Cannot specify data when the query is part of a context: a query in a context "
+                "is released on the context's data. Fix: call .release() without data"
+            )
         param, chain = self._fixed(bounds, T)
         measurement = self._measurement_of(chain)
         if self._context is not None:
@@ -1321,7 +1354,10 @@ class Query(Generic[_Out]):
         elif data is not None:
             answer = measurement(data)
         else:
-            raise InvalidParameter("a query needs a context or data to be released")
+            raise InvalidParameter(
+                "Cannot release query without data or context: a query needs a context or data "
+                "to be released. Fix: pass data to release(), or build the query from a Context"
+            )
         if self._wrap_release is not None:
             answer = self._wrap_release(answer)
         return cast(_Out, answer)
@@ -1336,26 +1372,63 @@ class Query(Generic[_Out]):
     ) -> Query[Context]:
         """A nested compositor over this query's loss; its release is a new :class:`Context`.
 
+        ``output_measure`` may differ from the query's: pure DP under approximate DP (δ = 0);
+        zCDP under approximate DP, with the largest ρ that ``make_zCDP_to_approxDP`` then
+        ``make_fix_delta`` restate within the query's (ε, δ); approximate zCDP under
+        approximate DP, which keeps ``alpha``·δ for itself and converts within the rest.
+
         Raises:
-            InvalidParameter: if the loss is unknown.
-            NotImplementedForType: for ``output_measure`` other than this query's (or pure DP
-                restated as approximate DP), or ``alpha``.
+            InvalidParameter: if the loss is unknown, or ``alpha`` is missing or outside
+                [0, 1) for an approximate-zCDP compositor.
+            NotImplementedForType: for another ``output_measure``, or ``alpha`` elsewhere.
         """
         d_out = self._d_out if d_out is None else d_out
         if d_out is None:
             raise InvalidParameter("the query's privacy loss is unknown; pass d_out")
         measure = self._output_measure
+        # a zCDP compositor under an (ε, δ) query: its release is restated as (ε, δ) with
+        # make_fix_delta(make_zCDP_to_approxDP(.), fix_delta), as OpenDP does
+        fix_delta: float | None = None
+        parent_measure, parent_d_out = measure, d_out
         if output_measure is not None and output_measure != measure:
+            approx_dp = isinstance(measure, Approximate) and isinstance(
+                measure.inner, MaxDivergence
+            )
             if isinstance(output_measure, Approximate) and output_measure.inner == measure:
                 d_out = (d_out, 0.0)
                 measure = output_measure
+            elif approx_dp and isinstance(output_measure, ZeroConcentratedDivergence):
+                fix_delta = float(d_out[1])
+                d_out = _rho_within(d_out[0], fix_delta)
+                measure = output_measure
+            elif (
+                approx_dp
+                and isinstance(output_measure, Approximate)
+                and isinstance(output_measure.inner, ZeroConcentratedDivergence)
+            ):
+                if alpha is None or not 0 <= alpha < 1:
+                    raise InvalidParameter(
+                        f"alpha must be in [0, 1), got {alpha!r}: the share of delta the "
+                        "approximate-zCDP compositor spends itself (the rest converts zCDP)"
+                    )
+                # δ·α is the compositor's own δ; the rest, δ − δ₀ for the δ₀ it spends, goes to
+                # the zCDP-to-(ε, δ) conversion (make_fix_delta is given the total δ)
+                epsilon, fix_delta = float(d_out[0]), float(d_out[1])
+                inner_delta = _arith.down(_arith.q(fix_delta) * _arith.q(alpha))
+                profile_delta = _arith.down(_arith.q(fix_delta) - _arith.q(inner_delta))
+                profile_delta = float(np.nextafter(profile_delta, 0.0))  # make_fix_delta's rounding
+                d_out = (_rho_within(epsilon, profile_delta), inner_delta)
+                measure = output_measure
+                alpha = None
             else:
                 raise NotImplementedForType(
                     f"a nested compositor in {output_measure!r} under a {measure!r} context is "
                     "not supported here"
                 )
         if alpha is not None:
-            raise NotImplementedForType("alpha (approximate-zCDP splitting) is not supported")
+            raise NotImplementedForType(
+                "alpha applies to an approximate-zCDP compositor under an approximate-DP query"
+            )
         if isinstance(self._chain, PartialChain):
             raise InvalidParameter("a compositor cannot follow a chain with a missing parameter")
         chain = self._chain
@@ -1369,6 +1442,9 @@ class Query(Generic[_Out]):
         whole = accountant if isinstance(chain, tuple) else chain >> accountant
         if isinstance(whole, Odometer):
             raise NotImplementedForType("a nested context needs a finite budget")
+        released = whole
+        if fix_delta is not None:
+            released = make_fix_delta(make_zCDP_to_approxDP(whole), fix_delta)
 
         parent = self._context
 
@@ -1380,10 +1456,27 @@ class Query(Generic[_Out]):
                 nested.python_values = parent.python_values
             return nested
 
-        nested = self.new_with(chain=whole, wrap_release=wrap)
-        nested._output_measure = measure
-        nested._d_out = d_out
+        nested = self.new_with(chain=released, wrap_release=wrap)
+        nested._output_measure = measure if fix_delta is None else parent_measure
+        nested._d_out = d_out if fix_delta is None else parent_d_out
         return cast(Query[Context], nested)
+
+
+def _rho_within(epsilon: float, delta: float) -> float:
+    """The largest zCDP budget ρ (on a search grid) whose restatement at ``delta`` is within
+    ``epsilon``: ``make_fix_delta(make_zCDP_to_approxDP(m), delta)`` of a measurement with
+    loss ρ has ε' <= ``epsilon`` (the map is increasing in ρ, so a smaller loss fits too)."""
+    space = atom_domain(T=int), absolute_distance(T=int)
+
+    def fits(scale: float) -> bool:
+        try:
+            m = make_fix_delta(make_zCDP_to_approxDP(_m.make_gaussian(*space, scale)), delta)
+            return bool(m.map(1)[0] <= epsilon)
+        except FailedMap:
+            return False
+
+    scale = binary_search(fits, bounds=(0.0, None), T=float)
+    return float(_m.make_gaussian(*space, scale).map(1))
 
 
 def _noise_of(

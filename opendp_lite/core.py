@@ -153,14 +153,32 @@ def assert_features(*features: str) -> None:
     """Raise :class:`FeatureNotEnabled` unless every feature named is enabled."""
     missing = [f for f in features if f not in _FEATURES]
     if missing:
+        quoted = ", ".join('"' + f + '"' for f in missing)  # as OpenDP spells the fix
         raise FeatureNotEnabled(
             f"this constructor requires the feature(s) {missing}; "
-            f"opt in with enable_features({', '.join(map(repr, missing))})"
+            f"opt in with enable_features({quoted})"
         )
 
 
 # ----------------------------------------------------------------------------------------------
 # Domains, metrics and measures
+
+
+_DescriptorT = TypeVar("_DescriptorT")
+
+
+def _cast_descriptor(owner: object, kind: str, type_: type[_DescriptorT]) -> _DescriptorT:
+    """OpenDP's ``.cast(type_)``: the descriptor of a user-defined domain, metric or measure
+    as ``type_``, or an error."""
+    from .errors import InvalidParameter
+
+    descriptor = getattr(owner, "descriptor", None)
+    if not isinstance(descriptor, type_):
+        raise InvalidParameter(
+            f"{kind} descriptor must be a {type_.__name__}, found {owner!r}. Fix: cast to the "
+            "type of the descriptor given to its constructor"
+        )
+    return descriptor
 
 
 class Domain(Generic[T]):
@@ -170,6 +188,14 @@ class Domain(Generic[T]):
     whether ``x`` is in the domain; ``_normalize(x)`` returns the canonical representation
     (e.g. a numpy array for vectors) or raises :class:`~opendp_lite.errors.NotInDomain`.
     """
+
+    def cast(self, type_: type[_DescriptorT]) -> _DescriptorT:
+        """The descriptor of a user-defined domain as ``type_`` (OpenDP's ``Domain.cast``).
+
+        Raises:
+            InvalidParameter: if the domain has no descriptor of that type.
+        """
+        return _cast_descriptor(self, "domain", type_)
 
     def member(self, x: object) -> bool:
         """Whether ``x`` is a member of this domain."""
@@ -201,6 +227,14 @@ class Metric(Generic[D]):
     def _check_distance(self, d: object) -> D:
         return _check_distance(self, d, self.distance_type)  # type: ignore[return-value]
 
+    def cast(self, type_: type[_DescriptorT]) -> _DescriptorT:
+        """The descriptor of a user-defined metric as ``type_`` (OpenDP's ``Metric.cast``).
+
+        Raises:
+            InvalidParameter: if the metric has no descriptor of that type.
+        """
+        return _cast_descriptor(self, "metric", type_)
+
 
 class Measure(Generic[Q]):
     """A privacy measure: the unit of privacy loss, with loss type ``Q``."""
@@ -214,6 +248,14 @@ class Measure(Generic[Q]):
     def _le(self, a: Q, b: Q) -> bool:
         """Whether loss ``a`` is at most loss ``b``."""
         return bool(a <= b)  # type: ignore[operator]
+
+    def cast(self, type_: type[_DescriptorT]) -> _DescriptorT:
+        """The descriptor of a user-defined measure as ``type_`` (OpenDP's ``Measure.cast``).
+
+        Raises:
+            InvalidParameter: if the measure has no descriptor of that type.
+        """
+        return _cast_descriptor(self, "measure", type_)
 
 
 def _check_distance(owner: object, d: object, distance_type: str) -> int | float:
@@ -229,7 +271,8 @@ def _check_distance(owner: object, d: object, distance_type: str) -> int | float
     if isinstance(d, (np.integer, np.floating)):
         d = d.item()
     if isinstance(d, float) and not math.isfinite(d):
-        raise FailedMap(f"distance must be finite for {owner!r}, got {d!r}")
+        nan = " (NaN is not comparable)" if d != d else ""
+        raise FailedMap(f"distance must be finite for {owner!r}, got {d!r}{nan}")
     if d < 0:
         raise FailedMap(f"distance must be >= 0 for {owner!r}, got {d!r}")
     return d
@@ -387,6 +430,7 @@ def _check_result(check: Callable[[object], Any], d_out: object, what: str) -> A
 class _InputTypes:
     """The input types of a transformation or measurement, as OpenDP names them."""
 
+    __slots__ = ()
     input_domain: Domain[Any]
     input_metric: Metric[Any]
 
@@ -995,21 +1039,32 @@ def as_array() -> Function[Any, Any]:
     from .typing import RuntimeType
 
     def to_array(x: Any) -> Any:
+        if isinstance(x, np.ndarray) and x.ndim == 1:  # already an array, as OpenDP returns it
+            try:
+                dtype = carrier_dtype(str(RuntimeType.parse(x.dtype)))
+            except NotImplementedForType:
+                raise FailedFunction(f"as_array: unsupported array dtype {x.dtype}") from None
+            return np.array(x, dtype=dtype)
         if not isinstance(x, list):
             raise FailedFunction(f"as_array expects a list (Vec<T>), got {type(x).__name__}")
         try:
             T = str(RuntimeType.parse(RuntimeType.infer(x)).args[0])  # type: ignore[attr-defined]
         except (NotImplementedForType, AttributeError, IndexError):
             raise FailedFunction(f"as_array cannot infer the element type of {x!r}") from None
+        # numpy scalars count as their Python kind (a list from a numpy-backed vector)
         if T == "String":
             same = all(isinstance(v, str) for v in x)
         elif T == "bool":
-            same = all(isinstance(v, bool) for v in x)
+            same = all(isinstance(v, (bool, np.bool_)) for v in x)
         elif is_int(T):
-            same = all(isinstance(v, int) and not isinstance(v, bool) for v in x)
+            same = all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in x
+            )
         else:
             same = is_float(T) and all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in x
+                isinstance(v, (int, float, np.integer, np.floating))
+                and not isinstance(v, (bool, np.bool_))
+                for v in x
             )
         if not same:
             raise FailedFunction(f"as_array: the elements of a Vec<{T}> must all be {T}")

@@ -693,7 +693,7 @@ class UserDomain(ExtrinsicDomain):
     descriptor: Any = None
 
     def __repr__(self) -> str:
-        return f"UserDomain({self.identifier})"
+        return str(self.identifier)  # as OpenDP prints a user domain
 
     @property
     def carrier_type(self) -> str:

@@ -71,6 +71,12 @@ class Approximate(Measure[tuple[Q, float]], Generic[Q]):
         return f"Approximate({self.inner!r})"
 
     @property
+    def inner_measure(self) -> Measure[Q]:
+        """The measure δ relaxes (OpenDP's name): ``approximate(max_divergence())``'s is
+        ``max_divergence()``."""
+        return self.inner
+
+    @property
     def distance_type(self) -> str:  # type: ignore[override]
         """The loss type as OpenDP names it: ``"(f64, f64)"`` for approximate pure DP."""
         return f"({self.inner.distance_type}, f64)"
@@ -212,8 +218,20 @@ class UserDivergence(ExtrinsicDivergence):
     identifier: str
     descriptor: Any = None
 
+    def _check_loss(self, d: object) -> Any:
+        """As for ``user_distance``: a numeric loss is checked like a built-in measure's (a
+        number, not NaN, finite, ``>= 0``); any other value (a privacy curve, ...) is the
+        user's maps' to define, as in OpenDP."""
+        import numbers
+
+        if d is None:
+            raise FailedMap(f"a loss in {self!r} is required, got None")
+        if isinstance(d, numbers.Number) or hasattr(d, "dtype"):  # numpy numbers too
+            return super()._check_loss(d)
+        return d
+
     def __repr__(self) -> str:
-        return f"UserDivergence({self.identifier})"
+        return str(self.identifier)  # as OpenDP prints a user divergence
 
 
 def max_divergence() -> MaxDivergence:

@@ -252,7 +252,7 @@ class UserDistance(ExtrinsicDistance):
         return d  # a user-defined distance: its meaning is the user's maps'
 
     def __repr__(self) -> str:
-        return f"UserDistance({self.identifier})"
+        return str(self.identifier)  # as OpenDP prints a user distance
 
 
 def _is_numpy_number(d: object) -> bool:

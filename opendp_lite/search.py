@@ -25,8 +25,9 @@ M = TypeVar("M")
 _MAX_FLOAT = sys.float_info.max
 _INT_LIMIT = 2**63 - 1
 # probe distances from the centre of an exponential search: growing like 2^(2^k), so that a
-# boundary anywhere in the float range is bracketed within a dozen evaluations per side
-_FLOAT_STEPS: tuple[float, ...] = (1.0, 2.0, 4.0, 16.0, 256.0, 2.0**16, 2.0**32, 2.0**64)
+# boundary anywhere in the float range is bracketed within a dozen evaluations per side; 0.5
+# first, as OpenDP's bands, so that a probability in [1/2, 1] is found from 0
+_FLOAT_STEPS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 2.0**16, 2.0**32, 2.0**64)
 _FLOAT_STEPS += (2.0**128, 2.0**256, 2.0**512, _MAX_FLOAT)
 _INT_STEPS = (1, 2, 4, 16, 256, 2**16, 2**32, _INT_LIMIT)
 _FLOAT_NAMES = {"f64", "f32", "float"}
@@ -175,7 +176,16 @@ def _infer_bounds(
                 ends = (previous[sign], probe)
                 return min(ends), max(ends)
             previous[sign] = probe
-    raise ValueError("unable to infer bounds: the predicate does not change within the search")
+    if lower is not None:
+        side = f"the decision boundary is below the lower bound {lower!r}"
+    elif upper is not None:
+        side = f"the decision boundary is above the upper bound {upper!r}"
+    else:
+        side = "the predicate may be constant"
+    raise ValueError(
+        f"unable to infer bounds: the predicate does not change within the search ({side}, "
+        "if the predicate is monotone). Fix: pass bounds that contain the decision boundary"
+    )
 
 
 def binary_search(

@@ -95,6 +95,13 @@ _FLOAT_TYPES = frozenset({"f32", "f64"})
 # names OpenDP knows that this library has no carrier for: parsed, but refused by constructors
 _FOREIGN_ATOMS = frozenset({"i128", "u128", "isize", "BitVector", "ExtrinsicObject"})
 _ATOMS = _INTEGER_TYPES | _FLOAT_TYPES | {"bool", "String"} | _FOREIGN_ATOMS
+#: the primitive type names OpenDP 0.16 has (its private ``opendp.typing._PRIMITIVE_TYPES``);
+#: ``i128``, ``u128`` parse here but constructors refuse them (no numpy dtype)
+_PRIMITIVE_TYPES = frozenset(
+    {"i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "u128", "usize"}
+    | {"f32", "f64", "bool", "String"}
+)
+_SENSITIVITY_METRICS = frozenset({"AbsoluteDistance", "L1Distance", "L2Distance", "LInfDistance"})
 _BARE = frozenset(
     {
         "SymmetricDistance",
@@ -235,8 +242,8 @@ class RuntimeType(str):
             if origin is Union and len(args) == 2 and "()" in args:
                 return RuntimeType("Option", [a for a in args if a != "()"])
             name = getattr(origin, "__name__", "")
-            if name in {"AbsoluteDistance", "L1Distance", "L2Distance", "LInfDistance"}:
-                return RuntimeType(name, args)
+            if name in _SENSITIVITY_METRICS:
+                return SensitivityMetric(name, args)
             raise UnknownTypeException(f"unrecognized generic type {type_name!r}")
         if type_name is type(None):
             return "()"
@@ -246,6 +253,8 @@ class RuntimeType(str):
             )
         if isinstance(type_name, type) and type_name.__name__ in _BARE:
             return type_name.__name__
+        if isinstance(type_name, type) and type_name.__name__ in _SENSITIVITY_METRICS:
+            return SensitivityMetric(type_name.__name__)  # the class dp.L1Distance, unparametrised
         try:
             return _types.carrier_name(type_name)
         except NotImplementedForType as e:
@@ -273,21 +282,38 @@ class RuntimeType(str):
         if isinstance(x, np.generic):
             return cls.parse(x.dtype)
         if isinstance(x, np.ndarray):
+            if x.ndim == 0:
+                return cls.infer(x.item(), py_object)
             if x.ndim != 1:
                 raise UnknownTypeException(f"only 1-d arrays are supported, got {x.ndim}-d")
+            if x.dtype.kind == "U":
+                return RuntimeType("Vec", ["String"])
             if x.dtype == object:
                 return RuntimeType("Vec", [cls.infer(_first(x.tolist()))])
             return RuntimeType("Vec", [cls.parse(x.dtype)])
         if isinstance(x, tuple):
-            return RuntimeType("Tuple", [cls.infer(e) for e in x])
+            return RuntimeType("Tuple", [cls.infer(e, py_object) for e in x])
         if isinstance(x, dict):
-            key = _first(list(x.keys()))
-            return RuntimeType("HashMap", [cls.infer(key), cls.infer(x[key])])
+            keys = list(x.keys())
+            return RuntimeType(
+                "HashMap",
+                [_homogeneous(keys, py_object), _homogeneous(list(x.values()), py_object)],
+            )
         if isinstance(x, (list, collections.abc.Sequence)):
-            return RuntimeType("Vec", [cls.infer(_first(list(x)))])
+            return RuntimeType("Vec", [_homogeneous(list(x), py_object)])
+        if x is None:
+            raise UnknownTypeException(
+                "Type of Option cannot be inferred from None. Fix: pass the type, "
+                "e.g. T='Option<i32>'"
+            )
+        if callable(x):
+            return "CallbackFn"
         if py_object:
             return "ExtrinsicObject"
-        raise UnknownTypeException(f"unable to infer the type of {type(x).__name__} {x!r}")
+        raise UnknownTypeException(
+            f"unable to infer the type of {x!r} ({type(x)!r}). Fix: pass the type (T=...), "
+            "or py_object=True for an ExtrinsicObject"
+        )
 
     @classmethod
     def parse_or_infer(cls, type_name: object = None, public_example: object = None) -> str:
@@ -301,8 +327,37 @@ class RuntimeType(str):
 
 def _first(values: list[Any]) -> Any:
     if not values:
-        raise UnknownTypeException("cannot infer the element type of an empty collection")
+        raise UnknownTypeException(
+            "Cannot infer atomic type when empty (no element to infer from). Fix: pass the type"
+        )
     return values[0]
+
+
+def _homogeneous(values: list[Any], py_object: bool) -> str:
+    """The one type of all the elements (as OpenDP: mixed types are refused, or with
+    ``py_object`` are ``ExtrinsicObject``).  Elements of one Python scalar type are inferred
+    once; containers each (their inner types can differ)."""
+    first = _first(values)
+    kinds = set(map(type, values))
+    scalar = (bool, int, float, str, np.generic)
+    if len(kinds) == 1 and issubclass(next(iter(kinds)), scalar):
+        return RuntimeType.infer(first, py_object)
+    found = {
+        RuntimeType.infer(v, py_object)
+        for v in (
+            values
+            if not all(issubclass(k, scalar) for k in kinds)
+            else [next(v for v in values if type(v) is k) for k in kinds]
+        )
+    }
+    if len(found) == 1:
+        return found.pop()
+    if py_object:
+        return "ExtrinsicObject"
+    raise UnknownTypeException(
+        f"elements must be homogeneously typed. Found {sorted(map(str, found))}. Fix: convert "
+        "them to one type, or pass the type explicitly"
+    )
 
 
 def _parse_str(text: str, generics: tuple[str, ...]) -> str:
@@ -318,6 +373,8 @@ def _parse_str(text: str, generics: tuple[str, ...]) -> str:
             raise UnknownTypeException(f"malformed type name {text!r}")
         origin, inner = name[:-1].split("<", 1)
         args = [_parse_str(p, generics) for p in _split_top(inner)]
+        if origin.strip() in _SENSITIVITY_METRICS:
+            return SensitivityMetric(origin.strip(), args)
         return RuntimeType(origin.strip(), args)
     if name in _ATOMS or name in _BARE or name == "()":
         return name

@@ -86,7 +86,7 @@ MISTAKES: list[tuple[str, Callable[[], Any], type, str, str, str]] = [
         FeatureNotEnabled,
         r"honest-but-curious",
         r"requires the feature",
-        r"enable_features\('honest-but-curious'\)",
+        r"enable_features\(\"honest-but-curious\"\)",  # as OpenDP spells it
     ),
     (
         "NaN in numpy data",

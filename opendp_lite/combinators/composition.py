@@ -30,8 +30,10 @@ from ..core import (
     PartialTransformation,
     Queryable,
     Transformation,
+    _InputTypes,
     _Sequencer,
     _space,
+    _type_name,
     make_chain_mt,
 )
 from ..errors import (
@@ -178,9 +180,14 @@ def _check_query(
 
 def _check_d_in(metric: Metric[Any], d_in: object, bound: Any) -> Any:
     d = metric._check_distance(d_in)
-    if d > bound:
+    try:
+        exceeds = bool(d > bound)
+    except Exception as e:  # a user distance whose comparison fails
+        raise FailedMap(f"d_in {d!r} cannot be compared with the constructor's d_in: {e}") from e
+    if exceeds:
         raise FailedMap(
-            f"d_in ({d!r}) must be no greater than the d_in of the constructor ({bound!r})"
+            f"d_in from the privacy map must be no greater than the d_in of the constructor: "
+            f"got {d!r} > {bound!r}"
         )
     return d
 
@@ -483,7 +490,11 @@ class OdometerQueryable(Queryable[Any, Any]):
     ``privacy_loss(d_in)`` composes the maps of every query answered (or attempted) so far.
     """
 
-    __slots__ = ()
+    __slots__ = ("_qb",)
+
+    def __init__(self, transition: Callable[[Any], Any], QB: str = "u32") -> None:
+        super().__init__(transition)
+        self._qb = QB  # the input distance type, shown by repr as in OpenDP
 
     def invoke(self, query: Any) -> Any:
         """Answer ``query`` (a measurement), as ``self(query)``; OpenDP's method name."""
@@ -494,10 +505,10 @@ class OdometerQueryable(Queryable[Any, Any]):
         return self.eval(_PrivacyLoss(d_in))
 
     def __repr__(self) -> str:
-        return "OdometerQueryable()"
+        return f"OdometerQueryable(Q=AnyMeasurement, QB={self._qb})"
 
 
-class Odometer(Generic[TI, DI, MO]):
+class Odometer(_InputTypes, Generic[TI, DI, MO]):
     """An interactive mechanism with no limit set up front; its release tracks its own spend.
 
     Invoking it with data gives an :class:`OdometerQueryable`.
@@ -521,6 +532,11 @@ class Odometer(Generic[TI, DI, MO]):
     @property
     def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
         return self.input_domain, self.input_metric
+
+    @property
+    def output_distance_type(self) -> str:
+        """The type of the privacy loss, e.g. ``"f64"``."""
+        return _type_name(self.output_measure.distance_type)
 
     def invoke(self, arg: TI) -> OdometerQueryable:
         """Start an odometer on ``arg`` (checked against the input domain first)."""
@@ -608,7 +624,7 @@ def make_fully_adaptive_composition(
             with sequencer.children(sequencer.advance()):
                 return query.invoke(data)
 
-        return OdometerQueryable(transition)
+        return OdometerQueryable(transition, _type_name(input_metric.distance_type))
 
     return Odometer(input_domain, input_metric, output_measure, function)
 
@@ -675,7 +691,7 @@ def make_privacy_filter(
                 )
             return inner.eval(query)
 
-        return OdometerQueryable(transition)
+        return OdometerQueryable(transition, inner._qb)
 
     def privacy_map(d_in_prime: DI) -> MO:
         _check_d_in(metric, d_in_prime, d_in_checked)

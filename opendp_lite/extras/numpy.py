@@ -42,7 +42,7 @@ from ..core import (
     Transformation,
 )
 from ..domains import atom_domain, vector_domain
-from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
+from ..errors import InvalidParameter, NotImplementedForType, NotInDomain, ParameterTypeError
 from ..measurements import make_gaussian, make_laplace
 from ..measures import MaxDivergence, ZeroConcentratedDivergence
 from ..metrics import SymmetricDistance, absolute_distance, l1_distance, l2_distance
@@ -88,7 +88,14 @@ _STAT_MIN = 2.0**-900
 def _check_T(T: object, who: str) -> str:
     if T is None:
         raise InvalidParameter(f"{who}: T, the type of the array's elements, must be given")
-    name = carrier_name(T)
+    try:
+        name = carrier_name(T)
+    except NotImplementedForType:
+        # a ValueError (as OpenDP's) and a TypeError
+        raise ParameterTypeError(
+            f"{who}: T ({T!r}) must be a primitive type. Fix: pass a numeric or bool type, "
+            "e.g. T=float"
+        ) from None
     if not (is_float(name) or is_int(name) or name == "bool"):
         raise NotImplementedForType(f"{who}: T must be a numeric or bool type, got T={name}")
     return name
@@ -401,7 +408,8 @@ def arrayd_domain(*, shape: tuple[int, ...], T: object) -> NPArrayDDomain:
     """The domain of numpy arrays of exactly ``shape`` with elements of type ``T``.
 
     Raises:
-        InvalidParameter: if ``shape`` is not a tuple of positive ints, or ``T`` is missing.
+        InvalidParameter: if ``shape`` is not a tuple of positive integers, or ``T`` is
+            missing or names no type (``ParameterTypeError``, also a ``TypeError``).
         NotImplementedForType: if ``T`` is not a numeric or bool carrier.
 
     >>> import numpy as np
@@ -413,7 +421,7 @@ def arrayd_domain(*, shape: tuple[int, ...], T: object) -> NPArrayDDomain:
     if not isinstance(shape, tuple) or any(
         isinstance(s, bool) or not isinstance(s, int) or s <= 0 for s in shape
     ):
-        raise InvalidParameter(f"shape must be a tuple of positive ints, got {shape!r}")
+        raise InvalidParameter(f"shape must be a tuple of positive integers, got {shape!r}")
     return NPArrayDDomain(shape=shape, T=_check_T(T, "arrayd_domain"))
 
 

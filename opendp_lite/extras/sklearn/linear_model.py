@@ -217,7 +217,10 @@ class LinearRegression(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         """The measurement that ``fit`` invokes on the ``n × 2`` array of (x, y) rows."""
         bounds = list(self.x_bounds)
         if len(bounds) != 1:
-            raise InvalidParameter(f"x_bounds must hold exactly one (lower, upper), got {bounds!r}")
+            raise InvalidParameter(
+                f"For now, the x_bounds array must consist of a single tuple, not {bounds!r}. "
+                "Fix: x_bounds=[(lower, upper)] (one feature)"
+            )
         return make_private_theil_sen(
             self.output_measure,
             bounds[0],
