@@ -293,17 +293,8 @@ def make_cast_default(
             return vals
         return np.where(ok, vals, np.asarray(default, dtype=vals.dtype))
 
-    elem = atom_domain(T=T, nan=bool(_may_be_nan(TIA, input_domain, T)))
+    elem = atom_domain(T=T, nan=True if is_float(T) else None)  # OpenDP's float default
     return row_by_row("make_cast_default", input_domain, input_metric, elem, function)
-
-
-def _may_be_nan(TIA: str, input_domain: Domain[Any], T: str) -> bool | None:
-    if not is_float(T):
-        return None
-    if TIA == "String":
-        return True
-    elem = vector_element("cast", input_domain)
-    return True if (isinstance(elem, AtomDomain) and elem.nan) else None
 
 
 # Only a float TOA has an inherent null (NaN); another TOA is refused at construction.

@@ -95,7 +95,12 @@ def test_numeric_casts_and_impute_stay_lazy() -> None:
     assert isinstance(out, Lazy)
     assert out.compute().tolist() == [1, 0, -2, 0]
     ints = dp.vector_domain(dp.atom_domain(T="i64")), dp.symmetric_distance()
-    to_f = ints >> dp.t.then_cast_default(TOA=float) >> dp.t.then_clamp((0.0, 9.0))
+    to_f = (  # as in OpenDP, a cast to float may hold NaN: impute before clamping
+        ints
+        >> dp.t.then_cast_default(TOA=float)
+        >> dp.t.then_impute_constant(0.0)
+        >> dp.t.then_clamp((0.0, 9.0))
+    )
     res = to_f(Lazy(np.array([3, 12], dtype=np.int64)))
     assert isinstance(res, Lazy) and res.compute().tolist() == [3.0, 9.0]
 
