@@ -44,9 +44,9 @@ def _nullable(name: str, input_domain: Domain[Any]) -> tuple[bool, AtomDomain[An
         assert isinstance(inner, AtomDomain)  # noqa: S101 - vector_element checked it
         return True, inner
     assert isinstance(elem, AtomDomain)  # noqa: S101 - vector_element returns an atom here
-    if not elem.nan:
+    if not (elem.nan or is_float(elem.T)):  # NaN-free floats are accepted, as by OpenDP
         raise NotImplementedForType(
-            f"{name} needs elements that can be null: a float atom_domain with nan=True or an "
+            f"{name} needs elements that can be null: a float atom_domain or an "
             f"option_domain; got {elem!r}"
         )
     return False, elem

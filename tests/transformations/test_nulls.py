@@ -99,10 +99,9 @@ def test_chain_cast_then_impute() -> None:
 def test_typed_errors() -> None:
     with pytest.raises(NotImplementedForType):
         dp.t.make_is_null(dp.vector_domain(dp.atom_domain(T=int)), SD)
-    with pytest.raises(NotImplementedForType):
-        dp.t.make_drop_null(
-            dp.vector_domain(dp.atom_domain(T=float, nan=False)), SD
-        )  # no NaN possible
+    no_nan = dp.vector_domain(dp.atom_domain(T=float, nan=False))  # accepted, as by OpenDP
+    assert dp.t.make_drop_null(no_nan, SD)([1.0, 2.0]) == [1.0, 2.0]
+    assert dp.t.make_impute_constant(no_nan, SD, 0.0)([1.5]) == [1.5]
     with pytest.raises(NotImplementedForType):
         dp.t.make_drop_null(FNAN, dp.change_one_distance())  # size changes
     with pytest.raises(InvalidParameter):
