@@ -329,7 +329,8 @@ def array2_domain(
     Members are plain ``np.ndarray`` of dtype ``T`` with 2 dimensions, ``size`` rows and
     ``num_columns`` columns when given, no NaN unless ``nan``, and, when ``norm`` is given,
     every row ``x`` satisfying (exactly) :math:`\lVert x - o\rVert_p \le R` (R = ``norm``,
-    o = ``origin``, default 0).  ``nan`` defaults to ``True`` for float ``T`` without a norm (as
+    o = ``origin``, default 0; without ``T`` a norm's origin gives it, ``f64`` for the default).
+    ``nan`` defaults to ``True`` for float ``T`` without a norm (as
     in OpenDP) and to ``False`` otherwise.
 
     Raises:
@@ -348,6 +349,8 @@ def array2_domain(
     >>> dom.member(np.array([[0.5, 0.5], [0.0, -1.0]])), dom.member(np.array([[1.0, 1.0]]))
     (True, False)
     """
+    if T is None and origin is None and norm is not None:
+        origin = 0.0  # a norm's default origin, whose type gives T (f64), as in OpenDP
     Tn = _check_T(
         T if T is not None or origin is None else np.asarray(origin).dtype, "array2_domain"
     )

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.errors import UnknownTypeException
+from opendp_lite.errors import InvalidParameter, UnknownTypeException
 from opendp_lite.typing import RuntimeType, SensitivityMetric
 
 
@@ -414,3 +414,12 @@ def test_missing_feature_names_the_fix_as_opendp_spells_it() -> None:
 
     with pytest.raises(dp.OpenDPException, match=r'enable_features\("A", "Z"\)'):
         assert_features("A", "Z")
+
+
+def test_array2_domain_with_a_norm_defaults_to_f64() -> None:
+    # OpenDP: without T, a norm's origin (0.0 by default) gives the element type
+    dom = dp.numpy.array2_domain(norm=1.0, p=2)
+    assert dom.T == "f64" and dom.norm == 1.0 and dom.p == 2
+    assert dom.member(np.array([[0.5, -0.5]])) and not dom.member(np.array([[1.0, 1.0]]))
+    with pytest.raises(InvalidParameter, match="T, the type"):
+        dp.numpy.array2_domain()  # no norm, no origin: nothing to infer T from
