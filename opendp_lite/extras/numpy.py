@@ -351,6 +351,8 @@ def array2_domain(
     """
     if T is None and origin is None and norm is not None:
         origin = 0.0  # a norm's default origin, whose type gives T (f64), as in OpenDP
+    if origin is not None and np.asarray(origin).dtype.kind not in "iuf":
+        raise InvalidParameter(f"array2_domain: the origin must be numeric, got {origin!r}")
     Tn = _check_T(
         T if T is not None or origin is None else np.asarray(origin).dtype, "array2_domain"
     )

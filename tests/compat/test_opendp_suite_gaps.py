@@ -423,3 +423,10 @@ def test_array2_domain_with_a_norm_defaults_to_f64() -> None:
     assert dom.member(np.array([[0.5, -0.5]])) and not dom.member(np.array([[1.0, 1.0]]))
     with pytest.raises(InvalidParameter, match="T, the type"):
         dp.numpy.array2_domain()  # no norm, no origin: nothing to infer T from
+
+
+def test_array2_domain_refuses_a_non_numeric_origin_as_a_value_error() -> None:
+    for origin in (np.array([True, False]), "a"):
+        with pytest.raises(InvalidParameter, match="origin must be numeric"):
+            dp.numpy.array2_domain(norm=1.0, p=2, origin=origin)
+    assert issubclass(InvalidParameter, ValueError)  # OpenDP raises a ValueError here
