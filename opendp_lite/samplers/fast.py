@@ -538,6 +538,19 @@ def _round_lazy_f64(Y: int, neg: int, e: int) -> float | None:
     return c
 
 
+def _exact_magnitude(p: _Plan, neg: int, u: tuple[int, int], R: int) -> int | None:
+    """``M = N·2^a + R`` with N drawn exactly from the lazy word ``u`` (None: the rejected -0).
+
+    The float hint only says where the exact search for N starts; any start gives the same N.
+    """
+    hint = 0
+    if p.floats_ok and u[0]:
+        hint = int(min(-math.log(u[0] * 2.0 ** -u[1]) * p.beta, _N_MAX))
+    n = _geometric(_LazyU(*u), p.lam, hint)
+    M = (n << p.a) + R
+    return None if neg and M == 0 else M
+
+
 def _attempt_exact(
     p: _Plan, neg: int, u: tuple[int, int], w: tuple[int, int], R: int, v: tuple[int, int]
 ) -> int | None:
@@ -548,12 +561,8 @@ def _attempt_exact(
     _counts["exact_lanes"] += 1
     if R and not _LazyU(*w).below_exp(R * p.inv_T):
         return None
-    hint = 0  # where the exact search for N starts (any start gives the same N)
-    if p.floats_ok and u[0]:
-        hint = int(min(-math.log(u[0] * 2.0 ** -u[1]) * p.beta, _N_MAX))
-    n = _geometric(_LazyU(*u), p.lam, hint)
-    M = (n << p.a) + R
-    if neg and M == 0:
+    M = _exact_magnitude(p, neg, u, R)
+    if M is None:
         return None
     if p.gauss:
         d = M - p.center
@@ -878,12 +887,8 @@ def _attempt_exact_merged(
     """The vector Gaussian attempt with steps 2 and 4 merged, exactly (proof §1): accept iff
     W < exp(−R/T − (M − σ²/t)²/(2σ²)), which has the probability of passing both tests."""
     _counts["exact_lanes"] += 1
-    hint = 0
-    if p.floats_ok and u[0]:
-        hint = int(min(-math.log(u[0] * 2.0 ** -u[1]) * p.beta, _N_MAX))
-    n = _geometric(_LazyU(*u), p.lam, hint)
-    M = (n << p.a) + R
-    if neg and M == 0:
+    M = _exact_magnitude(p, neg, u, R)
+    if M is None:
         return None
     d = M - p.center
     if not _LazyU(*w).below_exp(R * p.inv_T + d * d / p.two_sigma2):
