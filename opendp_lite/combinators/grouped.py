@@ -12,7 +12,7 @@ labelled ``dict`` out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast, overload
 
 import numpy as np
@@ -21,7 +21,7 @@ from .. import _arith as ar
 from .. import _dask
 from .._spine import then
 from .._validate import check_finite_nonneg
-from ..core import Domain, Measurement, Metric
+from ..core import Domain, Measurement, Metric, Transformation
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, map_domain
 from ..errors import DomainMismatch, InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measurements.noise import make_laplace
@@ -253,6 +253,25 @@ def _label(keys: Sequence[Any], values: Any) -> dict[Any, Any]:
     return {k: v.item() if hasattr(v, "item") else v for k, v in zip(keys, values, strict=True)}
 
 
+def _laplace_per_group(
+    data: Any,
+    by: Any,
+    keys: Sequence[Any],
+    identifier: Any,
+    bounds_id: tuple[int, int, int | None],
+    epsilon: float,
+    make_aggregate: Callable[[Any, Any], Transformation[Any, Any, Any, Any]],
+) -> dict[Any, Any]:
+    """``make_aggregate`` per group after the partition, with Laplace noise scaled to ε (the
+    scale rounded up from the aggregate's exact sensitivity), labelled by key."""
+    eps = _epsilon(epsilon)
+    part = _space(by, keys, identifier, bounds_id)
+    t = part >> make_aggregate(part.output_domain, part.output_metric)
+    scale = ar.div_up(t.map(1), eps)
+    m = t >> make_laplace(t.output_domain, t.output_metric, scale)
+    return _label(part.output_domain.keys, m(_frame(data)))
+
+
 def grouped_count(
     data: Any,
     by: Any,
@@ -279,13 +298,8 @@ def grouped_count(
     >>> sorted(out)
     ['n', 's', 'w']
     """
-    eps = _epsilon(epsilon)
     bounds_id = (max_partitions, max_contributions_per_partition, max_contributions)
-    part = _space(by, keys, identifier, bounds_id)
-    t = part >> make_grouped_count(part.output_domain, part.output_metric)
-    scale = ar.div_up(t.map(1), eps)
-    m = t >> make_laplace(t.output_domain, t.output_metric, scale)
-    return _label(part.output_domain.keys, m(_frame(data)))
+    return _laplace_per_group(data, by, keys, identifier, bounds_id, epsilon, make_grouped_count)
 
 
 def grouped_sum(
@@ -313,13 +327,16 @@ def grouped_sum(
     >>> sorted(out)
     ['n', 's']
     """
-    eps = _epsilon(epsilon)
     bounds_id = (max_partitions, max_contributions_per_partition, max_contributions)
-    part = _space(by, keys, identifier, bounds_id)
-    t = part >> make_grouped_sum(part.output_domain, part.output_metric, column, bounds)
-    scale = ar.div_up(t.map(1), eps)
-    m = t >> make_laplace(t.output_domain, t.output_metric, scale)
-    return _label(part.output_domain.keys, m(_frame(data)))
+    return _laplace_per_group(
+        data,
+        by,
+        keys,
+        identifier,
+        bounds_id,
+        epsilon,
+        lambda d, m: make_grouped_sum(d, m, column, bounds),
+    )
 
 
 def grouped_mean(
