@@ -51,8 +51,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
 from typing import Any, Literal
 
 import gmpy2
@@ -62,7 +63,7 @@ import numpy.typing as npt
 from .._types import carrier_dtype, int_bounds
 from .bernoulli import to_rational
 from .noise_ref import float_noise_ref, int_noise_ref, round_to_float, round_to_grid
-from .rng import fill_bytes, fill_uint64
+from .rng import EPOCH, bump_epoch, fill_bytes, fill_uint64
 from .uniform import sample_uniform_bits
 
 __all__ = [
@@ -118,10 +119,12 @@ def certification_margin(band: float) -> Iterator[None]:
     if not 0.0 <= band <= 1.0:
         raise ValueError(f"band must be in [0, 1], got {band!r}")
     previous, _band = _band, float(band)
+    bump_epoch()  # noise drawn ahead was certified under the old band: draw afresh
     try:
         yield
     finally:
         _band = previous
+        bump_epoch()
 
 
 def fallback_counts() -> dict[str, int]:
@@ -137,6 +140,24 @@ def reset_fallback_counts() -> None:
 
 # ---------------------------------------------------------------------------------------
 # Plans: everything that depends only on (scale in grid units, dist).
+
+
+class _Reservoir:
+    """Accepted attempts drawn ahead by the vector path, for repeated scalar releases.
+
+    ``items`` holds triples (negative, M_top, lazy) in draw order (reversed: ``pop`` takes the
+    earliest); they were drawn in randomness epoch ``epoch`` (:data:`.rng.EPOCH`) and are
+    discarded once it moves on (source switched, forked child, certification band changed).
+    ``calls`` counts refill requests in this epoch (the first release of a plan draws only its
+    own attempt), ``size`` the last batch size.  No lock: ``list.pop`` hands each triple out
+    at most once, and a racing refill only wastes a batch (proof §2, "Reservoir").
+    """
+
+    __slots__ = ("calls", "epoch", "items", "size")
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, int, int]] = []
+        self.epoch, self.calls, self.size = -1, 0, 0
 
 
 @dataclass(frozen=True)
@@ -159,6 +180,7 @@ class _Plan:
     rate: float  # estimated acceptance rate of one attempt (sizes draws; never the law)
     layout: int  # vector bit layout: 0 wide, 1 one packed word, 2 R and V share w1
     scalar_bytes: tuple[int, int, int, int, int, int]  # scalar attempt (see _attempt_bytes)
+    reservoir: _Reservoir = field(default_factory=_Reservoir, compare=False, repr=False)
 
 
 def _floor_log2(x: Any) -> int:
@@ -304,7 +326,7 @@ def _reveal(R: int, lazy: int) -> tuple[int, int]:
     return (R << lazy) | sample_uniform_bits(lazy), 0
 
 
-_exp, _log, _floor = math.exp, math.log, math.floor
+_exp, _log, _floor, _ldexp = math.exp, math.log, math.floor, math.ldexp
 
 
 def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, int, int] | None:
@@ -464,10 +486,71 @@ def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
 
 def _scalar_z(p: _Plan, pool: _Pool | None = None) -> int:
     """One exact draw of Z ~ 𝓛_ℤ(T) or 𝓝_ℤ(σ) (the plan's law), scalar path."""
-    neg, m, lazy = _scalar_draw(p, pool)
+    return _z_from(_scalar_draw(p, pool))
+
+
+def _z_from(d: tuple[int, int, int]) -> int:
+    """Z = ±(M_top·2^lazy + tail) of a draw (negative, M_top, lazy), revealing the tail."""
+    neg, m, lazy = d
     if lazy:
         m = (m << lazy) | sample_uniform_bits(lazy)
     return -m if neg else m
+
+
+#: Reservoir batch sizes: a plan's first refill draws _RES_FIRST attempts, each later one
+#: twice the last, up to _RES_MAX (about 0.2 MB per plan; plans are cached, at most 256).
+_RES_FIRST, _RES_MAX = 32, 2048
+
+
+def _draw(p: _Plan) -> tuple[int, int, int]:
+    """One accepted attempt (negative, M_top, lazy) of the plan's law, as :func:`_scalar_draw`
+    returns it: from the plan's reservoir when it holds one drawn in the current randomness
+    epoch, else via :func:`_refill` (proof §2, "Reservoir")."""
+    r = p.reservoir
+    if r.epoch == EPOCH[0]:
+        try:
+            return r.items.pop()
+        except IndexError:
+            pass
+    return _refill(p, r)
+
+
+def _refill(p: _Plan, r: _Reservoir) -> tuple[int, int, int]:
+    """A draw when the reservoir is empty or stale: the first release of a plan in an epoch
+    (and every release of a plan without the vector path) draws only its own attempt; later
+    ones refill the reservoir with a batch of the vector path's accepted attempts."""
+    epoch = EPOCH[0]
+    if r.epoch != epoch:  # stale: drop what was drawn before (and restart the sizes)
+        r.items, r.calls, r.size = [], 0, 0
+        r.epoch = epoch
+    r.calls += 1
+    if r.calls < 2 or not p.floats_ok:
+        return _scalar_draw(p)
+    r.size = min(_RES_MAX, max(_RES_FIRST, 2 * r.size))
+    items = _batch_draws(p, r.size)
+    out = items.pop()
+    if EPOCH[0] == epoch:  # else the epoch moved on while drawing: keep nothing
+        r.items = items
+    return out
+
+
+def _batch_draws(p: _Plan, n: int) -> list[tuple[int, int, int]]:
+    """The first n accepted attempts of the vector path as draws (negative, M_top, lazy),
+    reversed (``pop`` returns them in draw order).  M = N·2^a + R with R's first s64 bits
+    known: M_top = N·2^s64 + R_top and lazy = a − s64 unrevealed low bits, which every
+    decision was certified for (as on the scalar path); exactly resolved lanes have lazy = 0.
+    """
+    acc = _accepted(p, n)
+    lazy, s64 = p.a - p.s64, p.s64
+    negs = (acc.sign < 0).view(np.uint8).tolist()
+    with np.errstate(invalid="ignore"):  # exact-path positions hold junk; replaced below
+        ns = acc.N.astype(np.int64).tolist()
+    rs = acc.Rtop.tolist()
+    items = [(g, (q << s64) + r, lazy) for g, q, r in zip(negs, ns, rs, strict=True)]
+    for pos, z in zip(acc.exact_pos, acc.exact_z, strict=True):
+        items[pos] = (int(z < 0), abs(z), 0)
+    items.reverse()
+    return items
 
 
 def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -> float:
@@ -484,15 +567,30 @@ def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -
 def _scalar_float_x(p: _Plan, x: float, k: int, T: str, pool: _Pool | None = None) -> float:
     """``_scalar_float(p, _grid_index(x, k, T), k, T, pool)``, the grid index computed only if
     the cheap rounding test cannot use x directly (the same function of the same bits)."""
-    neg, m, lazy = _scalar_draw(p, pool)
+    return _float_x(_scalar_draw(p, pool), x, k, T)
+
+
+def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
+    """sat_T(round_T(2^k·(round_k(x) + Z))) for the draw d = (negative, M_top, lazy) of Z."""
+    neg, m, lazy = d
     if lazy and T == "f64":
         num, den = x.as_integer_ratio()
-        sh = -(k + lazy) - (den.bit_length() - 1)
+        e = k + lazy
+        sh = 1 - e - den.bit_length()
         if sh >= 0:  # x·2^−(k+lazy) = Jh, an integer: J = Jh·2^lazy (x is on the 2^k grid)
-            Jh = num << sh
-            y = _round_lazy_f64(Jh - m if neg else Jh + m, neg, lazy + k)
-            if y is not None:
-                return y
+            # _round_lazy_f64(Jh ± m, neg, e), written out: Y = Jh ± m, and the end Y ± 1/2
+            # (as 2Y ± 1, halved exactly) must round to the same float as Y
+            if neg:
+                Y = (num << sh) - m
+                Y2 = 2 * Y - 1
+            else:
+                Y = (num << sh) + m
+                Y2 = 2 * Y + 1
+            b = Y.bit_length()
+            if 55 <= b <= 1022 and b + e <= 1023:
+                c = float(Y)
+                if c == float(Y2) * 0.5:
+                    return _ldexp(c, e)
     return _float_out(neg, m, lazy, _grid_index(x, k, T), k, T)
 
 
@@ -638,7 +736,7 @@ def int_noise_scalar(x: int, scale: Any, dist: Dist, T: str) -> int:
     if p is None:
         return int_noise_ref(x, 0, dist, T)
     lo, hi = int_bounds(T)
-    y = int(x) + _scalar_z(p)
+    y = int(x) + _z_from(_draw(p))
     return lo if y < lo else hi if y > hi else y
 
 
@@ -654,7 +752,7 @@ def float_noise_scalar(x: float, scale: Any, k: int, dist: Dist, T: Literal["f32
     p = _plan_for(scale, k, dist)
     if p is None:
         return float_noise_ref(x, 0, k, dist, T)
-    return _scalar_float(p, _grid_index(x, k, T), k, T)
+    return _float_out(*_draw(p), _grid_index(x, k, T), k, T)
 
 
 def int_noise_scalar_fn(scale: Any, dist: Dist, T: str) -> Callable[[int], int]:
@@ -670,7 +768,7 @@ def int_noise_scalar_fn(scale: Any, dist: Dist, T: str) -> Callable[[int], int]:
     lo, hi = int_bounds(T)
 
     def draw(x: int) -> int:
-        y = int(x) + _scalar_z(p)
+        y = int(x) + _z_from(_draw(p))
         return lo if y < lo else hi if y > hi else y
 
     return draw
@@ -705,7 +803,7 @@ def float_noise_scalar_fn(
         x = float(x)
         if not isfinite(x):
             raise refuse(f"x must be finite, got {x!r}")
-        return _scalar_float_x(p, x, k, T)
+        return _float_x(_draw(p), x, k, T)
 
     return draw
 
@@ -1081,19 +1179,69 @@ def float_noise(
 
 
 def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
-    """The small-vector path (n ≤ SMALL): the scalar attempt per lane, element j getting the
-    j-th accepted attempt, read from one bulk byte read (one lane: per attempt, as the scalar
-    path; proof §2, "Small vectors")."""
+    """The small-vector path (n ≤ SMALL): element j gets the j-th draw of the plan's reservoir
+    (proof §2, "Reservoir"), or, without the vector path, the j-th accepted scalar attempt
+    read from one bulk byte read (proof §2, "Small vectors")."""
+    if p.floats_ok:
+        if T == "f64" and p.a > p.s64:
+            return _small_f64_lazy(p, xs, [v.as_integer_ratio() for v in xs], k)
+        return [_float_x(_draw(p), v, k, T) for v in xs]
     pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
     return [_scalar_float_x(p, v, k, T, pool) for v in xs]
 
 
+def _take(p: _Plan, n: int) -> list[tuple[int, int, int]]:
+    """n draws, each as :func:`_draw` gives it (popped one by one: each handed out once)."""
+    r = p.reservoir
+    out: list[tuple[int, int, int]] = []
+    if r.epoch == EPOCH[0]:
+        pop = r.items.pop
+        try:
+            for _ in range(n):
+                out.append(pop())
+        except IndexError:  # ran dry (or another thread emptied it): _draw refills
+            pass
+    while len(out) < n:
+        out.append(_draw(p))
+    return out
+
+
+def _small_f64_lazy(
+    p: _Plan, xs: list[float], ratios: list[tuple[int, int]], k: int
+) -> list[float]:
+    """``[_float_x(_draw(p), x, k, "f64") for x in xs]`` with ``_float_x``'s first branch
+    written out in one loop (the same function of the same draws), for plans whose draws
+    leave R's low bits unrevealed (a > 64); ``ratios`` are the xs' ``as_integer_ratio()``."""
+    out = []
+    ldexp = _ldexp
+    for x, (num, den), d in zip(xs, ratios, _take(p, len(xs)), strict=True):
+        neg, m, lazy = d
+        if lazy:
+            e = k + lazy
+            sh = 1 - e - den.bit_length()
+            if sh >= 0:
+                if neg:
+                    Y = (num << sh) - m
+                    Y2 = 2 * Y - 1
+                else:
+                    Y = (num << sh) + m
+                    Y2 = 2 * Y + 1
+                b = Y.bit_length()
+                if 55 <= b <= 1022 and b + e <= 1023:
+                    c = float(Y)
+                    if c == float(Y2) * 0.5:
+                        out.append(ldexp(c, e))
+                        continue
+        out.append(_float_out(neg, m, lazy, _grid_index(x, k, "f64"), k, "f64"))
+    return out
+
+
 def _small_int(p: _Plan, xs: list[int], lo: int, hi: int) -> list[int]:
-    """The integer small-vector path: clamp(x_j + Z_j) with Z_j the j-th accepted attempt."""
-    pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
+    """The integer small-vector path: clamp(x_j + Z_j) with Z_j the j-th draw, as above."""
+    pool = None if p.floats_ok or len(xs) < 2 else _small_pool(p, len(xs))
     out = []
     for v in xs:
-        y = int(v) + _scalar_z(p, pool)
+        y = int(v) + _z_from(_draw(p) if p.floats_ok else _scalar_draw(p, pool))
         out.append(lo if y < lo else hi if y > hi else y)
     return out
 
@@ -1110,8 +1258,16 @@ def float_noise_small_fn(
     dtype = carrier_dtype(T)
     isfinite = math.isfinite
 
+    lazy_f64 = p is not None and p.floats_ok and T == "f64" and p.a > p.s64
+
     def small(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
         xs = x.tolist()
+        if lazy_f64 and len(xs) <= SMALL and x.dtype == np.float64:
+            try:  # as_integer_ratio refuses exactly the non-finite floats
+                ratios = [v.as_integer_ratio() for v in xs]
+            except (OverflowError, ValueError):
+                raise refuse("x must be finite (found NaN or infinity)") from None
+            return np.array(_small_f64_lazy(p, xs, ratios, k), dtype=dtype)  # type: ignore[arg-type]
         for v in xs:
             if not isfinite(v):
                 raise refuse("x must be finite (found NaN or infinity)")

@@ -49,7 +49,9 @@ from ..errors import OpenDPLiteError, OpenDPLiteWarning
 
 __all__ = [
     "RESEED_BYTES",
+    "EPOCH",
     "RandomnessError",
+    "bump_epoch",
     "fill_bytes",
     "fill_uint64",
     "scripted_randomness",
@@ -156,6 +158,18 @@ class _ChaChaDRBG:
 
 _getpid = os.getpid
 _drbg = _ChaChaDRBG()
+
+#: The randomness *epoch*: bumped whenever bytes drawn before may no longer be used, i.e. when
+#: the source changes (:func:`use_os_source`, :func:`use_drbg`, entering or leaving
+#: :func:`scripted_randomness`) and in every forked child.  Anything that holds randomness
+#: drawn ahead (the samplers' reservoirs of pre-drawn noise) keeps the epoch it was drawn in
+#: and discards it when the epoch has moved on.  A one-element list, so a check is one index.
+EPOCH: list[int] = [0]
+
+
+def bump_epoch() -> None:
+    """Invalidate everything drawn ahead of use (see :data:`EPOCH`)."""
+    EPOCH[0] += 1
 _drbg_source: Callable[[int], bytes] = _drbg
 
 
@@ -163,6 +177,7 @@ def _after_fork_in_child() -> None:
     # the child must never continue the parent's stream: drop key and buffer, re-key lazily
     _drbg.forget()
     _drbg._lock = threading.Lock()  # a lock held by another thread at fork time is dead
+    bump_epoch()  # and never uses noise the parent drew ahead (it may use the same)
 
 
 if hasattr(os, "register_at_fork"):
@@ -189,6 +204,7 @@ def _set_default(src: Callable[[int], bytes]) -> None:
         if _source is not _default:
             raise RuntimeError("cannot change the randomness source inside scripted_randomness")
         _default = _source = src
+        bump_epoch()
 
 
 def use_os_source() -> None:
@@ -271,11 +287,13 @@ def scripted_randomness(
     )
     with _swap_lock:
         previous, _source = _source, stream
+        bump_epoch()  # noise drawn ahead from the real source is not used in the script
     try:
         yield stream
     finally:
         with _swap_lock:
             _source = previous
+            bump_epoch()  # and noise drawn from the script never outlives it
 
 
 def _current_source() -> Any:
