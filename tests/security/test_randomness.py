@@ -445,5 +445,6 @@ def test_failing_os_source_raises(case: Any, source: Any, monkeypatch: pytest.Mo
     meas = build()
     monkeypatch.setattr(os, "urandom", source)
     rng._drbg.forget()  # the DRBG's next draw re-keys from the (failing) OS source
+    rng.bump_epoch()  # and noise drawn ahead (while the source worked) is dropped: must draw
     with pytest.raises(RandomnessError):
         runner(meas, x)
