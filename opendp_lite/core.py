@@ -606,7 +606,8 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     def __call__(self, arg: TI) -> TO:
         # ``invoke`` written out (one call less per release): the same domain check first
         out = self.function(self.input_domain._normalize(arg))
-        return out if type(out) in _PLAIN else _as_list_for(arg, out)
+        # an output of the input's own type (e.g. an array for an array) is never converted
+        return out if type(out) in _PLAIN or type(out) is type(arg) else _as_list_for(arg, out)
 
     def map(self, d_in: DI) -> MO:
         """The privacy loss for inputs at most ``d_in`` apart (never below the exact value)."""

@@ -543,10 +543,15 @@ def _batch_draws(p: _Plan, n: int) -> list[tuple[int, int, int]]:
     acc = _accepted(p, n)
     lazy, s64 = p.a - p.s64, p.s64
     negs = (acc.sign < 0).view(np.uint8).tolist()
+    items: list[tuple[int, int, int]]
     with np.errstate(invalid="ignore"):  # exact-path positions hold junk; replaced below
-        ns = acc.N.astype(np.int64).tolist()
-    rs = acc.Rtop.tolist()
-    items = [(g, (q << s64) + r, lazy) for g, q, r in zip(negs, ns, rs, strict=True)]
+        if p.int_ok and not lazy:  # M = N·2^a + R < 2^61 (N < 2^20, T < 2^40): int64 math
+            mags = ((acc.N.astype(np.int64) << s64) + acc.Rtop.astype(np.int64)).tolist()
+            items = list(zip(negs, mags, repeat(0)))
+        else:
+            ns = acc.N.astype(np.int64).tolist()
+            rs = acc.Rtop.tolist()
+            items = [(g, (q << s64) + r, lazy) for g, q, r in zip(negs, ns, rs, strict=True)]
     for pos, z in zip(acc.exact_pos, acc.exact_z, strict=True):
         items[pos] = (int(z < 0), abs(z), 0)
     items.reverse()
@@ -1193,17 +1198,14 @@ def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
 def _take(p: _Plan, n: int) -> list[tuple[int, int, int]]:
     """n draws, each as :func:`_draw` gives it (popped one by one: each handed out once)."""
     r = p.reservoir
-    out: list[tuple[int, int, int]] = []
-    if r.epoch == EPOCH[0]:
-        pop = r.items.pop
+    items = r.items
+    if r.epoch == EPOCH[0] and len(items) >= n:
+        pop = items.pop
         try:
-            for _ in range(n):
-                out.append(pop())
-        except IndexError:  # ran dry (or another thread emptied it): _draw refills
-            pass
-    while len(out) < n:
-        out.append(_draw(p))
-    return out
+            return [pop() for _ in range(n)]
+        except IndexError:  # another thread emptied it meanwhile: the draws popped here are
+            pass  # dropped (by a race, never by their values) and _draw takes fresh ones
+    return [_draw(p) for _ in range(n)]
 
 
 def _small_f64_lazy(
@@ -1238,10 +1240,17 @@ def _small_f64_lazy(
 
 def _small_int(p: _Plan, xs: list[int], lo: int, hi: int) -> list[int]:
     """The integer small-vector path: clamp(x_j + Z_j) with Z_j the j-th draw, as above."""
-    pool = None if p.floats_ok or len(xs) < 2 else _small_pool(p, len(xs))
     out = []
+    if p.floats_ok:
+        for v, (neg, m, lazy) in zip(xs, _take(p, len(xs)), strict=True):  # _z_from, inlined
+            if lazy:
+                m = (m << lazy) | sample_uniform_bits(lazy)
+            y = int(v) - m if neg else int(v) + m
+            out.append(lo if y < lo else hi if y > hi else y)
+        return out
+    pool = _small_pool(p, len(xs)) if len(xs) > 1 else None
     for v in xs:
-        y = int(v) + _z_from(_draw(p) if p.floats_ok else _scalar_draw(p, pool))
+        y = int(v) + _z_from(_scalar_draw(p, pool))
         out.append(lo if y < lo else hi if y > hi else y)
     return out
 
