@@ -2,7 +2,9 @@
 
 One release of one value through the public measurement (``make_laplace``/``make_gaussian`` on
 an atom domain), timed in loops of ``CALLS`` calls, interleaved with the peers in the same
-round; median over ``--rounds`` rounds.  One JSON line per (case, peer), also appended to
+round; median over ``--rounds`` rounds.  Also one call of the same mechanism on a vector of
+1 and of 10 values, reported as a number of scalar calls (``vector_call_in_scalar_calls``).
+One JSON line per (case, peer), also appended to
 nothing (a quick before/after tool: ``peers_noise.py`` holds the recorded matrix).
 
     python benchmarks/bench_scalar_call.py [--rounds 7]
@@ -20,12 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import opendp_lite.prelude as dl  # noqa: E402
 
 CALLS = 2000
+VECTOR_SIZES = (1, 10)
 
 
 def _peers(case: str) -> dict[str, Callable[[], Any]]:
@@ -58,6 +63,21 @@ def _peers(case: str) -> dict[str, Callable[[], Any]]:
     return out
 
 
+def _ours_vector(case: str, n: int) -> Callable[[], Any]:
+    """One call of the same mechanism on a vector of n values (the small-vector path)."""
+    if case == "int_laplace":
+        mv = dl.m.make_laplace(dl.vector_domain(dl.atom_domain(T=int)), dl.l1_distance(T=int), 1.0)
+        xi = np.full(n, 50, dtype=np.int32)  # T=int is i32, as in OpenDP
+        return lambda: mv(xi)
+    dom = dl.vector_domain(dl.atom_domain(T=float, nan=False))
+    if case == "float_laplace":
+        mf = dl.m.make_laplace(dom, dl.l1_distance(T=float), 1.0)
+    else:
+        mf = dl.m.make_gaussian(dom, dl.l2_distance(T=float), 1.0)
+    xf = np.full(n, 50.0)
+    return lambda: mf(xf)
+
+
 def _ours(case: str) -> Callable[[], Any]:
     if case == "int_laplace":
         m = dl.m.make_laplace(dl.atom_domain(T=int), dl.absolute_distance(T=int), 1.0)
@@ -82,7 +102,11 @@ def main() -> None:
     args = ap.parse_args()
     clock = {"wall": time.perf_counter, "cpu": time.thread_time}[args.clock]
     for case in ("float_laplace", "float_gaussian", "int_laplace"):
-        fns = {"ours": _ours(case), **_peers(case)}
+        fns = {
+            "ours": _ours(case),
+            **_peers(case),
+            **{f"ours_vector_{n}": _ours_vector(case, n) for n in VECTOR_SIZES},
+        }
         samples: dict[str, list[float]] = {k: [] for k in fns}
         for _ in range(args.rounds):
             for k, f in fns.items():
@@ -91,8 +115,20 @@ def main() -> None:
                     f()
                 samples[k].append((clock() - t) / CALLS)
         med = {k: statistics.median(v) for k, v in samples.items()}
+        for n in VECTOR_SIZES:  # the issue-16 yardstick: a vector call in scalar calls
+            v = med[f"ours_vector_{n}"]
+            row_v = {
+                "bench": "bench_scalar_call",
+                "case": case,
+                "vector_n": n,
+                "vector_us": round(v * 1e6, 2),
+                "scalar_us": round(med["ours"] * 1e6, 2),
+                "vector_call_in_scalar_calls": round(v / med["ours"], 2),
+                "clock": args.clock,
+            }
+            print(json.dumps(row_v), flush=True)
         for peer in fns:
-            if peer == "ours":
+            if peer == "ours" or peer.startswith("ours_vector"):
                 continue
             row = {
                 "bench": "bench_scalar_call",

@@ -1188,9 +1188,7 @@ def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
     (proof §2, "Reservoir"), or, without the vector path, the j-th accepted scalar attempt
     read from one bulk byte read (proof §2, "Small vectors")."""
     if p.floats_ok:
-        if T == "f64" and p.a > p.s64:
-            return _small_f64_lazy(p, xs, [v.as_integer_ratio() for v in xs], k)
-        return [_float_x(_draw(p), v, k, T) for v in xs]
+        return [_float_x(d, v, k, T) for v, d in zip(xs, _take(p, len(xs)), strict=True)]
     pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
     return [_scalar_float_x(p, v, k, T, pool) for v in xs]
 
@@ -1206,36 +1204,6 @@ def _take(p: _Plan, n: int) -> list[tuple[int, int, int]]:
         except IndexError:  # another thread emptied it meanwhile: the draws popped here are
             pass  # dropped (by a race, never by their values) and _draw takes fresh ones
     return [_draw(p) for _ in range(n)]
-
-
-def _small_f64_lazy(
-    p: _Plan, xs: list[float], ratios: list[tuple[int, int]], k: int
-) -> list[float]:
-    """``[_float_x(_draw(p), x, k, "f64") for x in xs]`` with ``_float_x``'s first branch
-    written out in one loop (the same function of the same draws), for plans whose draws
-    leave R's low bits unrevealed (a > 64); ``ratios`` are the xs' ``as_integer_ratio()``."""
-    out = []
-    ldexp = _ldexp
-    for x, (num, den), d in zip(xs, ratios, _take(p, len(xs)), strict=True):
-        neg, m, lazy = d
-        if lazy:
-            e = k + lazy
-            sh = 1 - e - den.bit_length()
-            if sh >= 0:
-                if neg:
-                    Y = (num << sh) - m
-                    Y2 = 2 * Y - 1
-                else:
-                    Y = (num << sh) + m
-                    Y2 = 2 * Y + 1
-                b = Y.bit_length()
-                if 55 <= b <= 1022 and b + e <= 1023:
-                    c = float(Y)
-                    if c == float(Y2) * 0.5:
-                        out.append(ldexp(c, e))
-                        continue
-        out.append(_float_out(neg, m, lazy, _grid_index(x, k, "f64"), k, "f64"))
-    return out
 
 
 def _small_int(p: _Plan, xs: list[int], lo: int, hi: int) -> list[int]:
@@ -1267,16 +1235,8 @@ def float_noise_small_fn(
     dtype = carrier_dtype(T)
     isfinite = math.isfinite
 
-    lazy_f64 = p is not None and p.floats_ok and T == "f64" and p.a > p.s64
-
     def small(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
         xs = x.tolist()
-        if lazy_f64 and len(xs) <= SMALL and x.dtype == np.float64:
-            try:  # as_integer_ratio refuses exactly the non-finite floats
-                ratios = [v.as_integer_ratio() for v in xs]
-            except (OverflowError, ValueError):
-                raise refuse("x must be finite (found NaN or infinity)") from None
-            return np.array(_small_f64_lazy(p, xs, ratios, k), dtype=dtype)  # type: ignore[arg-type]
         for v in xs:
             if not isfinite(v):
                 raise refuse("x must be finite (found NaN or infinity)")

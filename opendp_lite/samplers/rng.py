@@ -48,8 +48,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from ..errors import OpenDPLiteError, OpenDPLiteWarning
 
 __all__ = [
-    "RESEED_BYTES",
     "EPOCH",
+    "RESEED_BYTES",
     "RandomnessError",
     "bump_epoch",
     "fill_bytes",

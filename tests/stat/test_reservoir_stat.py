@@ -55,7 +55,7 @@ def test_repeated_scalar_releases_have_the_law(dist: str) -> None:
 def test_small_vectors_and_scalars_sharing_a_reservoir_have_the_law(dist: str) -> None:
     s, v = _mech(dist, 0.625), _mech(dist, 0.625, vector=True)
     parts: list[np.ndarray] = []
-    for i in range(N // 8):
+    for _ in range(N // 8):
         parts.append(v(np.full(5, -1.0)))  # five lanes of one small vector
         parts.append(np.array([s(-1.0) for _ in range(3)]))  # then three scalar releases
     _assert_ks(np.concatenate(parts), dist, -1.0, 0.625)
