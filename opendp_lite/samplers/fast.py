@@ -159,6 +159,11 @@ class _Reservoir:
         self.items: list[tuple[int, int, int]] = []
         self.epoch, self.calls, self.size = -1, 0, 0
 
+    def __reduce__(self) -> tuple[type[_Reservoir], tuple[()]]:
+        """A copy (pickle, deepcopy: e.g. a release function shipped to a Dask worker) starts
+        empty: two processes must never release the same pre-drawn noise."""
+        return (_Reservoir, ())
+
 
 @dataclass(frozen=True)
 class _Plan:

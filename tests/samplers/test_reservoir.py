@@ -3,13 +3,16 @@
 Repeated releases of one plan take accepted attempts drawn ahead by the vector path.  These
 tests check what must hold beyond the law (tests/stat/test_reservoir_stat.py): a draw is handed
 out at most once (threads), never survives its randomness epoch (a forked child, a switch of
-source, a scripted stream, a changed certification band), and a one-off release draws only its
-own attempt.  They run on the real source (tests/samplers is not scripted).
+source, a scripted stream, a changed certification band) or a copy to another process, and a
+one-off release draws only its own attempt.  They run on the real source (tests/samplers is
+not scripted).
 """
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import sys
 import threading
 import warnings
@@ -178,3 +181,20 @@ def test_refusal_happens_before_any_draw() -> None:
         with pytest.raises(ValueError, match="finite"):
             small(x)
         assert len(p.reservoir.items) == left  # nothing taken
+
+
+def test_a_pickled_or_copied_release_function_starts_with_an_empty_reservoir() -> None:
+    # a release function shipped to another process (Dask pickles closures with cloudpickle)
+    # must not carry the pre-drawn noise: both sides would release the same values
+    cloudpickle = pytest.importorskip("cloudpickle")
+    m = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 6.0)
+    for _ in range(40):
+        m(0.0)
+    p = _plan(6.0)
+    assert p.reservoir.items
+    assert pickle.loads(pickle.dumps(p)).reservoir.items == []  # noqa: S301 (our own bytes)
+    assert copy.deepcopy(p).reservoir.items == []
+    clone = cloudpickle.loads(cloudpickle.dumps(m))
+    theirs = [clone(0.0) for _ in range(20)]
+    ours = [m(0.0) for _ in range(20)]
+    assert not set(theirs) & set(ours)
