@@ -606,8 +606,9 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     def __call__(self, arg: TI) -> TO:
         # ``invoke`` written out (one call less per release): the same domain check first
         out = self.function(self.input_domain._normalize(arg))
-        # an output of the input's own type (e.g. an array for an array) is never converted
-        return out if type(out) in _PLAIN or type(out) is type(arg) else _as_list_for(arg, out)
+        if type(out) in _PLAIN or (type(out) is type(arg) and getattr(arg, "ndim", 1)):
+            return out  # a Python scalar, or an array (list) for an array (list): kept as is
+        return _as_list_for(arg, out)  # e.g. numpy scalars (ndim 0) become Python scalars
 
     def map(self, d_in: DI) -> MO:
         """The privacy loss for inputs at most ``d_in`` apart (never below the exact value)."""
