@@ -606,7 +606,7 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     def __call__(self, arg: TI) -> TO:
         # ``invoke`` written out (one call less per release): the same domain check first
         out = self.function(self.input_domain._normalize(arg))
-        if type(out) in _PLAIN or (type(out) is type(arg) and getattr(arg, "ndim", 1)):
+        if type(out) in _PLAIN or (type(out) is type(arg) and getattr(arg, "ndim", None) != 0):
             return out  # a Python scalar, or an array (list) for an array (list): kept as is
         return _as_list_for(arg, out)  # e.g. numpy scalars (ndim 0) become Python scalars
 
