@@ -22,14 +22,25 @@ import opendp_lite.prelude as dp
 warnings.simplefilter("ignore")
 
 
+def _loops(f: Any, target: float = 0.01) -> int:
+    """Calls per timing so that one timing lasts about ``target`` seconds (a single call of a
+    few microseconds is below the timer's and the machine's noise)."""
+    f()  # warm-up
+    t0 = time.perf_counter()
+    f()
+    return max(1, min(10_000, int(target / max(time.perf_counter() - t0, 1e-7))))
+
+
 def _interleaved(ours: Any, peer: Any, rounds: int = 7) -> tuple[float, float]:
-    """Median times of ``ours`` and ``peer``, run alternately in the same loop."""
+    """Median seconds per call of ``ours`` and ``peer``, timed alternately in the same loop."""
     times: tuple[list[float], list[float]] = ([], [])
+    fns = ((ours, times[0], _loops(ours)), (peer, times[1], _loops(peer)))
     for _ in range(rounds):
-        for f, out in ((ours, times[0]), (peer, times[1])):
+        for f, out, loops in fns:
             t0 = time.perf_counter()
-            f()
-            out.append(time.perf_counter() - t0)
+            for _ in range(loops):
+                f()
+            out.append((time.perf_counter() - t0) / loops)
     return float(np.median(times[0])), float(np.median(times[1]))
 
 

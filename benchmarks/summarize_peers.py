@@ -106,19 +106,21 @@ REASONS: dict[tuple[str, str], str] = {
         "grid would change the function's precision"
     ),
     ("pandas-f64", "to_numpy+check"): (
-        "open (by design for now): a float column is scanned once for NaN in _frames to refuse "
-        "a missing value naming its column and position; the vector domain's check then scans "
-        "again, as the manual route's does (10^6: ~100 us extra, ratio 0.57, was 0.26). Closable "
-        "only if the vector check reported the position itself (domains.py). At n <= 10^3 the "
-        "rest is ~3-4 us of fixed cost (library and dtype tests); narwhals is no longer on this "
-        "path (was ~100 us: ratio 0.09 -> 0.6-0.8)"
+        "open (marginal at 10^6: 0.97, jitter; was 0.53 with the same timing loop, "
+        "peers_frames_plainpath_before.jsonl). A float column's values now take the vector "
+        "domain's plain path without a NaN scan of their own (a NaN is re-explained naming "
+        "the column only when the check refuses), so the work is the manual route's; what "
+        "remains at n <= 10^3 is ~1.5-2 us of fixed cost per call (0.5-0.8, was 0.2-0.34): "
+        "recognising the frame library and its dtype, reading the missing-value mode, and "
+        "the refused first plain-path attempt on the column object (pandas' own to_numpy, "
+        "~1.2 us at n = 1, is paid by both routes)"
     ),
-    ("polars-f64", "to_numpy+check"): "open: as pandas-f64 (one extra NaN scan to name it)",
-    ("pyarrow-f64", "to_numpy+check"): "open: as pandas-f64 (one extra NaN scan to name it)",
+    ("polars-f64", "to_numpy+check"): "open: as pandas-f64 (fixed cost at small n)",
+    ("pyarrow-f64", "to_numpy+check"): "open: as pandas-f64 (fixed cost at small n)",
     ("pandas-str", "to_numpy+check"): (
         "open (marginal): the missing-value test (the column's isna, ~3 us at n <= 10, a "
-        "pass over 10^6 strings) that lets a None be refused by name; 0.9-1.0 at n >= 10^3 "
-        "(jitter), 0.4-0.7 at n <= 10 (was 0.09 through narwhals)"
+        "pass over 10^6 strings) that lets a None be refused by name; 0.94-1.07 at n >= 10^3 "
+        "(jitter), 0.7 at n <= 10"
     ),
     ("quantile", "opendp"): (
         "open (marginal): the quantile now selects by the certified race (~60-75 us at "

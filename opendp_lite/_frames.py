@@ -176,7 +176,7 @@ def _has_missing(x: Any) -> bool:
     return bool(x.array.isna().any())
 
 
-def _native_values(x: Any, mode: Missing) -> npt.NDArray[Any] | None:
+def _native_values(x: Any, mode: Missing, scan: bool = True) -> npt.NDArray[Any] | None:
     """The values of a pandas/Polars Series or pyarrow Array read without narwhals, in the
     common cases where that gives exactly what :func:`_series_values` gives (the same native
     ``to_numpy`` call, zero-copy where it was), else None.
@@ -189,7 +189,8 @@ def _native_values(x: Any, mode: Missing) -> npt.NDArray[Any] | None:
     and pyarrow float columns without NaN or null and integer or bool columns without null.
     A column with a missing value takes the narwhals path, which maps or refuses it (naming
     it).  This skips narwhals' fixed cost per call (~30-100 us), which dominates for short
-    columns.
+    columns.  With ``scan=False`` a float column's NaN are not looked for (the caller's own
+    check finds them).
     """
     lib = library_of(x)
     values: npt.NDArray[Any]
@@ -198,33 +199,38 @@ def _native_values(x: Any, mode: Missing) -> npt.NDArray[Any] | None:
         if type(x) is not pd.Series:
             return None
         dt = x.dtype
-        if isinstance(dt, pd.StringDtype) or dt == np.dtype(object):
+        if isinstance(dt, np.dtype):  # numpy-backed: decided by kind (cheap attribute tests)
+            if dt.kind in "biu":
+                return x.to_numpy()  # type: ignore[no-any-return]
+            if dt.kind == "f" and dt.itemsize in (4, 8):
+                values = x.to_numpy()
+                return _float_values(values, mode) if scan else values
+            if dt.kind != "O":
+                return None
             # str objects (pandas' to_numpy of a string column is an object array)
             return None if _has_missing(x) else x.to_numpy()
-        if not isinstance(dt, np.dtype):
-            api = pd.api.types
-            if isinstance(dt, pd.CategoricalDtype) or not (
-                api.is_integer_dtype(dt) or api.is_bool_dtype(dt)
-            ):
-                return None  # other extension dtypes (Float64, category...): narwhals
-            # nullable integers and booleans: pandas NA is their only missing value
-            if not _has_missing(x):
-                return x.to_numpy()  # type: ignore[no-any-return]
-            if mode == "none":
-                return x.to_numpy(dtype=object, na_value=None)  # type: ignore[no-any-return]
-            return None  # refused (naming it) or mapped to NaN by the narwhals path
-        if dt.kind in "biu":
+        if isinstance(dt, pd.StringDtype):
+            return None if _has_missing(x) else x.to_numpy()
+        api = pd.api.types
+        if isinstance(dt, pd.CategoricalDtype) or not (
+            api.is_integer_dtype(dt) or api.is_bool_dtype(dt)
+        ):
+            return None  # other extension dtypes (Float64, category...): narwhals
+        # nullable integers and booleans: pandas NA is their only missing value
+        if not _has_missing(x):
             return x.to_numpy()  # type: ignore[no-any-return]
-        if dt in (np.float64, np.float32):
-            return _float_values(x.to_numpy(), mode)
-        return None
+        if mode == "none":
+            return x.to_numpy(dtype=object, na_value=None)  # type: ignore[no-any-return]
+        return None  # refused (naming it) or mapped to NaN by the narwhals path
     if lib == "polars":
         pl = sys.modules["polars"]
         if type(x) is not pl.Series or x.null_count() != 0:
             return None
         if x.dtype.is_float():
             values = x.to_numpy()
-            return _float_values(values, mode) if values.dtype.kind == "f" else None
+            if values.dtype.kind != "f":
+                return None
+            return _float_values(values, mode) if scan else values
         if x.dtype.is_integer() or x.dtype == pl.Boolean:
             return x.to_numpy()  # type: ignore[no-any-return]
         return None
@@ -234,7 +240,8 @@ def _native_values(x: Any, mode: Missing) -> npt.NDArray[Any] | None:
             return None
         t = x.type
         if pa.types.is_floating(t) and not pa.types.is_float16(t):
-            return _float_values(x.to_numpy(zero_copy_only=False), mode)
+            values = x.to_numpy(zero_copy_only=False)
+            return _float_values(values, mode) if scan else values
         if pa.types.is_integer(t) or pa.types.is_boolean(t):
             return x.to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
         return None
@@ -278,11 +285,13 @@ def _series_values(s: Any, element: object, mode: Missing) -> npt.NDArray[Any]:
     return out
 
 
-def as_vector(x: object, element: object) -> object:
+def as_vector(x: object, element: object, scan: bool = True) -> object:
     """``x`` as a numpy vector of ``element`` if it is a frame library's column, else ``x``.
 
     A DataFrame passed where a vector is expected is refused with the call that selects a
-    column.
+    column.  ``scan=False``: when ``element`` refuses NaN, a float column without nulls is
+    returned without looking for them (for a caller whose own check refuses them, and calls
+    again with ``scan=True`` to name the column in its refusal).
 
     Raises:
         NotInDomain: for a missing value that ``element`` does not admit (naming the column,
@@ -291,7 +300,7 @@ def as_vector(x: object, element: object) -> object:
     if library_of(x) is None:
         return x
     mode = missing_mode(element)
-    fast = _native_values(x, mode)
+    fast = _native_values(x, mode, scan or mode != "refuse")  # a mapped NaN needs the scan
     if fast is not None:
         return fast
     s = _as_series(x)

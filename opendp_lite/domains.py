@@ -279,7 +279,16 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
             if self.size is not None and len(plain) != self.size:
                 raise NotInDomain(f"expected a vector of size {self.size}, got length {len(plain)}")
             return plain
-        x = _frames.as_vector(x, self.element_domain)  # pandas/Polars/pyarrow columns
+        # pandas/Polars/pyarrow columns: their numpy values take the checks below (the plain
+        # path when it applies); a refusal is re-explained naming the column if it was a
+        # missing value (the column is then read again, scanning for them)
+        column = _frames.as_vector(x, self.element_domain, scan=False)
+        if column is not x:
+            try:
+                return self._normalize(column)
+            except NotInDomain:
+                _frames.as_vector(x, self.element_domain)  # raises the named refusal, if any
+                raise
         arr: npt.NDArray[Any]
         backend = _vector_backend(x)
         if backend is not None and isinstance(self.element_domain, AtomDomain):

@@ -227,3 +227,20 @@ def test_missing_value_refused_before_any_randomness(lib: str, series: Any, fram
     with pytest.raises(FailedFunction):
         drawn = _drawn(on_frame, bad)
     assert drawn == []
+
+
+def test_a_nan_in_a_float_column_is_refused_by_name_and_the_values_are_shared(
+    lib: str, series: Any
+) -> None:
+    # a float column without nulls is read without a NaN scan and checked as a plain numpy
+    # vector; a NaN (not a null) is then refused, and re-explained naming column and position
+    if lib == "dask":
+        pytest.skip("a Dask column is checked block by block by the Dask backend")
+    dom = _vec(float)
+    clean = series([1.0, 2.0, 3.0], "w")
+    out = dom._normalize(clean)
+    assert isinstance(out, np.ndarray) and out.tolist() == [1.0, 2.0, 3.0]
+    assert not out.flags.writeable  # the plain path's read-only view
+    name = "" if lib == "pyarrow" else r"column 'w', "  # a pyarrow array has no name
+    with pytest.raises(NotInDomain, match=name + r"position 1: .*Fix: "):
+        dom._normalize(series([1.0, float("nan"), 3.0], "w"))
