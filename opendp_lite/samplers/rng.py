@@ -158,6 +158,7 @@ class _ChaChaDRBG:
 
 _getpid = os.getpid
 _drbg = _ChaChaDRBG()
+_drbg_source: Callable[[int], bytes] = _drbg
 
 #: The randomness *epoch*: bumped whenever bytes drawn before may no longer be used, i.e. when
 #: the source changes (:func:`use_os_source`, :func:`use_drbg`, entering or leaving
@@ -170,14 +171,13 @@ EPOCH: list[int] = [0]
 def bump_epoch() -> None:
     """Invalidate everything drawn ahead of use (see :data:`EPOCH`)."""
     EPOCH[0] += 1
-_drbg_source: Callable[[int], bytes] = _drbg
 
 
 def _after_fork_in_child() -> None:
     # the child must never continue the parent's stream: drop key and buffer, re-key lazily
     _drbg.forget()
     _drbg._lock = threading.Lock()  # a lock held by another thread at fork time is dead
-    bump_epoch()  # and never uses noise the parent drew ahead (it may use the same)
+    bump_epoch()  # nor noise the parent drew ahead (the parent may release it too)
 
 
 if hasattr(os, "register_at_fork"):
