@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -40,6 +41,21 @@ ALPHA = float(os.environ.get("OPENDP_LITE_TEST_ALPHA", "1e-6"))
 def scaled(n: int, minimum: int = 1000) -> int:
     """A slow test's sample size, scaled for CI but never below ``minimum``."""
     return max(minimum, int(n * SLOW_SCALE))
+
+
+@contextmanager
+def counting_source() -> Iterator[list[int]]:
+    """Route ``fill_bytes`` through the active source while recording every request's size
+    (entering it warns, as any scripted source does; the warning is expected here)."""
+    calls: list[int] = []
+    source = rng._current_source()
+
+    def counted(n: int) -> bytes:
+        calls.append(n)
+        return source(n)  # type: ignore[no-any-return]
+
+    with pytest.warns(OpenDPLiteWarning), rng.scripted_randomness(counted):
+        yield calls
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -6,16 +6,15 @@ statement is checked against it too."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.errors import NotInDomain, OpenDPLiteError, OpenDPLiteWarning
-from opendp_lite.samplers import rng
+from opendp_lite.errors import NotInDomain, OpenDPLiteError
+from tests.conftest import counting_source
 
 NAN = math.nan
 FLOATS = [float, "f64", "f32"]
@@ -25,20 +24,6 @@ def _opendp() -> Any:
     odp = pytest.importorskip("opendp.prelude")
     odp.enable_features("contrib", "honest-but-curious")
     return odp
-
-
-@contextmanager
-def counting_source() -> Iterator[list[int]]:
-    """Route fill_bytes to the OS source while recording every request."""
-    calls: list[int] = []
-    source = rng._current_source()
-
-    def counted(n: int) -> bytes:
-        calls.append(n)
-        return source(n)  # type: ignore[no-any-return]
-
-    with pytest.warns(OpenDPLiteWarning), rng.scripted_randomness(counted):
-        yield calls
 
 
 # -- the domain ----------------------------------------------------------------------------

@@ -15,14 +15,15 @@ import os
 import pickle
 import sys
 import threading
-import warnings
 
 import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.errors import OpenDPLiteWarning
 from opendp_lite.samplers import fast, rng
+from tests.conftest import counting_source
+
+pytestmark = pytest.mark.filterwarnings("ignore::opendp_lite.errors.OpenDPLiteWarning")
 
 K = -1074  # the float mechanisms' default grid: the noise has ~1000 bits, values never repeat
 
@@ -38,32 +39,21 @@ def _release(scale: float, dist: str = "laplace"):  # type: ignore[no-untyped-de
 
 
 def _scripted(seed: bytes):  # type: ignore[no-untyped-def]
-    warnings.simplefilter("ignore", OpenDPLiteWarning)
-    return rng.scripted_randomness(seed=seed)
+    return rng.scripted_randomness(seed=seed)  # its warning is filtered (pytestmark)
 
 
 def test_repeated_releases_use_the_reservoir_and_a_one_off_release_does_not() -> None:
     p = _plan(1.0 + 2.0**-40)
     draw = _release(1.0 + 2.0**-40)
-    requests: list[int] = []
-    real = rng._current_source()
-
-    def counting(n: int) -> bytes:
-        requests.append(n)
-        return real(n)  # type: ignore[no-any-return]
-
-    rng.bump_epoch()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", OpenDPLiteWarning)
-        with rng.scripted_randomness(counting):
-            draw(0.0)  # the plan's first release in this epoch: its own attempt only
-            first = sum(requests)
-            draw(0.0)  # the second refills the reservoir from the vector path
-            assert p.reservoir.size == fast._RES_FIRST
-            before = sum(requests)
-            for _ in range(fast._RES_FIRST - 2):
-                draw(0.0)  # served from the reservoir: no byte drawn
-            assert sum(requests) == before
+    with counting_source() as requests:  # entering it starts a new randomness epoch
+        draw(0.0)  # the plan's first release in this epoch: its own attempt only
+        first = sum(requests)
+        draw(0.0)  # the second refills the reservoir from the vector path
+        assert p.reservoir.size == fast._RES_FIRST
+        before = sum(requests)
+        for _ in range(fast._RES_FIRST - 2):
+            draw(0.0)  # served from the reservoir: no byte drawn
+        assert sum(requests) == before
     assert first < 200  # one or two 24-byte attempts (never a batch of 32)
     assert before - first > 8 * fast._RES_FIRST  # the batch: >= one 64-bit word per attempt
 

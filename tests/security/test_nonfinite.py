@@ -10,8 +10,7 @@ data on invoke *before drawing any randomness*, and clamps ±inf to the bounds.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,9 +22,8 @@ from opendp_lite.errors import (
     InvalidParameter,
     NotImplementedForType,
     NotInDomain,
-    OpenDPLiteWarning,
 )
-from opendp_lite.samplers import rng
+from tests.conftest import counting_source
 
 NAN, INF = math.nan, math.inf
 SD = dp.symmetric_distance()
@@ -33,21 +31,6 @@ F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
 VF = dp.vector_domain(dp.atom_domain(T=float, nan=False))
 NAN_ATOM = dp.atom_domain(T=float, nan=True)
 NAN_VEC = dp.vector_domain(NAN_ATOM)
-
-
-@contextmanager
-def counting_source() -> Iterator[list[int]]:
-    """Route fill_bytes to the OS source while recording every request."""
-    calls: list[int] = []
-    source = rng._current_source()
-
-    def counted(n: int) -> bytes:
-        calls.append(n)
-        return source(n)  # type: ignore[no-any-return]
-
-    with pytest.warns(OpenDPLiteWarning):
-        with rng.scripted_randomness(counted):
-            yield calls
 
 
 def test_naive_numpy_laplace_leaks_nonfinite_records() -> None:

@@ -26,16 +26,13 @@ from __future__ import annotations
 
 import itertools
 import time
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.samplers import rng
+from tests.conftest import counting_source
 
 I64 = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
 F64 = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
@@ -43,32 +40,16 @@ N = 3000
 SCALE = 10.0
 
 
-@contextmanager
-def byte_counter() -> Iterator[list[int]]:
-    """Count the bytes drawn from the OS source (the count is reset by the caller per draw)."""
-    counter = [0]
-    source = rng._current_source()
-
-    def counted(n: int) -> bytes:
-        counter[0] += n
-        return source(n)  # type: ignore[no-any-return]
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with rng.scripted_randomness(counted):
-            yield counter
-
-
 def measure(meas: Any, x: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(|noise|, bytes drawn, nanoseconds) for n draws of meas(x)."""
     noise, used, ns = np.empty(n), np.empty(n), np.empty(n)
-    with byte_counter() as counter:
+    with counting_source() as requests:
         for i in range(n):
-            counter[0] = 0
+            requests.clear()
             t0 = time.perf_counter_ns()
             y = meas(x)
             ns[i] = time.perf_counter_ns() - t0
-            used[i] = counter[0]
+            used[i] = sum(requests)
             noise[i] = abs(float(y) - float(x))
     return noise, used, ns
 
