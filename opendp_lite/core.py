@@ -408,6 +408,8 @@ def _as_list_for(arg: object, out: T) -> T:
     """
     if type(out) in _PLAIN:  # a Python scalar (never a numpy type): nothing to convert
         return out
+    if type(out) is type(arg) and getattr(arg, "ndim", None) != 0:
+        return out  # an array for an array, a list for a list (a numpy scalar, ndim 0, is not)
     import numpy as np
 
     value: Any = out
@@ -606,9 +608,7 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     def __call__(self, arg: TI) -> TO:
         # ``invoke`` written out (one call less per release): the same domain check first
         out = self.function(self.input_domain._normalize(arg))
-        if type(out) in _PLAIN or (type(out) is type(arg) and getattr(arg, "ndim", None) != 0):
-            return out  # a Python scalar, or an array (list) for an array (list): kept as is
-        return _as_list_for(arg, out)  # e.g. numpy scalars (ndim 0) become Python scalars
+        return out if type(out) in _PLAIN else _as_list_for(arg, out)
 
     def map(self, d_in: DI) -> MO:
         """The privacy loss for inputs at most ``d_in`` apart (never below the exact value)."""
