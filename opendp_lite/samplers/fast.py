@@ -563,25 +563,14 @@ def _batch_draws(p: _Plan, n: int) -> list[tuple[int, int, int]]:
     return items
 
 
-def _scalar_float(p: _Plan, J: int, k: int, T: str, pool: _Pool | None = None) -> float:
-    """sat_T(round_T(2^k·(J + Z))), revealing Z's lazy low bits only if the rounding needs them.
-
-    With Z = ±(M_top·2^lazy + tail), J + Z ranges over the 2^lazy consecutive integers
-    between J ± M_top·2^lazy and J ± (M_top·2^lazy + 2^lazy − 1); round_T and sat_T are
-    monotone, so if both ends give the same float every value between does (proof §2, "Lazy R").
-    """
-    neg, m, lazy = _scalar_draw(p, pool)
-    return _float_out(neg, m, lazy, J, k, T)
-
-
 def _scalar_float_x(p: _Plan, x: float, k: int, T: str, pool: _Pool | None = None) -> float:
-    """``_scalar_float(p, _grid_index(x, k, T), k, T, pool)``, the grid index computed only if
-    the cheap rounding test cannot use x directly (the same function of the same bits)."""
+    """:func:`_float_x` of one scalar attempt drawn from ``pool`` (or per attempt)."""
     return _float_x(_scalar_draw(p, pool), x, k, T)
 
 
 def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
-    """sat_T(round_T(2^k·(round_k(x) + Z))) for the draw d = (negative, M_top, lazy) of Z."""
+    """sat_T(round_T(2^k·(round_k(x) + Z))) for the draw d = (negative, M_top, lazy) of Z: the
+    grid index of x computed only if the cheap rounding test cannot use x directly."""
     neg, m, lazy = d
     if lazy and T == "f64":
         num, den = x.as_integer_ratio()
@@ -605,7 +594,12 @@ def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
 
 
 def _float_out(neg: int, m: int, lazy: int, J: int, k: int, T: str) -> float:
-    """sat_T(round_T(2^k·(J ± (m·2^lazy + tail)))), revealing the tail only if it matters."""
+    """sat_T(round_T(2^k·(J ± (m·2^lazy + tail)))), revealing the tail only if it matters.
+
+    J + Z ranges over the 2^lazy consecutive integers between J ± m·2^lazy and
+    J ± (m·2^lazy + 2^lazy − 1); round_T and sat_T are monotone, so if both ends give the same
+    float every value between does (proof §2, "Lazy R").
+    """
     if lazy:
         if T == "f64":
             Jh = J >> lazy
