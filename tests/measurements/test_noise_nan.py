@@ -183,6 +183,17 @@ def test_chain_from_a_nan_admitting_space() -> None:
     assert np.isnan(meas(np.array([NAN, 1.0]))[0])
 
 
+def test_canonical_noise_on_a_nan_admitting_domain() -> None:
+    space = dp.atom_domain(T=float), dp.absolute_distance(T=float)
+    plain_space = dp.atom_domain(T=float, nan=False), space[1]
+    meas = dp.m.make_canonical_noise(*space, d_in=1.0, d_out=(1.0, 1e-6))
+    plain = dp.m.make_canonical_noise(*plain_space, d_in=1.0, d_out=(1.0, 1e-6))
+    assert meas.input_domain == space[0] and meas.map(0.5) == plain.map(0.5)
+    assert math.isnan(meas(NAN))
+    xs = [0.25, -4.0, 1e6]
+    assert _scripted(lambda: [meas(x) for x in xs]) == _scripted(lambda: [plain(x) for x in xs])
+
+
 #: transformations whose stability needs numbers: each still refuses a NaN-admitting domain
 REFUSING: list[tuple[str, Callable[[], Any]]] = [
     (
