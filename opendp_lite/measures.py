@@ -99,9 +99,10 @@ class PrivacyProfile:
 
     ``delta(epsilon)`` returns an upper bound on the hockey-stick divergence
     :math:`\sup_S \Pr[M(x) \in S] - e^{\varepsilon} \Pr[M(x') \in S]` at ``epsilon``.
-    ``epsilon(delta)`` returns the least binary64 ε at which that upper bound is ``<= delta``,
-    found by bisection on the float line; the float just below it fails.  Since it is checked
-    against the conservative ``delta``, the ε returned is never below the exact one.
+    ``epsilon(delta)`` returns a binary64 ε at which that upper bound is checked to be
+    ``<= delta``, found by bisection on the float line; the float just below it fails the same
+    check.  The bound need not be monotone in ε, so ε is not claimed to be the least passing
+    float; since it is checked against the conservative ``delta``, it is a valid ε for ``delta``.
 
     >>> p = PrivacyProfile(lambda eps: 0.0 if eps >= 1.0 else 1.0)
     >>> p.delta(1.0), p.epsilon(1e-6), p.epsilon(1.0)
@@ -133,7 +134,8 @@ class PrivacyProfile:
         return min(d, 1.0)
 
     def epsilon(self, delta: float) -> float:
-        """The least float ε with ``delta(ε) <= delta`` (``inf`` if there is none).
+        """A float ε with ``delta(ε) <= delta`` whose float predecessor fails (``inf`` if the
+        search finds none); the least such ε when ``delta(·)`` is non-increasing.
 
         Raises:
             FailedMap: if ``delta`` is not in [0, 1].

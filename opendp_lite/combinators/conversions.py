@@ -224,8 +224,10 @@ def make_fix_delta(
 
     Privacy map: for a profile loss, :math:`(ε, δ) = (\mathrm{profile.epsilon}(δ), δ)`; for an
     ``approximate(smoothed_max_divergence())`` loss (profile, δ₀) with δ₀ <= δ,
-    :math:`(\mathrm{profile.epsilon}(δ - δ_0), δ)`, δ − δ₀ rounded down.  ε is the least float
-    at which the conservative profile is <= δ.
+    :math:`(\mathrm{profile.epsilon}(δ - δ_0), δ)`, δ − δ₀ rounded down.  ε is a float at
+    which the conservative profile is checked to be <= δ (and the float just below it fails
+    that check); it is not claimed to be the least such float, since the profile computed per
+    ε need not be monotone.
 
     Raises:
         InvalidParameter: if ``delta`` is not in [0, 1].

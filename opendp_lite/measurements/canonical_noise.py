@@ -7,6 +7,8 @@ the (ε, δ) trade-off function; the release is x + d_in·N.  N = K − 1/2 + V 
 quantiles of the untruncated law.  V is revealed bit by bit only as far as needed to decide
 that condition (against exact rational brackets on the irrational quantile) and to fix the
 nearest float of x + d_in·N; so the float released has exactly the law of the rounded real.
+On a domain that admits NaN (``atom_domain(T=float)``), NaN is released as NaN: it is at
+infinite distance from every value (docs/proofs/lemmas/nan-inputs.md).
 
 >>> import opendp_lite.prelude as dp
 >>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
@@ -20,7 +22,7 @@ True
 from __future__ import annotations
 
 from .._spine import then
-from .._validate import check_finite_nonneg, check_no_nan
+from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain
 from ..errors import FailedMap, InvalidParameter, MetricMismatch, NotImplementedForType
@@ -40,13 +42,14 @@ def make_canonical_noise(
     r"""Add canonical (ε, δ) noise: x + d_in·N, N ~ Tulap(0, e^{−ε}, 2δb/(1 − b + 2δb)).
 
     ε and δ are the exact values of the floats in ``d_out``; the output is the nearest float to
-    the exact real x + d_in·N (saturating at ±max float).
+    the exact real x + d_in·N (saturating at ±max float).  The f64 domain may admit NaN: a NaN
+    input is released as NaN (no pair within a finite ``d_in`` holds one).
 
     Privacy map (approximate MaxDivergence):
         map(d) = d_out  for 0 <= d <= d_in;  d > d_in fails.
 
     Raises:
-        NotImplementedForType: if the domain is not a non-NaN f64 atom domain.
+        NotImplementedForType: if the domain is not an f64 atom domain.
         MetricMismatch: if the metric is not ``absolute_distance(T=float)``.
         InvalidParameter: if ``d_in`` is negative or not finite, ε is not finite and > 0, or
             δ is not in [0, 1].
@@ -61,10 +64,10 @@ def make_canonical_noise(
     """
     if not (isinstance(input_domain, AtomDomain) and input_domain.T == "f64"):
         raise NotImplementedForType(
-            f"make_canonical_noise: input_domain must be atom_domain(T=float, nan=False), "
-            f"got {input_domain!r}"
+            f"make_canonical_noise: input_domain must be atom_domain(T=float), got {input_domain!r}"
         )
-    check_no_nan("make_canonical_noise", input_domain, input_domain)
+    # a NaN-admitting domain is accepted: the sampler releases a NaN as NaN, and NaN is at
+    # infinite distance from every value (docs/proofs/lemmas/nan-inputs.md)
     if input_metric != absolute_distance(T=float) or not isinstance(input_metric, AbsoluteDistance):
         raise MetricMismatch(absolute_distance(T=float), input_metric, "make_canonical_noise")
     d = check_finite_nonneg("d_in", d_in)

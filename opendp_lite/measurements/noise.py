@@ -6,7 +6,9 @@ discrete noise of scale ``scale/2^k``, and rounded back to the nearest float of 
 The rounding to the grid moves each coordinate by less than 2^k − 2^k_min, which the privacy
 map charges as extra sensitivity (zero at the default ``k = k_min``: −1074 for f64, −149 for
 f32).  Integer outputs saturate at the carrier's range and float outputs at ±max finite
-(post-processing of the exact noisy value; never wrap-around or ±inf).
+(post-processing of the exact noisy value; never wrap-around or ±inf).  On a float domain that
+admits NaN, a NaN input is released as NaN: the metrics put NaN at infinite distance from
+every value, so it is in no neighbouring pair (docs/proofs/lemmas/nan-inputs.md).
 
 >>> import opendp_lite.prelude as dp
 >>> space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
@@ -26,7 +28,7 @@ import numpy.typing as npt
 from .._arith import q, up
 from .._spine import int_noise, noise
 from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
-from .._validate import check_finite_nonneg, check_int, check_no_nan, is_int_value
+from .._validate import check_finite_nonneg, check_int, is_int_value
 from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
 from ..errors import InfiniteLoss, InvalidParameter, NotImplementedForType, NotInDomain
@@ -62,6 +64,7 @@ class _Space:
     T: str  # carrier of the atoms
     vector: bool
     size: int | None  # known vector length; 1 for a scalar
+    nan: bool = False  # the float atoms admit NaN: NaN in, NaN out (see _nan_vector)
 
 
 def _without_nan(input_domain: Domain[Any]) -> Domain[Any]:
@@ -105,8 +108,9 @@ def _space(input_domain: Domain[Any], input_metric: Metric[Any], dist: Dist, who
         )
     if not (is_float(atom.T) or is_int(atom.T)):
         raise NotImplementedForType(f"{who} needs a numeric carrier, got T={atom.T}")
-    check_no_nan(who, input_domain, atom, error=InvalidParameter)
-    return _Space(atom.T, vector, size)
+    # A NaN-admitting float domain is accepted: NaN is at infinite distance from every value
+    # under these metrics, so no neighbouring pair holds one (docs/proofs/lemmas/nan-inputs.md)
+    return _Space(atom.T, vector, size, bool(is_float(atom.T) and atom.nan))
 
 
 def _measure(MO: object, want: type[Measure[Any]], who: str) -> Measure[Any]:
@@ -224,7 +228,7 @@ def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
                 raise NotInDomain("every element of the input must be finite")
             return batch.float_noise(x, scale, k, dist, T)  # type: ignore[arg-type]
 
-        return vector
+        return _nan_vector(vector) if sp.nan else vector
 
     # refuses a non-finite x with NotInDomain before drawing (the domain admits ±inf)
     scalar = batch.float_noise_scalar_fn(scale, k, dist, T, refuse=NotInDomain)  # type: ignore[arg-type]
@@ -235,7 +239,48 @@ def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
         return batch.float_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, k, dist, T)  # type: ignore[arg-type]
 
     scalar.sample_many = many  # type: ignore[attr-defined]
-    return scalar
+    return _nan_scalar(scalar, T) if sp.nan else scalar
+
+
+def _nan_vector(vector: Any) -> Any:
+    """``vector`` on a NaN-admitting domain: each NaN coordinate is noised as 0 and released
+    as NaN.  So the number of draws depends on the length only, and the law of every other
+    coordinate is unchanged; NaN is at infinite distance from every value (no neighbouring
+    pair holds one), which is why a deterministic NaN costs nothing
+    (docs/proofs/lemmas/nan-inputs.md).  ±inf is still refused (``NotInDomain``)."""
+
+    def nan_vector(x: Any) -> Any:
+        xa = np.asarray(x)
+        mask = np.isnan(xa)
+        if not mask.any():
+            return vector(x)
+        out = vector(np.where(mask, xa.dtype.type(0), xa))
+        out[mask] = np.nan
+        return out
+
+    return nan_vector
+
+
+def _nan_scalar(scalar: Any, T: str) -> Any:
+    """``scalar`` on a NaN-admitting domain: NaN is released as NaN (its noise is drawn as for
+    0 and discarded, so the draws do not depend on the data); see :func:`_nan_vector`."""
+    many = scalar.sample_many
+
+    def nan_scalar(x: float) -> float:
+        if x != x:
+            scalar(0.0)
+            return math.nan
+        out: float = scalar(x)
+        return out
+
+    def nan_many(x: float, n: int) -> Any:
+        if x != x:
+            many(0.0, n)
+            return np.full(n, np.nan, dtype=carrier_dtype(T))
+        return many(x, n)
+
+    nan_scalar.sample_many = nan_many  # type: ignore[attr-defined]
+    return nan_scalar
 
 
 def _laplace(
@@ -339,8 +384,10 @@ def make_laplace(
     r"""Add Laplace noise: exact discrete Laplace on integers, on the grid 2^k·ℤ for floats.
 
     Inputs: ``atom_domain(T)`` with ``absolute_distance``, or ``vector_domain(atom_domain(T))``
-    with ``l1_distance``; T an integer or float carrier (floats must exclude NaN).  Integer
-    outputs saturate at T's range; float outputs at ±max finite T.
+    with ``l1_distance``; T an integer or float carrier.  Integer outputs saturate at T's
+    range; float outputs at ±max finite T.  A float domain may admit NaN: NaN is at infinite
+    distance from every value, so no pair within a finite ``d_in`` holds one, and each NaN is
+    released as NaN (a sensitivity ``d_in`` claims that neighbouring inputs are numbers).
 
     Privacy map (MaxDivergence), computed in ℚ and rounded up:
         ε(d_in) = (d_in + n·(2^k − 2^k_min)) / scale
@@ -349,10 +396,10 @@ def make_laplace(
 
     Raises:
         InvalidParameter: scale negative, NaN or infinite; k not an int in [k_min, k_max]; k
-            given for an integer domain, or non-default k on a vector of unknown size; a
-            NaN-admitting domain.
+            given for an integer domain, or non-default k on a vector of unknown size.
         NotImplementedForType: an unsupported domain/metric pair, carrier, or MO.
-        NotInDomain: (on invoke) NaN or infinite data, before any noise is drawn.
+        NotInDomain: (on invoke) infinite data, or NaN where the domain has ``nan=False``,
+            before any noise is drawn.
 
     Proof: docs/proofs/make_laplace.md  [Canonne, Kamath, Steinke 2020]
 
@@ -363,6 +410,9 @@ def make_laplace(
     0.5
     >>> isinstance(meas(0.0), float)
     True
+    >>> with_nan = dp.vector_domain(dp.atom_domain(T=float)), dp.l1_distance(T=float)
+    >>> make_laplace(*with_nan, scale=2.0)([0.0, float("nan")])[1]
+    nan
     """
     return _laplace(input_domain, input_metric, scale, k, MO, "f64", "make_laplace")
 
@@ -409,7 +459,8 @@ def make_gaussian(
     r"""Add Gaussian noise: exact discrete Gaussian on integers, on the grid 2^k·ℤ for floats.
 
     Inputs: ``atom_domain(T)`` with ``absolute_distance``, or ``vector_domain(atom_domain(T))``
-    with ``l2_distance``; T an integer or float carrier (floats must exclude NaN).
+    with ``l2_distance``; T an integer or float carrier.  A float domain may admit NaN: each
+    NaN is released as NaN, as in :func:`make_laplace`.
 
     Privacy map (ZeroConcentratedDivergence), computed in ℚ and rounded up:
         ρ(d_in) = (d_in + √n·(2^k − 2^k_min))² / (2·scale²)
@@ -418,10 +469,11 @@ def make_gaussian(
 
     Raises:
         InvalidParameter: scale negative, NaN or infinite; k out of range, given for an
-            integer domain, or non-default on a vector of unknown size; a NaN-admitting domain.
+            integer domain, or non-default on a vector of unknown size.
         NotImplementedForType: an unsupported domain/metric pair, carrier, or MO (only
             ZeroConcentratedDivergence).
-        NotInDomain: (on invoke) NaN or infinite data, before any noise is drawn.
+        NotInDomain: (on invoke) infinite data, or NaN where the domain has ``nan=False``,
+            before any noise is drawn.
 
     Proof: docs/proofs/make_gaussian.md  [Canonne, Kamath, Steinke 2020]
 
@@ -429,6 +481,8 @@ def make_gaussian(
     >>> space = dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=float)
     >>> make_gaussian(*space, scale=1.0).map(1.414)
     0.999698
+    >>> make_gaussian(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=2.0).map(1.0)
+    0.125
     """
     return _gaussian(input_domain, input_metric, scale, k, MO, "f64", "make_gaussian")
 

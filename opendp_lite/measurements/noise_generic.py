@@ -57,7 +57,7 @@ def make_noise(
     Raises:
         NotImplementedForType: if ``output_measure`` is neither ``max_divergence()`` nor
             ``zero_concentrated_divergence()``, or the mechanism refuses the space.
-        InvalidParameter: as ``make_laplace`` / ``make_gaussian`` (scale, k, NaN domains).
+        InvalidParameter: as ``make_laplace`` / ``make_gaussian`` (scale, k).
         NotInDomain: (on invoke) data outside the input domain, before any noise is drawn.
 
     Proof: docs/proofs/make_noise.md

@@ -68,6 +68,7 @@ LEMMA_FINGERPRINTS = {
     "distributed-evaluation.md": "pickled exactly and added in a tree of tasks",
     "saturating-counts.md": "f32 rounds 2^24 + 1 down",
     "parallel-composition.md": "joined by a path x = y_0, …, y_d = x′ of members",
+    "nan-inputs.md": "any law is at divergence 0 from itself",
 }
 
 

@@ -85,7 +85,7 @@ def test_typed_errors() -> None:
     with pytest.raises(NotImplementedForType):
         mk(dp.atom_domain(T=int), dp.absolute_distance(T=int), d_in=1.0, d_out=(1.0, 0.0))  # type: ignore[arg-type]
     with pytest.raises(NotImplementedForType):
-        mk(dp.atom_domain(T=float, nan=True), SPACE[1], d_in=1.0, d_out=(1.0, 0.0))
+        mk(dp.atom_domain(T="f32"), dp.absolute_distance(T="f32"), d_in=1.0, d_out=(1.0, 0.0))  # type: ignore[arg-type]
     with pytest.raises(MetricMismatch):
         mk(SPACE[0], dp.l1_distance(T=float), d_in=1.0, d_out=(1.0, 0.0))
     for d_out in [(0.0, 0.1), (-1.0, 0.1), (float("inf"), 0.1), (1.0, 1.5), (1.0, -0.1), (1.0,)]:

@@ -3,8 +3,12 @@
 Attack family: float noise added to NaN gives NaN and to ±inf gives ±inf, whatever the noise:
 the release is then a deterministic function of one record (a NaN or an inf planted in the
 data is visible with certainty).  Controls: numpy's Laplace does exactly that.  opendp_lite
-refuses NaN-admitting domains for noise and clamping at construction, rejects non-finite
-data on invoke *before drawing any randomness*, and clamps ±inf to the bounds.
+refuses NaN-admitting domains for clamping and sums at construction, rejects non-finite data
+on invoke *before drawing any randomness* (NaN where the domain excludes it, ±inf always), and
+clamps ±inf to the bounds.  A noise mechanism built on a NaN-admitting domain releases NaN as
+NaN: there NaN is at infinite distance from every value, so the transformations that feed it
+(which refuse NaN) never produce one for one dataset and a number for its neighbour
+(tests/measurements/test_noise_nan.py).
 """
 
 from __future__ import annotations
@@ -43,10 +47,6 @@ def test_naive_numpy_laplace_leaks_nonfinite_records() -> None:
 @pytest.mark.parametrize(
     "build",
     [
-        lambda: dp.m.make_laplace(NAN_ATOM, dp.absolute_distance(T=float), 1.0),
-        lambda: dp.m.make_laplace(NAN_VEC, dp.l1_distance(T=float), 1.0),
-        lambda: dp.m.make_gaussian(NAN_ATOM, dp.absolute_distance(T=float), 1.0),
-        lambda: dp.m.make_gaussian(NAN_VEC, dp.l2_distance(T=float), 1.0),
         lambda: dp.t.make_clamp(NAN_VEC, SD, (0.0, 1.0)),
         lambda: dp.t.make_sum(dp.vector_domain(dp.atom_domain(T=float, nan=True)), SD),
     ],

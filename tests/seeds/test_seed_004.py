@@ -2,10 +2,11 @@
 
 Each snippet is the guide's code with only the imports changed (``opendp`` -> ``opendp_lite``),
 and every privacy number the guide prints is checked.  The guide was written for OpenDP
-versions in which ``atom_domain(T=float)`` held no NaN; the older names (``make_base_*``)
-narrow such a domain themselves, so its ``make_gaussian`` is imported as ``make_base_gaussian``
-(0.16's ``make_gaussian`` refuses a NaN-admitting domain, as OpenDP's does).  Noisy outputs
-are random, so for them only the type and shape are checked.
+versions in which ``atom_domain(T=float)`` held no NaN; now that it admits NaN (as in OpenDP
+0.16), the older names (``make_base_*``) narrow it to ``nan=False``, and ``make_gaussian``
+takes it as it is (NaN in, NaN out: NaN is at no finite distance from anything; OpenDP 0.16
+refuses it, see docs/differences.md).  Noisy outputs are random, so for them only the type and
+shape are checked.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ import pytest
 IMPORTS = """
 from opendp_lite.prelude import enable_features
 from opendp_lite.measurements import (
-    make_base_laplace, make_base_discrete_laplace, make_base_discrete_gaussian,
-    make_base_gaussian as make_gaussian,
+    make_base_laplace, make_base_discrete_laplace, make_base_discrete_gaussian, make_gaussian,
 )
 from opendp_lite.domains import atom_domain, vector_domain
 from opendp_lite.metrics import absolute_distance, l1_distance, l2_distance
@@ -53,7 +53,7 @@ print("epsilon:", base_lap.map(d_in=sensitivity))
 
 
 def test_snippet_3_gaussian(capsys) -> None:
-    run(
+    env = run(
         """
 input_space = atom_domain(T=float), absolute_distance(T=float)
 gauss = make_gaussian(*input_space, scale=2.)
@@ -64,6 +64,10 @@ print("rho:", gauss.map(d_in=sensitivity))
 """
     )
     assert "rho: 0.125\n" in capsys.readouterr().out
+    gauss = env["gauss"]
+    assert gauss.input_domain == env["atom_domain"](T=float)  # the guide's domain, not narrowed
+    assert isinstance(gauss(0.0), float) and math.isfinite(gauss(0.0))
+    assert math.isnan(gauss(math.nan))  # NaN in, NaN out
 
 
 def test_snippet_4_discrete_laplace(capsys) -> None:
