@@ -62,7 +62,7 @@ import numpy.typing as npt
 
 from .._types import carrier_dtype, int_bounds
 from .bernoulli import to_rational
-from .noise_ref import float_noise_ref, int_noise_ref, round_to_float, round_to_grid
+from .noise_ref import float_noise_ref, int_noise_ref, round_to_grid
 from .rng import EPOCH, bump_epoch, fill_bytes, fill_uint64
 from .uniform import sample_uniform_bits
 
@@ -700,8 +700,38 @@ def _round_out(J: int, k: int, T: str) -> float:
             return J / (1 << -k) if k < 0 else float(J << k)
         except OverflowError:
             return _MAXF["f64"] if J > 0 else -_MAXF["f64"]
-    y = gmpy2.mpq(J) * (gmpy2.mpq(1, 1 << -k) if k < 0 else gmpy2.mpq(1 << k))
-    return round_to_float(y, T)
+    return _round_int_f32(J, k)
+
+
+def _round_int_f32(J: int, k: int) -> float:
+    """sat_f32(round_f32(J·2^k)) in integer arithmetic: the same float as
+    ``noise_ref.round_to_float(J·2^k, "f32")`` (nearest, ties to even, subnormals at 2^−149,
+    ±max finite beyond the range), without a gmpy2 context.
+
+    The f32 result keeps the top 24 bits of |J| (fewer below 2^−126: the lowest kept bit is
+    never under 2^−149); the dropped bits are rounded half to even as an integer, and the kept
+    integer q (at most 2^24) times a power of two is exact in f64, so ``ldexp`` adds no rounding.
+    """
+    a = -J if J < 0 else J
+    shift = a.bit_length() - 24
+    if shift < -149 - k:
+        shift = -149 - k
+    if shift > 0:
+        q = a >> shift
+        r = a - (q << shift)
+        half = 1 << (shift - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+        e = k + shift
+    else:
+        q, e = a, k
+    try:
+        y = _ldexp(float(q), e)
+    except OverflowError:
+        y = math.inf
+    if y > _MAXF["f32"]:
+        y = _MAXF["f32"]
+    return -y if J < 0 else y
 
 
 # ---------------------------------------------------------------------------------------
