@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, overload
@@ -151,12 +152,17 @@ def _coerce_float_scalar(T: str, x: float | int | np.floating[Any] | np.integer[
     except OverflowError:  # a Python int beyond the float range
         raise NotInDomain(f"an int of {int(x).bit_length()} bits is too large for {T}") from None
     if T == "f32":
-        with np.errstate(over="ignore"):
-            v32 = float(np.float32(v))
+        try:  # the C cast to float: round to nearest, ties to even (as numpy's astype)
+            v32: float = _F32.unpack(_F32.pack(v))[0]
+        except OverflowError:
+            v32 = math.inf
         if math.isinf(v32) and not math.isinf(v):
             raise NotInDomain(f"{x!r} overflows f32")
         v = v32
     return v
+
+
+_F32 = struct.Struct("f")
 
 
 def _coerce_int_scalar(T: str, x: int | np.integer[Any]) -> int:

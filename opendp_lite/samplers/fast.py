@@ -62,7 +62,7 @@ import numpy.typing as npt
 
 from .._types import carrier_dtype, int_bounds
 from .bernoulli import to_rational
-from .noise_ref import float_noise_ref, int_noise_ref, round_to_float, round_to_grid
+from .noise_ref import float_noise_ref, int_noise_ref, round_to_grid
 from .rng import EPOCH, bump_epoch, fill_bytes, fill_uint64
 from .uniform import sample_uniform_bits
 
@@ -90,9 +90,13 @@ BoolA = npt.NDArray[np.bool_]
 
 #: Lanes per chunk: bounds the temporaries (about 40 arrays of CHUNK × 8 bytes).
 CHUNK = 1 << 14
-#: Up to this many elements, a vector call runs the scalar attempt per lane with one bulk
-#: byte read (numpy's fixed cost per call exceeds the per-lane Python cost below this).
-SMALL = 24
+#: Up to these lengths a vector call runs the scalar attempt per lane (from the plan's
+#: reservoir, or one bulk byte read), beyond them the numpy vector path: each limit is about
+#: where the two paths cost the same per call (benchmarks/bench_small_vectors.py), so the cost
+#: of a call grows with n without a step.  The limits choose a path, never the law.
+SMALL_LIMIT = {"f64": 80, "f32": 40, "int": 192}
+#: The mechanisms' gate for the small functions (which then apply their own type's limit).
+SMALL = max(SMALL_LIMIT.values())
 
 # Relative error budget of every float64 bound: numpy's and libm's exp/log are within
 # 4 ulp (2^-50 relative); with the handful of roundings around them, 2^-44 leaves a
@@ -700,8 +704,38 @@ def _round_out(J: int, k: int, T: str) -> float:
             return J / (1 << -k) if k < 0 else float(J << k)
         except OverflowError:
             return _MAXF["f64"] if J > 0 else -_MAXF["f64"]
-    y = gmpy2.mpq(J) * (gmpy2.mpq(1, 1 << -k) if k < 0 else gmpy2.mpq(1 << k))
-    return round_to_float(y, T)
+    return _round_int_f32(J, k)
+
+
+def _round_int_f32(J: int, k: int) -> float:
+    """sat_f32(round_f32(J·2^k)) in integer arithmetic: the same float as
+    ``noise_ref.round_to_float(J·2^k, "f32")`` (nearest, ties to even, subnormals at 2^−149,
+    ±max finite beyond the range), without a gmpy2 context.
+
+    The f32 result keeps the top 24 bits of |J| (fewer below 2^−126: the lowest kept bit is
+    never under 2^−149); the dropped bits are rounded half to even as an integer, and the kept
+    integer q (at most 2^24) times a power of two is exact in f64, so ``ldexp`` adds no rounding.
+    """
+    a = -J if J < 0 else J
+    shift = a.bit_length() - 24
+    if shift < -149 - k:
+        shift = -149 - k
+    if shift > 0:
+        q = a >> shift
+        r = a - (q << shift)
+        half = 1 << (shift - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+        e = k + shift
+    else:
+        q, e = a, k
+    try:
+        y = _ldexp(float(q), e)
+    except OverflowError:
+        y = math.inf
+    if y > _MAXF["f32"]:
+        y = _MAXF["f32"]
+    return -y if J < 0 else y
 
 
 # ---------------------------------------------------------------------------------------
@@ -1128,7 +1162,7 @@ def int_noise(x: npt.NDArray[Any], scale: Any, dist: Dist, T: str) -> npt.NDArra
         return np.array([int_noise_ref(int(v), 0, dist, T) for v in x.tolist()], dtype=dtype)
     lo, hi = int_bounds(T)
     out = np.empty(len(x), dtype=dtype)
-    if len(x) <= SMALL:
+    if len(x) <= SMALL_LIMIT["int"]:
         out[:] = _small_int(p, x.tolist(), lo, hi)
         return out
     for start in range(0, len(x), CHUNK):
@@ -1166,7 +1200,7 @@ def float_noise(
     if p is None:
         out[:] = [float_noise_ref(v, 0, k, dist, T) for v in xa.tolist()]
         return out
-    if len(xa) <= SMALL:  # the scalar attempt per lane: exact integer rounding, no TwoSum
+    if len(xa) <= SMALL_LIMIT[T]:  # the scalar attempt per lane: exact integer rounding, no TwoSum
         out[:] = _small_float(p, xa.tolist(), k, T)
         return out
     e_r = k + p.a - p.s64
@@ -1183,8 +1217,8 @@ def float_noise(
 
 
 def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
-    """The small-vector path (n ≤ SMALL): element j gets the j-th draw of the plan's reservoir
-    (proof §2, "Reservoir"), or, without the vector path, the j-th accepted scalar attempt
+    """The small-vector path (n ≤ SMALL_LIMIT[T]): element j gets the j-th draw of the plan's
+    reservoir (proof §2, "Reservoir"), or, without the vector path, the j-th accepted scalar attempt
     read from one bulk byte read (proof §2, "Small vectors")."""
     if p.floats_ok:
         return [_float_x(d, v, k, T) for v, d in zip(xs, _take(p, len(xs)), strict=True)]
@@ -1225,7 +1259,7 @@ def _small_int(p: _Plan, xs: list[int], lo: int, hi: int) -> list[int]:
 def float_noise_small_fn(
     scale: Any, k: int, dist: Dist, T: Literal["f32", "f64"], refuse: type[Exception] = ValueError
 ) -> Callable[[npt.NDArray[Any]], npt.NDArray[Any]]:
-    """``float_noise(x, scale, k, dist, T)`` for a carrier-typed 1-d array of length ≤ ``SMALL``,
+    """``float_noise(x, scale, k, dist, T)`` for a carrier-typed 1-d array (of length ≤ ``SMALL``),
     with the plan looked up once: the same small path (hence the same law and, on the same
     bits, the same output), without numpy's per-call checks.  Every x_i is checked finite
     (``refuse`` otherwise) before any randomness is drawn.
@@ -1233,13 +1267,14 @@ def float_noise_small_fn(
     p = _plan_for(scale, k, dist)
     dtype = carrier_dtype(T)
     isfinite = math.isfinite
+    limit = SMALL_LIMIT[T]
 
     def small(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
         xs = x.tolist()
         for v in xs:
             if not isfinite(v):
                 raise refuse("x must be finite (found NaN or infinity)")
-        if p is None or len(xs) > SMALL:
+        if p is None or len(xs) > limit:
             return float_noise(x, scale, k, dist, T)
         return np.array(_small_float(p, xs, k, T), dtype=dtype)
 
@@ -1256,7 +1291,7 @@ def int_noise_small_fn(
     lo, hi = int_bounds(T)
 
     def small(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        if p is None or len(x) > SMALL:
+        if p is None or len(x) > SMALL_LIMIT["int"]:
             return int_noise(x, scale, dist, T)
         return np.array(_small_int(p, x.tolist(), lo, hi), dtype=dtype)
 

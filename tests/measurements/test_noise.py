@@ -418,9 +418,10 @@ def test_scalar_release_is_the_scalar_sampler_on_the_same_bits(T: object, dist: 
 def test_small_vector_release_is_the_vector_sampler_on_the_same_bits(
     T: str, dist: str, band: float
 ) -> None:
-    """Issue 16: a vector of n <= SMALL takes the precomputed small path (plan looked up once,
-    no numpy checks); each release is still ``batch.float_noise`` / ``batch.int_noise`` on the
-    same bits, also with every float decision band widened (most decisions then exact)."""
+    """A vector of n <= SMALL_LIMIT[T] takes the precomputed small path (plan looked up once,
+    no numpy checks), a longer one the vector path; each release is still
+    ``batch.float_noise`` / ``batch.int_noise`` on the same bits, also with every float
+    decision band widened (most decisions then exact)."""
     from opendp_lite.samplers import batch, fast
 
     is_int = T == "i32"
@@ -432,7 +433,8 @@ def test_small_vector_release_is_the_vector_sampler_on_the_same_bits(
         for k in (None,) if is_int else (None, -3):
             kw = {} if k is None else {"k": k}
             kk = -149 if T == "f32" else -1074
-            for n in (1, 2, len(vals), batch.SMALL):
+            limit = fast.SMALL_LIMIT["int" if is_int else T]
+            for n in (1, 2, len(vals), limit, limit + 1):
                 size = None if k is None else n  # a non-default k needs the size
                 m = make(
                     dp.vector_domain(dp.atom_domain(T=T, nan=False), size=size), metric, scale, **kw
@@ -449,8 +451,8 @@ def test_small_vector_release_is_the_vector_sampler_on_the_same_bits(
                             ref = batch.float_noise(x, scale, kk if k is None else k, dist, T)  # type: ignore[arg-type]
                 assert got.dtype == ref.dtype and got.tolist() == ref.tolist(), (scale, k, n)
             with rng.scripted_randomness(seed=b"list"):
-                as_list = m([vals[0]] * batch.SMALL)
-            assert isinstance(as_list, list) and len(as_list) == batch.SMALL
+                as_list = m([vals[0]] * (limit + 1))
+            assert isinstance(as_list, list) and len(as_list) == limit + 1
 
 
 @pytest.mark.parametrize("T", ["f64", "f32"])
