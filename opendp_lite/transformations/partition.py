@@ -240,7 +240,16 @@ def _lookup(col: npt.NDArray[Any], comp: Sequence[Any]) -> npt.NDArray[np.int64]
             out = np.full(n, -1, dtype=np.int64)
             out[inside] = table[c[inside] - lo]
             return out
-    if ck in "iuf" and rk in "iuf" and not mixed64:
+    # ints against floats: numpy compares them as float64, which merges ints beyond 2^53 with
+    # their neighbours; exact (the dict below) unless every int is within 2^53
+    wide = (
+        ck in "iu"
+        and rk == "f"
+        and bool(n)
+        and max(abs(int(col.min())), abs(int(col.max()))) > 2**53
+    )
+    wide |= rk in "iu" and ck == "f" and max(abs(int(ref.min())), abs(int(ref.max()))) > 2**53
+    if ck in "iuf" and rk in "iuf" and not mixed64 and not wide:
         order = np.argsort(ref, kind="stable")
         srt = ref[order]
         pos = np.clip(np.searchsorted(srt, col), 0, len(srt) - 1)

@@ -245,3 +245,10 @@ def test_object_columns_of_numpy_scalars_match_python_keys() -> None:
     # do in an int or float column: the groups do not depend on the dtype numpy inferred
     assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {1: 2, 2: 2}
     assert {k: len(v["g"]) for k, v in t({"g": np.array([1, 2, 2, 1])}).items()} == {1: 2, 2: 2}
+
+
+def test_ints_beyond_2_53_match_float_keys_exactly() -> None:
+    # as an object column (and a dict) matches them: 2^53 + 1 is not the float 2^53
+    t = dp.t.make_partition_by(FRAME, SYM, by="g", keys=[2.0**53, 0.5])
+    for col in (np.array([2**53 + 1, 2**53, 3]), np.array([2**53 + 1, 2**53, 3], dtype=object)):
+        assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {2.0**53: 1, 0.5: 0}
