@@ -126,8 +126,8 @@ def partition_distance(metric: SymmetricDistance | None = None) -> PartitionDist
 class Partitioned(Mapping[Any, Mapping[Any, Any]]):
     """A dataframe split into groups: ``self[key]`` is the sub-frame of group ``key``.
 
-    ``keys`` are the group labels in release order (the declared keys, or the sorted keys
-    found in the data when they are private); ``codes[i]`` is row ``i``'s group index into
+    ``keys`` are the group labels in release order (the declared keys, or the keys found in
+    the data, in the order of ``opendp_lite._order``, when they are private); ``codes[i]`` is row ``i``'s group index into
     ``keys`` (``-1``: dropped, outside the keys or truncated); ``frame`` holds the columns.
     On a Dask dataframe ``codes`` is ``None`` and ``frame`` stays lazy: the per-group
     aggregates reduce per-partition partials on the workers; reading a group computes the
@@ -278,7 +278,7 @@ def _columns(frame: Mapping[Any, Any], by: tuple[Any, ...]) -> list[npt.NDArray[
 
 def _codes(cols: list[npt.NDArray[Any]], keys: tuple[Any, ...] | None) -> tuple[Any, Any]:
     """(codes, keys): group index of each row (-1: dropped); with ``keys=None`` the keys
-    present, sorted (a row with a NaN key cell matches no key and is dropped)."""
+    present, in the shared order (a row with a missing key cell, None or NaN, is dropped)."""
     n = len(cols[0]) if cols else 0
     if keys is None:
         # each column's groups in the shared order (a NaN cell is in no group): a function of
@@ -326,8 +326,9 @@ def _truncate(
     frame: Mapping[Any, npt.NDArray[Any]], codes: npt.NDArray[np.int64], ident: Any, b: _Bounds
 ) -> npt.NDArray[np.int64]:
     """Codes with each individual cut to ``max_partitions`` groups (its smallest group
-    indices) and ``max_per_partition`` rows in each (its smallest rows in a canonical order
-    of all columns).  The rows kept are a function of the individual's own rows only."""
+    indices) and ``max_per_partition`` rows in each (its smallest rows in the order of
+    ``opendp_lite._order``, column by column).  The rows kept are a function of the
+    individual's own rows only."""
     valid = np.flatnonzero(codes >= 0)  # rows outside the keys are dropped anyway
     out = np.full(len(codes), -1, dtype=np.int64)
     if len(valid) == 0:
@@ -430,13 +431,19 @@ def make_partition_by(
     key are dropped, and a key absent from the data is an empty group.  With ``keys=None``
     the groups are the keys present in the data, which must then be selected privately
     (``make_grouped(..., threshold=...)``).  One column gives scalar labels, several give
-    tuples.
+    tuples.  Keys match as ``dict`` keys do (``1``, ``1.0`` and ``True`` are one key, whatever
+    dtype the column was given); a missing key cell (``None``, NaN) is in no group.  Private
+    keys are sorted in the order of ``opendp_lite._order`` (numbers by value, then strings,
+    bytes, tuples, other values), an integral number labelled by an ``int``.
 
     Under ``symmetric_id_distance(identifier)`` each individual's rows are first cut to
     ``k = max_partitions`` groups (its smallest group indices) and ``m =
-    max_contributions_per_partition`` rows per group (its first rows in a canonical order of
-    all columns), and, if ``c = max_contributions`` is given, to its first ``c`` of those rows
-    in the same order, so a contribution beyond the bounds is never counted.
+    max_contributions_per_partition`` rows per group (its first rows in the order of
+    ``opendp_lite._order``: every column's value, column by column, then what tells equal
+    values apart), and, if ``c = max_contributions`` is given, to its first ``c`` of those
+    rows in the same order, so a contribution beyond the bounds is never counted.  The order
+    of two rows depends on those two rows only, so the rows kept for an individual depend on
+    its own rows only.
 
     Stability map, into ``partition_distance()``:
         symmetric distance:  d ↦ (d, d, d)
@@ -448,10 +455,13 @@ def make_partition_by(
         MetricMismatch: if ``input_metric`` is neither ``symmetric_distance()`` nor
             ``symmetric_id_distance(identifier)``.
         InvalidParameter: if ``by`` is empty or names the identifier, ``keys`` are not
-            distinct hashable labels (tuples for several ``by`` columns), the bounds are
+            distinct hashable labels (tuples for several ``by`` columns) or hold a missing
+            value (``None``, NaN), the bounds are
             not positive ints, or are missing under ``symmetric_id_distance`` or given under
             ``symmetric_distance`` (where each record is its own individual).
         FailedFunction: at invocation, if a ``by`` or identifier column is missing.
+        NotInDomain: at invocation, if a column it reads (the ``by`` columns; every column
+            under ``symmetric_id_distance``) holds an unhashable cell, such as a list.
 
     Proof: docs/proofs/make_partition_by.md
 
