@@ -109,6 +109,11 @@ def group_key(v: Any) -> tuple[Any, ...]:
     Raises:
         NotInDomain: if ``v`` (or an element of a tuple ``v``) is not hashable.
     """
+    t = type(v)
+    if t is int or t is str:  # the common cells first (the same keys as below)
+        return (_STR if t is str else _NUM, v)
+    if t is float:
+        return (_NUM, v) if v == v else MISSING
     v = _plain(v)
     if v is None:
         return MISSING
@@ -132,6 +137,13 @@ def tie_key(v: Any) -> tuple[Any, ...]:
     Raises:
         NotInDomain: if ``v`` (or an element of a tuple ``v``) is not hashable.
     """
+    t = type(v)
+    if t is int:  # the common cells first (the same keys as below)
+        return (_NUM, v, 1, 0)
+    if t is str:
+        return (_STR, v)
+    if t is float and v == v:
+        return (_NUM, v, 2, 0 if math.copysign(1.0, v) < 0 else 1)
     v = _plain(v)
     if v is None:
         return (_MISSING, -1, 0)

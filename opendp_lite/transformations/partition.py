@@ -127,8 +127,9 @@ class Partitioned(Mapping[Any, Mapping[Any, Any]]):
     """A dataframe split into groups: ``self[key]`` is the sub-frame of group ``key``.
 
     ``keys`` are the group labels in release order (the declared keys, or the keys found in
-    the data, in the order of ``opendp_lite._order``, when they are private); ``codes[i]`` is row ``i``'s group index into
-    ``keys`` (``-1``: dropped, outside the keys or truncated); ``frame`` holds the columns.
+    the data, in the order of ``opendp_lite._order``, when they are private); ``codes[i]`` is
+    row ``i``'s group index into ``keys`` (``-1``: dropped, outside the keys or truncated);
+    ``frame`` holds the columns.
     On a Dask dataframe ``codes`` is ``None`` and ``frame`` stays lazy: the per-group
     aggregates reduce per-partition partials on the workers; reading a group computes the
     frame on the driver.
