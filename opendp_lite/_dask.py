@@ -360,8 +360,9 @@ def computed(compute: Callable[..., Any], *args: Any) -> Any:
     graph disagrees with its chunks: e.g. an elementwise operation on a length-1 array with an
     empty chunk (``x = da.from_array(np.array([-6]), chunks=((0, 1),))``: ``x >= x.min()``
     pairs the empty block with the value, ``(x + 1).compute()`` has two values, so
-    ``x[x >= x.min()].compute()`` fails in Dask itself, 2024.12 to 2026.8).  No numpy answer
-    can be read from such a graph: the input is refused.  Our own typed errors pass through.
+    ``x[x >= x.min()].compute()`` fails in Dask itself: 2024.12.1, 2026.7.1 and 2026.8.0
+    tried).  No numpy answer can be read from such a graph: the input is refused.  Our own
+    typed errors pass through.
     """
     failed = ""
     try:

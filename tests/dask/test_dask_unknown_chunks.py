@@ -97,7 +97,7 @@ def _issue_array() -> Any:
 
 def test_an_array_dask_cannot_compute_is_refused_typed_before_noise(client: Any) -> None:
     # the numpy answer when Dask computes the array; when Dask cannot (its elementwise step
-    # pairs the empty chunk with the value: x.compute() fails in Dask 2024.12 to 2026.8), a
+    # pairs the empty chunk with the value: x.compute() fails in Dask 2024.12.1 to 2026.8.0), a
     # typed NotInDomain that carries no value, and no randomness drawn
     space = dp.vector_domain(dp.atom_domain(T=int, bounds=(-10, 10))), SYM
     count = space >> dp.t.then_count()
