@@ -142,6 +142,15 @@ def _dict(rows: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
     return {c: [r[j] for r in rows] for j, c in enumerate(("id", "g", "x"))}
 
 
+def _numpy(rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    # numpy arrays as numpy infers them (an object array where a string would turn numbers
+    # into text, as the dataframe domain does for lists)
+    out = {}
+    for c, v in _dict(rows).items():
+        out[c] = np.array(v, dtype=object) if any(isinstance(e, str) for e in v) else np.array(v)
+    return out
+
+
 def _pandas(rows: list[tuple[Any, ...]]) -> Any:
     pd = pytest.importorskip("pandas")
     return pd.DataFrame(_dict(rows))
@@ -176,6 +185,12 @@ SETTINGS = settings(
 @given(tables(_MIXED, _MIXED))
 def test_adding_an_individual_keeps_the_others_rows_dict(case: Any) -> None:
     _check(*case, _dict)
+
+
+@SETTINGS
+@given(tables(_MIXED, _MIXED))
+def test_adding_an_individual_keeps_the_others_rows_numpy(case: Any) -> None:
+    _check(*case, _numpy)
 
 
 @SETTINGS
