@@ -42,7 +42,7 @@ import numpy.typing as npt
 from . import _frames
 from ._types import carrier_dtype, is_float, is_int
 from .domains import Backend, register_backend
-from .errors import NotInDomain
+from .errors import NotInDomain, OpenDPLiteError
 
 __all__ = [
     "FANIN",
@@ -51,6 +51,7 @@ __all__ = [
     "checked_vector",
     "clip",
     "clip_source",
+    "computed",
     "force",
     "is_dask",
     "is_dask_array",
@@ -347,8 +348,36 @@ def reduce_blocks(x: Any, fn: Callable[..., Any], *args: Any) -> Any:
             dask.delayed(_combine_held, pure=True)(*parts[i : i + FANIN])
             for i in range(0, len(parts), FANIN)
         ]
-    (total,) = dask.compute(parts[0])
+    (total,) = computed(dask.compute, parts[0])
     return total[0]
+
+
+def computed(compute: Callable[..., Any], *args: Any) -> Any:
+    """``compute(*args)``, where Dask's own failure to compute the blocks of the input is
+    :class:`~opendp_lite.errors.NotInDomain` (raised before any randomness, carrying no value).
+
+    Dask raises an untyped ``ValueError``, ``IndexError`` or ``KeyError`` when a collection's
+    graph disagrees with its chunks: e.g. an elementwise operation on a length-1 array with an
+    empty chunk (``x = da.from_array(np.array([-6]), chunks=((0, 1),))``: ``x >= x.min()``
+    pairs the empty block with the value, ``(x + 1).compute()`` has two values, so
+    ``x[x >= x.min()].compute()`` fails in Dask itself: 2024.12.1, 2026.7.1 and 2026.8.0
+    tried).  No numpy answer can be read from such a graph: the input is refused.  Our own
+    typed errors pass through.
+    """
+    failed = ""
+    try:
+        return compute(*args)
+    except OpenDPLiteError:
+        raise
+    except (ValueError, IndexError, KeyError) as e:
+        failed = type(e).__name__  # raised below, outside this handler: no chained message
+    raise NotInDomain(
+        f"Dask could not compute the blocks of the input (it raised {failed}): the "
+        "collection's graph disagrees with its chunks, as after an elementwise operation on "
+        "a length-1 Dask array with an empty chunk, which Dask computes wrongly by itself "
+        "(x.compute() fails too); rechunk the source so that no chunk is empty "
+        "(x.rechunk(...)) before filtering, or pass the numpy values"
+    )
 
 
 def sized(x: Any) -> Any:
@@ -366,7 +395,7 @@ def sized(x: Any) -> Any:
     3
     """
     if is_dask_array(x) and any(math.isnan(c) for c in x.chunks[0]):
-        return x.copy().compute_chunk_sizes()  # a copy: never mutate the caller's array
+        return computed(x.copy().compute_chunk_sizes)  # a copy: never mutate the caller's
     return x
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _arith as ar
-from .._dask import clip_source, is_dask_array, reduce_blocks
+from .._dask import clip_source, computed, is_dask_array, reduce_blocks
 from .._types import int_bounds, is_float, is_int
 from .._validate import check_metric  # re-exported for the families
 from ..core import (
@@ -83,7 +83,7 @@ def blocks(x: Any) -> Iterator[npt.NDArray[Any]]:
         # chunk by chunk: works whether or not the chunk lengths are known (after a filter
         # they are not, and len() would raise) and whatever they are, empty chunks included
         for i in range(x.numblocks[0]):
-            yield np.asarray(x.blocks[i])
+            yield computed(np.asarray, x.blocks[i])
         return
     n = len(x)
     for i in range(0, n, BLOCK):

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from .. import _arith as ar
 from .. import _dask
+from .._order import MISSING, group_codes, group_key, group_ranks, tie_ranks
 from .._spine import then
 from .._types import Vec
 from ..core import Domain, Metric, Transformation, _check_distance
@@ -125,9 +126,10 @@ def partition_distance(metric: SymmetricDistance | None = None) -> PartitionDist
 class Partitioned(Mapping[Any, Mapping[Any, Any]]):
     """A dataframe split into groups: ``self[key]`` is the sub-frame of group ``key``.
 
-    ``keys`` are the group labels in release order (the declared keys, or the sorted keys
-    found in the data when they are private); ``codes[i]`` is row ``i``'s group index into
-    ``keys`` (``-1``: dropped, outside the keys or truncated); ``frame`` holds the columns.
+    ``keys`` are the group labels in release order (the declared keys, or the keys found in
+    the data, in the order of ``opendp_lite._order``, when they are private); ``codes[i]`` is
+    row ``i``'s group index into ``keys`` (``-1``: dropped, outside the keys or truncated);
+    ``frame`` holds the columns.
     On a Dask dataframe ``codes`` is ``None`` and ``frame`` stays lazy: the per-group
     aggregates reduce per-partition partials on the workers; reading a group computes the
     frame on the driver.
@@ -239,45 +241,33 @@ def _lookup(col: npt.NDArray[Any], comp: Sequence[Any]) -> npt.NDArray[np.int64]
             out = np.full(n, -1, dtype=np.int64)
             out[inside] = table[c[inside] - lo]
             return out
-    if ck in "iuf" and rk in "iuf" and not mixed64:
+    # ints against floats: numpy compares them as float64, which merges ints beyond 2^53 with
+    # their neighbours; exact (the dict below) unless every int is within 2^53
+    wide = (
+        ck in "iu"
+        and rk == "f"
+        and bool(n)
+        and max(abs(int(col.min())), abs(int(col.max()))) > 2**53
+    )
+    wide |= rk in "iu" and ck == "f" and max(abs(int(ref.min())), abs(int(ref.max()))) > 2**53
+    if ck in "iuf" and rk in "iuf" and not mixed64 and not wide:
         order = np.argsort(ref, kind="stable")
         srt = ref[order]
         pos = np.clip(np.searchsorted(srt, col), 0, len(srt) - 1)
         hit = srt[pos] == col  # NaN equals nothing
         return np.where(hit, order[pos], -1).astype(np.int64)
     pd = sys.modules.get("pandas")
-    if pd is not None and all(type(v) is str for v in comp):
-        idx = pd.Index(list(comp), dtype=object)
-        codes = np.asarray(idx.get_indexer(np.asarray(col, dtype=object)), dtype=np.int64)
-        # get_indexer matches by ==: keep only cells that are str, like the keys
-        is_str = np.fromiter((type(v) is str for v in col.tolist()), dtype=bool, count=n)
-        return np.where(is_str, codes, -1)
-    table_d = {_typed(v): i for i, v in enumerate(comp)}
-    return np.fromiter((table_d.get(_typed(v), -1) for v in col.tolist()), np.int64, n)
-
-
-def _typed(v: Any) -> tuple[type, Any]:
-    """An exact dictionary key: numpy scalars as Python ones, and the type kept, so that
-    ``1``, ``1.0`` and ``True`` stay three different keys."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    return type(v), v
-
-
-def _sort_key(v: Any) -> tuple[str, Any]:
-    return (type(v).__name__, v if isinstance(v, int | float | str | bool) else repr(v))
-
-
-def _distinct_sorted(col: npt.NDArray[Any]) -> list[Any]:
-    """The distinct values of ``col`` in a canonical order (a function of the multiset)."""
-    if col.dtype.kind in "iufb":
-        u = np.unique(col)
-        return [v.item() for v in u]
-    vals = set(col.tolist())
-    try:
-        return sorted(vals)
-    except TypeError:  # mixed types: a canonical order by type name, then value or repr
-        return sorted(vals, key=_sort_key)
+    if pd is not None and all(type(v) is str for v in comp) and col.dtype.kind == "O":
+        values = col.tolist()
+        if all(type(v) is str for v in values):  # one C pass; a str equals only a str
+            idx = pd.Index(list(comp), dtype=object)
+            codes = idx.get_indexer(np.asarray(values, dtype=object))
+            return np.asarray(codes, dtype=np.int64)
+    # Python's equality, as a dict sees it (1, 1.0 and True are one key; a missing value,
+    # None or NaN, matches nothing):
+    # the same whatever dtype the column was given (the group_key of the shared order)
+    table_d = {k: i for i, k in enumerate(map(group_key, comp)) if k != MISSING}
+    return np.fromiter((table_d.get(group_key(v), -1) for v in col.tolist()), np.int64, n)
 
 
 def _columns(frame: Mapping[Any, Any], by: tuple[Any, ...]) -> list[npt.NDArray[Any]]:
@@ -289,11 +279,14 @@ def _columns(frame: Mapping[Any, Any], by: tuple[Any, ...]) -> list[npt.NDArray[
 
 def _codes(cols: list[npt.NDArray[Any]], keys: tuple[Any, ...] | None) -> tuple[Any, Any]:
     """(codes, keys): group index of each row (-1: dropped); with ``keys=None`` the keys
-    present, sorted (a row with a NaN key cell matches no key and is dropped)."""
+    present, in the shared order (a row with a missing key cell, None or NaN, is dropped)."""
     n = len(cols[0]) if cols else 0
     if keys is None:
-        comps = [[v for v in _distinct_sorted(c) if v == v] for c in cols]  # no NaN label
-        parts = [_lookup(c, comp) for c, comp in zip(cols, comps, strict=True)]
+        # each column's groups in the shared order (a NaN cell is in no group): a function of
+        # each value alone, whatever else the column holds
+        coded = [group_codes(c) for c in cols]
+        parts = [p for p, _ in coded]
+        comps = [labels for _, labels in coded]
         if len(cols) == 1:
             return parts[0], tuple(comps[0])
         valid = np.logical_and.reduce([p >= 0 for p in parts])
@@ -334,19 +327,22 @@ def _truncate(
     frame: Mapping[Any, npt.NDArray[Any]], codes: npt.NDArray[np.int64], ident: Any, b: _Bounds
 ) -> npt.NDArray[np.int64]:
     """Codes with each individual cut to ``max_partitions`` groups (its smallest group
-    indices) and ``max_per_partition`` rows in each (its smallest rows in a canonical order
-    of all columns).  The rows kept are a function of the individual's own rows only."""
+    indices) and ``max_per_partition`` rows in each (its smallest rows in the order of
+    ``opendp_lite._order``, column by column).  The rows kept are a function of the
+    individual's own rows only."""
     valid = np.flatnonzero(codes >= 0)  # rows outside the keys are dropped anyway
     out = np.full(len(codes), -1, dtype=np.int64)
     if len(valid) == 0:
         return out
     sub = {c: np.asarray(v)[valid] for c, v in frame.items()}
     g = codes[valid]
-    ids = sub[ident]
-    id_code = _lookup(ids, _distinct_sorted(ids))
-    tie = [_lookup(v, _distinct_sorted(v)) for v in sub.values()]
-    # sort rows by (individual, group, then every column): a canonical order of the multiset
-    order = np.lexsort((*reversed(tie), g, id_code))
+    id_code = group_ranks(sub[ident])  # equal ids (1, 1.0): one individual
+    # rows of one individual sorted by group, then every column's value (by ==: the same order
+    # whatever dtype the column was given), then what tells equal values apart (bool < int <
+    # float, -0.0 < 0.0, NaN payloads): the order of two rows depends on those two rows only
+    by_value = [group_ranks(v) for v in sub.values()]
+    finer = [r for r in map(tie_ranks, sub.values()) if r is not None]
+    order = np.lexsort((*reversed(finer), *reversed(by_value), g, id_code))
     sid, sg = id_code[order], g[order]
     new_id = np.r_[True, sid[1:] != sid[:-1]]
     new_group = new_id | np.r_[True, sg[1:] != sg[:-1]]
@@ -380,7 +376,8 @@ def _partition_numpy(
             present = np.unique(codes[codes >= 0])
             remap = np.full(len(found), -1, dtype=np.int64)
             remap[present] = np.arange(len(present))
-            codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+            if len(found):  # (no group at all: every key cell was NaN)
+                codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
             found = tuple(found[i] for i in present.tolist())
     return Partitioned(found, codes, dict(frame), by)
 
@@ -410,6 +407,13 @@ def _check_keys(keys: object, n_by: int) -> tuple[Any, ...] | None:
         raise InvalidParameter(f"keys must be hashable, got {keys!r}") from None
     if not distinct:
         raise InvalidParameter(f"keys must be distinct, got {keys!r}")
+    cells = [c for k in out for c in (k if n_by > 1 else (k,))]
+    if any(group_key(c) == MISSING for c in cells):
+        raise InvalidParameter(
+            f"keys must not hold a missing value (None, NaN), got {keys!r}: a row whose key is "
+            "missing is in no group (pandas reads None as NaN in a numeric column); impute it "
+            "first (make_impute_constant) to count it"
+        )
     return out
 
 
@@ -428,13 +432,19 @@ def make_partition_by(
     key are dropped, and a key absent from the data is an empty group.  With ``keys=None``
     the groups are the keys present in the data, which must then be selected privately
     (``make_grouped(..., threshold=...)``).  One column gives scalar labels, several give
-    tuples.
+    tuples.  Keys match as ``dict`` keys do (``1``, ``1.0`` and ``True`` are one key, whatever
+    dtype the column was given); a missing key cell (``None``, NaN) is in no group.  Private
+    keys are sorted in the order of ``opendp_lite._order`` (numbers by value, then strings,
+    bytes, tuples, other values), an integral number labelled by an ``int``.
 
     Under ``symmetric_id_distance(identifier)`` each individual's rows are first cut to
     ``k = max_partitions`` groups (its smallest group indices) and ``m =
-    max_contributions_per_partition`` rows per group (its first rows in a canonical order of
-    all columns), and, if ``c = max_contributions`` is given, to its first ``c`` of those rows
-    in the same order, so a contribution beyond the bounds is never counted.
+    max_contributions_per_partition`` rows per group (its first rows in the order of
+    ``opendp_lite._order``: every column's value, column by column, then what tells equal
+    values apart), and, if ``c = max_contributions`` is given, to its first ``c`` of those
+    rows in the same order, so a contribution beyond the bounds is never counted.  The order
+    of two rows depends on those two rows only, so the rows kept for an individual depend on
+    its own rows only.
 
     Stability map, into ``partition_distance()``:
         symmetric distance:  d ↦ (d, d, d)
@@ -446,10 +456,13 @@ def make_partition_by(
         MetricMismatch: if ``input_metric`` is neither ``symmetric_distance()`` nor
             ``symmetric_id_distance(identifier)``.
         InvalidParameter: if ``by`` is empty or names the identifier, ``keys`` are not
-            distinct hashable labels (tuples for several ``by`` columns), the bounds are
+            distinct hashable labels (tuples for several ``by`` columns) or hold a missing
+            value (``None``, NaN), the bounds are
             not positive ints, or are missing under ``symmetric_id_distance`` or given under
             ``symmetric_distance`` (where each record is its own individual).
         FailedFunction: at invocation, if a ``by`` or identifier column is missing.
+        NotInDomain: at invocation, if a column it reads (the ``by`` columns; every column
+            under ``symmetric_id_distance``) holds an unhashable cell, such as a list.
 
     Proof: docs/proofs/make_partition_by.md
 

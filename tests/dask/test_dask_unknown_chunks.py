@@ -10,6 +10,8 @@ import pytest
 
 import opendp_lite.prelude as dp
 from opendp_lite import _dask
+from opendp_lite.errors import NotInDomain
+from tests.conftest import counting_source
 
 da = pytest.importorskip("dask.array")
 
@@ -85,3 +87,35 @@ def test_sized_keeps_the_callers_array() -> None:
     assert s.chunks == ((0, 3),) and len(s) == 3
     assert _dask.layout(y).size is None  # the argument itself is not mutated
     assert _dask.sized(z) is z
+
+
+def _issue_array() -> Any:
+    """Issue 21, finding 7: a length-1 array with an empty chunk, filtered (chunks unknown)."""
+    x = da.from_array(np.array([-6]), chunks=((0, 1),))
+    return x[x >= x.min()]
+
+
+def test_an_array_dask_cannot_compute_is_refused_typed_before_noise(client: Any) -> None:
+    # the numpy answer when Dask computes the array; when Dask cannot (its elementwise step
+    # pairs the empty chunk with the value: x.compute() fails in Dask 2024.12.1 to 2026.8.0), a
+    # typed NotInDomain that carries no value, and no randomness drawn
+    space = dp.vector_domain(dp.atom_domain(T=int, bounds=(-10, 10))), SYM
+    count = space >> dp.t.then_count()
+    total = space >> dp.t.then_sum()
+    try:
+        values = np.asarray(_issue_array().compute())
+    except (ValueError, IndexError, KeyError):
+        values = None
+    if values is not None:  # a Dask that computes it: the numpy answer
+        assert count(_issue_array()) == count(values) and total(_issue_array()) == total(values)
+        return
+    noisy = count >> dp.m.then_laplace(1.0)
+    for t in (count, total, noisy):
+        with counting_source() as calls, pytest.raises(NotInDomain, match="Dask could not") as e:
+            t(_issue_array())
+        assert calls == []
+        assert "-6" not in str(e.value)
+        assert e.value.__context__ is None and e.value.__cause__ is None
+    with counting_source() as calls:  # the control: the numpy vector is released, with noise
+        noisy(np.array([-6]))
+    assert calls

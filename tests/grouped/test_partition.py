@@ -239,7 +239,16 @@ def test_uint64_keys_compare_exactly() -> None:
 
 
 def test_object_columns_of_numpy_scalars_match_python_keys() -> None:
-    col = np.array([np.int64(1), 2, np.float64(2.0), True], dtype=object)
+    col = np.array([np.int64(1), 2, np.float64(2.0), True, "1", None], dtype=object)
     t = dp.t.make_partition_by(FRAME, SYM, by="g", keys=[1, 2])
-    # np.int64(1) is the key 1; the float 2.0 and the bool True are other types: dropped
-    assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {1: 1, 2: 1}
+    # keys match as dict keys do (np.int64(1), True are the key 1; 2.0 is the key 2), as they
+    # do in an int or float column: the groups do not depend on the dtype numpy inferred
+    assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {1: 2, 2: 2}
+    assert {k: len(v["g"]) for k, v in t({"g": np.array([1, 2, 2, 1])}).items()} == {1: 2, 2: 2}
+
+
+def test_ints_beyond_2_53_match_float_keys_exactly() -> None:
+    # as an object column (and a dict) matches them: 2^53 + 1 is not the float 2^53
+    t = dp.t.make_partition_by(FRAME, SYM, by="g", keys=[2.0**53, 0.5])
+    for col in (np.array([2**53 + 1, 2**53, 3]), np.array([2**53 + 1, 2**53, 3], dtype=object)):
+        assert {k: len(v["g"]) for k, v in t({"g": col}).items()} == {2.0**53: 1, 0.5: 0}
