@@ -14,6 +14,9 @@ Cases (``case`` field):
   i64 data; peers ``np.bincount``, ``np.unique``, OpenDP ``make_count_by_categories``.
 * ``count_by``: the same data, every distinct value; peers ``np.unique(return_counts)``,
   OpenDP ``make_count_by`` (hash counting in Rust).
+* ``str_count_by_categories``: the same data as 12 strings, 10 of them categories; peers
+  pandas ``value_counts`` (a Series of its inferred string dtype) and OpenDP
+  ``make_count_by_categories``.
 * ``histogram_dp``: ``count_by_categories >> laplace`` vs diffprivlib ``tools.histogram``.
 * ``cast_chain``: strings of integers, ``cast_default(int) >> clamp >> sum >> laplace``
   (5 steps with the input space) vs OpenDP's same chain, and numpy ``astype(int64)``,
@@ -70,6 +73,11 @@ try:
     from diffprivlib import tools as dpl
 except ImportError:  # pragma: no cover
     dpl = None
+
+try:
+    import pandas as pd
+except ImportError:  # pragma: no cover - the frames extra installs it
+    pd = None
 
 CATS = list(range(10))
 
@@ -185,6 +193,23 @@ def cases(n: int, rounds: int) -> list[dict[str, Any]]:
             "diffprivlib": lambda: dpl.histogram(x, bins=12, range=(0, 12), epsilon=1.0),
         }
         rows += _rows("histogram_dp", n, lambda: hist_dp(x), peers, rounds)
+
+    # -- a string histogram (known categories) -------------------------------------------------
+    scats = [f"cat{i}" for i in range(10)]
+    sx = [scats[v] if v < 10 else f"other{v}" for v in x.tolist()]
+    sspace0 = dl.vector_domain(dl.atom_domain(T=str)), sym
+    s_by_cat = sspace0 >> dl.t.then_count_by_categories(scats, TOA="i64")
+    peers = {}
+    if pd is not None:
+        s_series = pd.Series(sx)  # pandas infers its string dtype (Arrow-backed in pandas 3)
+        peers["pandas.value_counts"] = lambda: s_series.value_counts()
+    o_scat = _opendp(
+        lambda: (odp.vector_domain(odp.atom_domain(T=str)), odp.symmetric_distance())
+        >> odp.t.then_count_by_categories(scats, TOA="i64")
+    )
+    if o_scat is not None:
+        peers["opendp"] = lambda: o_scat(sx)
+    rows += _rows("str_count_by_categories", n, lambda: s_by_cat(sx), peers, rounds)
 
     # -- cast chain on strings ----------------------------------------------------------------
     strs = [str(v) for v in rng.integers(0, 150, n).tolist()]
