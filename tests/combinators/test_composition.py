@@ -532,3 +532,15 @@ def test_fully_adaptive_refuses_approximate_zcdp(who: str) -> None:
     # the measures whose filters are proved are still accepted
     for ok in (dp.zero_concentrated_divergence(), dp.approximate(dp.max_divergence())):
         dp.c.make_fully_adaptive_composition(*SPACE, ok)
+
+
+def test_context_without_split_refuses_approximate_zcdp() -> None:
+    """A Context's budget without a split is a privacy filter: rho with delta is refused when
+    the context is built (naming the split as the fix); with a split it still works."""
+    unit, loss = dp.unit_of(contributions=1), dp.loss_of(rho=0.5, delta=1e-7)
+    with pytest.raises(NotImplementedForType, match="split_evenly_over"):
+        dp.Context.compositor(data=[1.0, 2.0], privacy_unit=unit, privacy_loss=loss)
+    ctx = dp.Context.compositor(
+        data=[1.0, 2.0], privacy_unit=unit, privacy_loss=loss, split_evenly_over=2
+    )
+    assert isinstance(ctx, dp.Context)
