@@ -178,6 +178,23 @@ def _check_query(
     return query
 
 
+def _check_fully_adaptive(measure: Measure[Any], who: str) -> None:
+    """Refuse the measures whose fully adaptive filter is not proved here.
+
+    Pure DP, zCDP and (ε, δ)-DP are (see the proofs); δ-approximate zCDP is not: the running
+    sums of ρ and of δ need a filter theorem of their own, which these proofs do not give.
+    """
+    _check_composable(measure, ordered=True)
+    if isinstance(measure, Approximate) and isinstance(measure.inner, ZeroConcentratedDivergence):
+        raise NotImplementedForType(
+            f"{who} does not support {measure!r}: a fully adaptive filter for δ-approximate "
+            "zCDP (parameters chosen adaptively) is not proved in this library; use "
+            "zero_concentrated_divergence() without δ, or a non-adaptive compositor "
+            "(make_adaptive_composition with fixed d_mids; in a Context, split_evenly_over "
+            "or split_by_weights)"
+        )
+
+
 def _check_d_in(metric: Metric[Any], d_in: object, bound: Any) -> Any:
     d = metric._check_distance(d_in)
     try:
@@ -566,7 +583,8 @@ def make_fully_adaptive_composition(
         privacy_loss(d_in) = Σ_i m_i.map(d_in)
 
     Raises:
-        NotImplementedForType: unless the measure is pure DP, zCDP or their approximate.
+        NotImplementedForType: unless the measure is pure DP, zCDP or approximate pure DP
+            (approximate zCDP is refused: its fully adaptive filter is not proved here).
 
     Proof: docs/proofs/make_fully_adaptive_composition.md
 
@@ -580,7 +598,7 @@ def make_fully_adaptive_composition(
     >>> queryable(query), queryable(query), queryable.privacy_loss(1.0)
     (1.0, 1.0, 0.2)
     """
-    _check_composable(output_measure, ordered=True)
+    _check_fully_adaptive(output_measure, "make_fully_adaptive_composition")
     concurrent = _is_concurrent(output_measure)
 
     def function(data: TI) -> OdometerQueryable:
@@ -646,7 +664,8 @@ def make_privacy_filter(
 
     Raises:
         FailedMap: if ``d_in`` or ``d_out`` is not a valid distance or loss.
-        NotImplementedForType: unless the measure is pure DP, zCDP or their approximate.
+        NotImplementedForType: unless the measure is pure DP, zCDP or approximate pure DP
+            (approximate zCDP is refused: its fully adaptive filter is not proved here).
 
     Proof: docs/proofs/make_privacy_filter.md
 
@@ -669,7 +688,7 @@ def make_privacy_filter(
         raise NotImplementedForType(f"odometer must be an Odometer, got {type(odometer).__name__}")
     measure = odometer.output_measure
     metric = odometer.input_metric
-    _check_composable(measure, ordered=True)
+    _check_fully_adaptive(measure, "make_privacy_filter")
     d_in_checked = metric._check_distance(d_in)
     budget = measure._check_loss(d_out)
 

@@ -415,8 +415,7 @@ _MEASURES: dict[str, Any] = {
     "pure": dp.max_divergence(),
     "zcdp": dp.zero_concentrated_divergence(),
     "approx-pure": dp.approximate(dp.max_divergence()),
-    "approx-zcdp": dp.approximate(dp.zero_concentrated_divergence()),
-}
+}  # approximate zCDP: refused by the odometer and the filter (test_fully_adaptive_refuses_...)
 
 
 _APPROXIMATE = type(dp.approximate(dp.max_divergence()))
@@ -515,3 +514,33 @@ def test_each_past_query_is_mapped_a_bounded_number_of_times(kind: str) -> None:
     # each query once per d_in (the filter's pending check reuses its loss)
     assert calls[0] <= 2 * n
     assert qbl.privacy_loss(1.0) == fsum_up(*([1e-3] * n))
+
+
+@pytest.mark.parametrize("who", ["odometer", "filter"])
+def test_fully_adaptive_refuses_approximate_zcdp(who: str) -> None:
+    """δ-approximate zCDP has no fully adaptive filter proved here: both constructors refuse it
+    with a message naming the fixes (zCDP without δ, or a non-adaptive compositor)."""
+    measure = dp.approximate(dp.zero_concentrated_divergence())
+    if who == "odometer":
+        with pytest.raises(NotImplementedForType, match="non-adaptive compositor"):
+            dp.c.make_fully_adaptive_composition(*SPACE, measure)
+        return
+    # an Odometer built around the check must still be refused by the filter
+    odometer = dp.c.Odometer(*SPACE, measure, lambda x: x)
+    with pytest.raises(NotImplementedForType, match="zero_concentrated_divergence"):
+        dp.c.make_privacy_filter(odometer, d_in=1.0, d_out=(1.0, 1e-6))
+    # the measures whose filters are proved are still accepted
+    for ok in (dp.zero_concentrated_divergence(), dp.approximate(dp.max_divergence())):
+        dp.c.make_fully_adaptive_composition(*SPACE, ok)
+
+
+def test_context_without_split_refuses_approximate_zcdp() -> None:
+    """A Context's budget without a split is a privacy filter: rho with delta is refused when
+    the context is built (naming the split as the fix); with a split it still works."""
+    unit, loss = dp.unit_of(contributions=1), dp.loss_of(rho=0.5, delta=1e-7)
+    with pytest.raises(NotImplementedForType, match="split_evenly_over"):
+        dp.Context.compositor(data=[1.0, 2.0], privacy_unit=unit, privacy_loss=loss)
+    ctx = dp.Context.compositor(
+        data=[1.0, 2.0], privacy_unit=unit, privacy_loss=loss, split_evenly_over=2
+    )
+    assert isinstance(ctx, dp.Context)
