@@ -1,0 +1,167 @@
+"""The proof pages' rendering (docs/_ext/proof_pages.py): the header becomes a table, the page
+shows the constructor's source before the argument and each pinned helper after it, with links;
+a header MkDocs could parse as YAML (stripped into ``page.meta``) gives the same page."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from opendp_lite.transformations.sum import make_sum
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _hook() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "proof_pages", ROOT / "docs" / "_ext" / "proof_pages.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+HOOK = _hook()
+
+
+class _Files:
+    """The part of MkDocs' ``Files`` the hook uses, over the real docs tree."""
+
+    def __init__(self) -> None:
+        self.pages = [
+            SimpleNamespace(src_uri=p.relative_to(ROOT / "docs").as_posix(), abs_src_path=str(p))
+            for p in sorted((ROOT / "docs" / "api").rglob("*.md"))
+        ]
+
+    def documentation_pages(self) -> list[Any]:
+        return self.pages
+
+    def get_file_from_path(self, src_uri: str) -> Any:
+        for page in self.pages:
+            if page.src_uri == src_uri:
+                return SimpleNamespace(url_relative_to=lambda other, s=src_uri: "../../" + s)
+        return None
+
+
+def _page(path: Path, meta: dict[str, Any] | None = None) -> Any:
+    file = SimpleNamespace(src_uri=f"proofs/{path.name}", abs_src_path=str(path))
+    return SimpleNamespace(file=file, meta=meta or {})
+
+
+def _render(path: Path, markdown: str, meta: dict[str, Any] | None = None) -> str:
+    return str(HOOK.on_page_markdown(markdown, _page(path, meta), None, _Files()))
+
+
+PROOF = ROOT / "docs" / "proofs" / "make_sum.md"
+
+
+def test_header_becomes_a_table_and_the_front_matter_is_gone() -> None:
+    out = _render(PROOF, PROOF.read_text(encoding="utf-8"))
+    assert not out.startswith("---")
+    assert out.startswith("# make_sum\n")
+    table = out[out.index('<table class="proof-header">') : out.index("</table>")]
+    for label in ("Constructor", "Signature", "Input domain", "Input metric", "Map", "Pin"):
+        assert f"<th>{label}</th>" in table
+    # Values are escaped, never read as Markdown or table syntax ('|' in the metric).
+    assert "symmetric_distance() | insert_delete_distance()" in table
+    assert "&#x27;Domain[Any]&#x27;" in table
+    # The constructor links to its entry in the API reference.
+    assert 'href="../../api/transformations/sum.md#opendp_lite.transformations.sum.make_sum"' in (
+        table
+    )
+
+
+def test_function_comes_before_the_argument_and_is_the_real_source() -> None:
+    out = _render(PROOF, PROOF.read_text(encoding="utf-8"))
+    function, proof = out.index("## The function"), out.index("## The proof")
+    covers = out.index("## Code this proof covers")
+    assert function < proof < covers
+    source = inspect.getsource(inspect.unwrap(make_sum)).rstrip("\n")
+    block = out[function:proof]
+    dedented = "\n".join(line.removeprefix("    ") for line in block.splitlines())
+    assert source in dedented
+    start = inspect.getsourcelines(inspect.unwrap(make_sum))[1]
+    assert f'linenums="{start}"' in block
+    assert "**Floats.**" in out[proof:covers]  # the body itself, between the two
+
+
+def test_yaml_front_matter_stripped_by_mkdocs_gives_the_same_page(tmp_path: Path) -> None:
+    text = PROOF.read_text(encoding="utf-8")
+    body = text.split("\n---\n", 1)[1]
+    header = HOOK.read_header(PROOF)
+    # MkDocs stripped a valid-YAML header: the Markdown has none, page.meta has it.
+    stripped = tmp_path / "make_sum.md"
+    stripped.write_text(body, encoding="utf-8")
+    from_meta = _render(stripped, body, meta=header)
+    assert from_meta == _render(PROOF, text)
+
+
+def test_pinned_helpers_are_shown_with_links(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tools.proofs as proofs
+
+    def dependencies(name: str) -> list[Any]:
+        assert name == "make_sum"
+        lines, start = inspect.getsourcelines(inspect.unwrap(make_sum))
+        return [
+            SimpleNamespace(
+                qualname="opendp_lite.transformations.sum.make_sum",
+                path="opendp_lite/transformations/sum.py",
+                lineno=start,
+                end_lineno=start + len(lines) - 1,
+                kind="code",
+                digest="x",
+            ),
+            SimpleNamespace(
+                qualname="opendp_lite._arith.add_up",
+                path="opendp_lite/_arith.py",
+                lineno=1,
+                end_lineno=3,
+                kind="code",
+                digest="y",
+            ),
+            SimpleNamespace(
+                qualname="lemmas/exact-grid-sum.md",
+                path="docs/proofs/lemmas/exact-grid-sum.md",
+                lineno=1,
+                end_lineno=1,
+                kind="doc",
+                digest="z",
+            ),
+        ]
+
+    monkeypatch.setattr(proofs, "dependencies", dependencies, raising=False)
+    out = _render(PROOF, PROOF.read_text(encoding="utf-8"))
+    covers = out[out.index("## Code this proof covers") :]
+    assert "pinned to 2 pieces of code and 1 document" in covers
+    assert '??? pinned "opendp_lite._arith.add_up  (opendp_lite/_arith.py:1)"' in covers
+    arith = (ROOT / "opendp_lite" / "_arith.py").read_text(encoding="utf-8").splitlines()
+    assert "\n".join("    " + line if line else "" for line in arith[:3]) in covers
+    assert "[lemmas/exact-grid-sum.md](lemmas/exact-grid-sum.md)" in covers
+    # The constructor is not repeated as a helper.
+    assert covers.count("??? pinned") == 1
+
+
+def test_other_pages_pass_through() -> None:
+    lemma = ROOT / "docs" / "proofs" / "lemmas" / "exact-grid-sum.md"
+    text = lemma.read_text(encoding="utf-8")
+    page = SimpleNamespace(
+        file=SimpleNamespace(src_uri="proofs/lemmas/exact-grid-sum.md", abs_src_path=str(lemma)),
+        meta={},
+    )
+    assert HOOK.on_page_markdown(text, page, None, _Files()) == text
+
+
+def test_every_proof_header_parses_to_a_table_row_set() -> None:
+    """Every proof page gets a table: its header is readable and names its constructor."""
+    for path in sorted((ROOT / "docs" / "proofs").glob("make_*.md")):
+        header = HOOK.read_header(path)
+        assert header.get("constructor") == path.stem, path
+        assert header.get("map"), path
