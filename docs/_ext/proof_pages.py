@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import importlib
 import inspect
+import logging
 import posixpath
 import re
 import sys
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+LOG = logging.getLogger("mkdocs.hooks.proof_pages")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -88,7 +90,8 @@ def read_header(path: Path, meta: dict[str, Any] | None = None) -> dict[str, str
     if reader is not None:
         try:
             header = dict(reader(path))
-        except Exception:  # noqa: BLE001 - a reader that refuses falls back to the text
+        except Exception as exc:  # a reader that refuses: fall back to the text
+            LOG.info("proof_pages: read_header(%s) failed (%s); reading the text", path, exc)
             header = {}
     if not header:
         text = path.read_text(encoding="utf-8")
@@ -142,7 +145,8 @@ def dependencies(name: str, fn: Callable[..., Any] | None) -> list[Dep]:
                 )
                 for d in deps_of(name)
             ]
-        except Exception:  # noqa: BLE001 - the page still shows the constructor
+        except Exception as exc:  # the page still shows the constructor
+            LOG.info("proof_pages: dependencies(%s) failed (%s); constructor only", name, exc)
             deps = []
     if not deps and fn is not None:
         try:
@@ -169,7 +173,7 @@ def pin_state(header: dict[str, str], fn: Callable[..., Any] | None) -> str:
         if check is not None:
             try:
                 return str(check(name))
-            except Exception:  # noqa: BLE001 - fall through to the single-source digest
+            except Exception:  # fall through to the single-source digest
                 break
     if not recorded:
         return "not pinned"
@@ -179,7 +183,7 @@ def pin_state(header: dict[str, str], fn: Callable[..., Any] | None) -> str:
         if digest is not None:
             try:
                 current = str(digest(name))
-            except Exception:  # noqa: BLE001
+            except Exception:  # not checked at build time
                 current = None
             break
     source_hash = getattr(tool, "source_hash", None)
