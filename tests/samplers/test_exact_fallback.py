@@ -37,9 +37,15 @@ VECTOR: list[tuple[str, Callable[[], Any]]] = [
     ),
     # coarse grid: exact zeros, packed layout (a <= 15)
     ("f64-laplace-coarse", lambda: fast.float_noise(np.full(600, 0.3), 1.0, -2, "laplace", "f64")),
-    # integers: shared layout (Gaussian, 0 < a <= 32), packed layout (Laplace)
+    # integers: wide layout with a = 0 (Gaussian, V in W's slot), packed layout (Laplace)
     ("i32-gaussian", lambda: fast.int_noise(np.zeros(600, np.int32), 10, "gaussian", "i32")),
     ("i64-laplace", lambda: fast.int_noise(np.zeros(600, np.int64), 1000, "laplace", "i64")),
+    # shared layout (Gaussian, 0 < a <= 32); wide layout with 15 < a <= 64 (Laplace)
+    (
+        "i64-gaussian-shared",
+        lambda: fast.int_noise(np.zeros(600, np.int64), 1000, "gaussian", "i64"),
+    ),
+    ("i64-laplace-wide", lambda: fast.int_noise(np.zeros(600, np.int64), 2**30, "laplace", "i64")),
     ("discrete-laplace-batch", lambda: fast.discrete_laplace_batch(600, 10**6)),
     ("discrete-gaussian-batch", lambda: fast.discrete_gaussian_batch(600, 3)),
 ]
