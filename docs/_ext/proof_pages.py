@@ -12,19 +12,21 @@ The header is read with the proof tool's reader (``tools.proofs.read_header``, o
 ``parse_header`` on older trees), never as YAML: today's headers are not valid YAML and stay in
 the Markdown; valid YAML front matter is stripped by MkDocs into ``page.meta``.  Both cases give
 the same page.  The pinned helpers are ``tools.proofs.dependencies(name)`` when the tool has
-it; otherwise the constructor alone, found with :mod:`inspect`.
+it; otherwise the constructor alone, located in its module's source with :mod:`ast` (nothing is
+imported: importing every module, the optional extras included, would cost the build seconds).
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import html
 import importlib
-import inspect
 import logging
 import posixpath
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,16 +117,40 @@ def strip_front_matter(markdown: str) -> str:
     return FRONT.sub("", markdown, count=1).lstrip("\n")
 
 
-def _constructor(header: dict[str, str]) -> Callable[..., Any] | None:
-    try:
-        module = importlib.import_module(header.get("module", ""))
-    except (ImportError, ValueError):
+def locate(module: str, name: str) -> Dep | None:
+    """Where ``module``'s top-level function ``name`` is defined (its last definition, after
+    any ``@overload`` stubs; decorators included, as :func:`inspect.getsource` gives it), read
+    from the source without importing anything (importing every module, the optional extras
+    included, would cost the build seconds)."""
+    rel = module.replace(".", "/")
+    for candidate in (f"{rel}.py", f"{rel}/__init__.py"):
+        if (ROOT / candidate).is_file():
+            break
+    else:
         return None
-    fn = getattr(module, header.get("constructor", ""), None)
-    return fn if callable(fn) else None
+    tree = _tree(candidate)
+    found = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+    ]
+    if not found:
+        return None
+    node = found[-1]
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return Dep(f"{module}.{name}", candidate, start, node.end_lineno or node.lineno)
 
 
-def dependencies(name: str, fn: Callable[..., Any] | None) -> list[Dep]:
+_TREES: dict[str, ast.Module] = {}
+
+
+def _tree(path: str) -> ast.Module:
+    if path not in _TREES:
+        _TREES[path] = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    return _TREES[path]
+
+
+def dependencies(name: str, module: str) -> list[Dep]:
     """The code the proof of ``name`` is pinned to, the constructor first.
 
     ``tools.proofs.dependencies`` when the tool has it, else the constructor alone.
@@ -148,22 +174,23 @@ def dependencies(name: str, fn: Callable[..., Any] | None) -> list[Dep]:
         except Exception as exc:  # the page still shows the constructor
             LOG.info("proof_pages: dependencies(%s) failed (%s); constructor only", name, exc)
             deps = []
-    if not deps and fn is not None:
-        try:
-            inner = inspect.unwrap(fn)
-            lines, start = inspect.getsourcelines(inner)
-            file = Path(inspect.getsourcefile(inner) or "").resolve()
-            rel = file.relative_to(ROOT).as_posix()
-        except (OSError, TypeError, ValueError):
-            return []
-        qualname = f"{inner.__module__}.{inner.__qualname__}"
-        deps = [Dep(qualname, rel, start, start + len(lines) - 1)]
+    if not deps:
+        own = locate(module, name)
+        deps = [own] if own is not None else []
     # The constructor first, then the helpers in the tool's order.
     first = [d for d in deps if d.kind == "code" and _short(d.qualname) == name]
     return first[:1] + [d for d in deps if d not in first[:1]]
 
 
-def pin_state(header: dict[str, str], fn: Callable[..., Any] | None) -> str:
+def text_digest(dep: Dep) -> str:
+    """``tools.proofs.source_hash`` of the function at ``dep`` (first 12 hex digits of the
+    SHA-256 of its source lines, trailing spaces ignored), computed without importing it."""
+    lines = _source(dep).splitlines()
+    text = "\n".join(line.rstrip() for line in lines)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def pin_state(header: dict[str, str], deps: list[Dep]) -> str:
     """Whether the recorded digest is the code's current one."""
     recorded = header.get(SOURCE_KEY, "")
     tool = _proofs_module()
@@ -173,7 +200,7 @@ def pin_state(header: dict[str, str], fn: Callable[..., Any] | None) -> str:
         if check is not None:
             try:
                 return str(check(name))
-            except Exception:  # fall through to the single-source digest
+            except Exception:  # fall through to the digests
                 break
     if not recorded:
         return "not pinned"
@@ -186,9 +213,9 @@ def pin_state(header: dict[str, str], fn: Callable[..., Any] | None) -> str:
             except Exception:  # not checked at build time
                 current = None
             break
-    source_hash = getattr(tool, "source_hash", None)
-    if current is None and fn is not None and source_hash is not None:
-        current = str(source_hash(fn))
+    pinned_to_many = getattr(tool, "dependencies", None) is not None
+    if current is None and not pinned_to_many and deps and _short(deps[0].qualname) == name:
+        current = text_digest(deps[0])  # the single-function pin of today's tool
     if current is None:
         return f"{recorded} (not checked at build time)"
     if current == recorded:
@@ -357,15 +384,14 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs
     header = read_header(Path(page.file.abs_src_path), getattr(page, "meta", None))
     if not header.get("constructor"):
         return markdown
-    fn = _constructor(header)
-    deps = dependencies(header["constructor"], fn)
+    deps = dependencies(header["constructor"], header.get("module", ""))
     pages = _pages(files)
     api_url = None
     if deps and (link := api_link(deps[0], pages)) is not None:
         target = files.get_file_from_path(link[0])
         if target is not None:
             api_url = target.url_relative_to(page.file) + (f"#{link[1]}" if link[1] else "")
-    return render(markdown, header, deps, pin_state(header, fn), src, pages, api_url)
+    return render(markdown, header, deps, pin_state(header, deps), src, pages, api_url)
 
 
 _PAGES: dict[int, dict[str, str]] = {}

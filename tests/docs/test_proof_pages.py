@@ -165,3 +165,25 @@ def test_every_proof_header_parses_to_a_table_row_set() -> None:
         header = HOOK.read_header(path)
         assert header.get("constructor") == path.stem, path
         assert header.get("map"), path
+
+
+def test_static_location_and_digest_match_the_proof_tool() -> None:
+    """Without importing, the hook finds each constructor's source where inspect does, and its
+    pin state uses the digest the proof tool computes."""
+    from tools.proofs import public_constructors, source_hash
+
+    for name, fn in public_constructors():
+        inner = inspect.unwrap(fn)
+        dep = HOOK.locate(inner.__module__, name)
+        assert dep is not None, name
+        lines, start = inspect.getsourcelines(inner)
+        assert (dep.lineno, dep.end_lineno) == (start, start + len(lines) - 1), name
+        assert HOOK.text_digest(dep) == source_hash(fn), name
+
+
+def test_a_stale_pin_is_shown_as_stale() -> None:
+    header = HOOK.read_header(PROOF)
+    deps = HOOK.dependencies("make_sum", header["module"])
+    assert "current" in HOOK.pin_state(header, deps)
+    stale = dict(header, source="000000000000")
+    assert "STALE" in HOOK.pin_state(stale, deps)
