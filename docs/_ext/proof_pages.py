@@ -26,7 +26,7 @@ import logging
 import posixpath
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,25 @@ ROWS: tuple[tuple[str, str, bool], ...] = (
     ("map", "Map", False),
 )
 SOURCE_KEY = "source"
+#: Modules every constructor leans on (the typed core, errors, validation, frames): their pins
+#: are listed under "Shared plumbing", not shown, which keeps each page (and the build) small.
+PLUMBING = frozenset(
+    f"opendp_lite.{m}"
+    for m in (
+        "core",
+        "domains",
+        "metrics",
+        "measures",
+        "errors",
+        "typing",
+        "_types",
+        "_validate",
+        "_frames",
+        "_dask",
+        "_spine",
+        "serialization",
+    )
+)
 TARGET = re.compile(r"^:::\s*(opendp_lite(?:\.\w+)*)", re.MULTILINE)
 FRONT = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 
@@ -178,7 +197,8 @@ def dependencies(name: str, module: str) -> list[Dep]:
         own = locate(module, name)
         deps = [own] if own is not None else []
     # The constructor first, then the helpers in the tool's order.
-    first = [d for d in deps if d.kind == "code" and _short(d.qualname) == name]
+    first = [d for d in deps if d.kind == "code" and d.qualname == f"{module}.{name}"]
+    first = first or [d for d in deps if d.kind == "code" and _short(d.qualname) == name]
     return first[:1] + [d for d in deps if d not in first[:1]]
 
 
@@ -191,38 +211,42 @@ def text_digest(dep: Dep) -> str:
 
 
 def pin_state(header: dict[str, str], deps: list[Dep]) -> str:
-    """Whether the recorded digest is the code's current one."""
+    """Whether the recorded ``source:`` digest is the one of the code as it is now.
+
+    With the pin tool (``tools.proofs.combined``; its lock files, ``read_lock``, name the pins
+    that changed) the digest covers every pin; with the single-function tool it is the
+    constructor's source hash.  Computed statically: nothing is imported.
+    """
     recorded = header.get(SOURCE_KEY, "")
-    tool = _proofs_module()
-    name = header.get("constructor", "")
-    for attr in ("pin_state", "check_pin"):
-        check = getattr(tool, attr, None)
-        if check is not None:
-            try:
-                return str(check(name))
-            except Exception:  # fall through to the digests
-                break
     if not recorded:
         return "not pinned"
+    tool = _proofs_module()
+    name = header.get("constructor", "")
+    combined = getattr(tool, "combined", None)
     current: str | None = None
-    for attr in ("combined_digest", "pin_digest"):
-        digest = getattr(tool, attr, None)
-        if digest is not None:
-            try:
-                current = str(digest(name))
-            except Exception:  # not checked at build time
-                current = None
-            break
-    pinned_to_many = getattr(tool, "dependencies", None) is not None
-    if current is None and not pinned_to_many and deps and _short(deps[0].qualname) == name:
-        current = text_digest(deps[0])  # the single-function pin of today's tool
+    changed: list[str] = []
+    if combined is not None and getattr(tool, "dependencies", None) is not None:
+        try:
+            current = str(combined(deps))
+            lock = tool.read_lock(name) if hasattr(tool, "read_lock") else None
+            before = dict(lock.get("deps", {})) if lock else {}
+            now = {d.qualname: d.digest for d in deps}
+            changed = sorted(q for q in set(now) | set(before) if now.get(q) != before.get(q))
+        except Exception as exc:  # not checked at build time
+            LOG.info("proof_pages: pin state of %s not computed (%s)", name, exc)
+            current = None
+    elif deps and _short(deps[0].qualname) == name:
+        current = text_digest(deps[0])  # the single-function pin of the old tool
     if current is None:
         return f"{recorded} (not checked at build time)"
+    pins = f"{len(deps)} pin{'s' if len(deps) != 1 else ''}"
     if current == recorded:
-        return f"{recorded}: current (the code is the code this proof was reviewed against)"
+        return f"{recorded}: current ({pins}, unchanged since this proof was reviewed)"
+    what = f"; changed pins: {', '.join(changed[:8])}" if changed else ""
+    more = f" and {len(changed) - 8} more" if len(changed) > 8 else ""
     return (
         f"{recorded}: STALE (the code changed since this proof was reviewed; "
-        f"current digest {current})"
+        f"now {current}{what}{more})"
     )
 
 
@@ -259,8 +283,17 @@ def api_link(dep: Dep, pages: dict[str, str]) -> tuple[str, str] | None:
     page = pages[max(candidates, key=len)]
     tail = dep.qualname.removeprefix(module + ".")
     public = all(not part.startswith("_") for part in [*module.split("."), *tail.split(".")])
-    anchor = f"{module}.{tail}" if public and dep.qualname != module else ""
+    anchor = f"{module}.{tail}" if public and dep.qualname != module and _is_def(dep) else ""
     return page, anchor
+
+
+def _is_def(dep: Dep) -> bool:
+    """Whether ``dep`` is a function or class (rendered with an anchor), not a constant."""
+    try:
+        first = _source(dep).lstrip()
+    except (OSError, IndexError):
+        return False
+    return first.startswith(("def ", "class ", "async def ", "@"))
 
 
 def _source(dep: Dep) -> str:
@@ -268,44 +301,72 @@ def _source(dep: Dep) -> str:
     return "\n".join(lines[dep.lineno - 1 : dep.end_lineno])
 
 
-def _fence(code: str, start: int) -> str:
-    ticks = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", code)), default=0))
-    return f'{ticks}python linenums="{start}"\n{code}\n{ticks}'
+_HIGHLIGHTED: dict[tuple[str, int, str], str] = {}
+
+
+def highlighted(code: str, start: int, path: str) -> str:
+    """``code`` as Pygments HTML with line numbers from ``start`` (as the site's fences get
+    it), cached: a helper pinned by many proofs (a sampler, the core) is highlighted once."""
+    key = (path, start, code)
+    if key not in _HIGHLIGHTED:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
+
+        formatter = HtmlFormatter(linenos="table", linenostart=start, cssclass="highlight")
+        _HIGHLIGHTED[key] = highlight(code, PythonLexer(), formatter)
+    return _HIGHLIGHTED[key]
 
 
 def _indent(text: str) -> str:
     return "\n".join(("    " + line) if line else "" for line in text.splitlines())
 
 
-def _where(dep: Dep, here: str, pages: dict[str, str]) -> str:
-    lines = f"`{dep.path}`, lines {dep.lineno}–{dep.end_lineno}"
-    link = api_link(dep, pages)
+def _module_link(path: str, here: str, pages: dict[str, str]) -> str:
+    """A link to the API page rendering the module at ``path``, or 'not in the reference'."""
+    module = _module_of(path)
+    link = api_link(Dep(module, path, 1, 1), pages)
     if link is None:
-        return lines
-    page, anchor = link
-    rel = posixpath.relpath(page, posixpath.dirname(here))
-    target = f"{rel}#{anchor}" if anchor else rel
-    what = "API reference" if anchor else f"module `{_module_of(dep.path)}` in the API reference"
-    return f"{lines} · [{what}]({target})"
+        return "private module, not in the API reference"
+    return f"[API reference]({posixpath.relpath(link[0], posixpath.dirname(here))})"
 
 
-def _code_block(dep: Dep, here: str, pages: dict[str, str], *, open_: bool) -> str:
-    marker = "???+" if open_ else "???"
+def _code_block(
+    dep: Dep, pages: dict[str, str], url_for: Callable[[str], str | None], *, open_: bool
+) -> str:
+    """A ``<details>`` block (raw HTML, its links already URLs): where ``dep`` is, a link to
+    its API entry, and its highlighted source."""
     try:
         code = _source(dep)
     except (OSError, IndexError):
-        return f"- `{dep.qualname}`: {_where(dep, here, pages)} (source not found)"
-    title = f"{dep.qualname}  ({dep.path}:{dep.lineno})".replace('"', "'")
-    body = f"{_where(dep, here, pages)}\n\n{_fence(code, dep.lineno)}"
-    return f'{marker} pinned "{title}"\n\n{_indent(body)}'
+        return f"- `{dep.qualname}`: `{dep.path}`, lines {dep.lineno}–{dep.end_lineno}"
+    where = f"<code>{html.escape(dep.path)}</code>, lines {dep.lineno}–{dep.end_lineno}"
+    link = api_link(dep, pages)
+    url = url_for(link[0]) if link is not None else None
+    if link is not None and url is not None:
+        target = url + (f"#{link[1]}" if link[1] else "")
+        what = "API reference" if link[1] else "module in the API reference"
+        where += f' · <a href="{html.escape(target)}">{what}</a>'
+    summary = f"{html.escape(dep.qualname)} ({html.escape(dep.path)}:{dep.lineno})"
+    return (
+        f'<details class="pinned"{" open" if open_ else ""}>\n'
+        f"<summary>{summary}</summary>\n<p>{where}</p>\n"
+        f"{highlighted(code, dep.lineno, dep.path)}</details>"
+    )
 
 
 def _doc_link(dep: Dep, here: str) -> str:
-    path = dep.path.removeprefix("docs/")
+    """A pinned document as a link titled by its first heading."""
+    title = dep.qualname
+    try:
+        heading = re.search(r"^# (.+)$", (ROOT / dep.path).read_text(encoding="utf-8"), re.M)
+        title = heading.group(1).strip() if heading else title
+    except OSError:
+        pass
     if dep.path.startswith("docs/"):
-        rel = posixpath.relpath(path, posixpath.dirname(here))
-        return f"- [{dep.qualname or path}]({rel}) (`{dep.path}`)"
-    return f"- `{dep.qualname or dep.path}` (`{dep.path}`)"
+        rel = posixpath.relpath(dep.path.removeprefix("docs/"), posixpath.dirname(here))
+        return f"- [{title}]({rel}) (`{dep.path}`)"
+    return f"- {title} (`{dep.path}`)"
 
 
 def header_table(header: dict[str, str], state: str, api: str | None) -> str:
@@ -335,8 +396,20 @@ def render(
     here: str,
     pages: dict[str, str],
     api_url: str | None,
+    url_for: Callable[[str], str | None] | None = None,
 ) -> str:
-    """The page: title, header table, the function, the body, the code the proof covers."""
+    """The page: title, header table, the function, the body, the code the proof covers.
+
+    ``url_for(src_uri)`` is the URL of a documentation page relative to this one (raw HTML
+    blocks need URLs, not Markdown paths); without it, the relative path of the built site
+    (directory URLs) is assumed.
+    """
+    if url_for is None:
+        depth = here.count("/") + 1
+
+        def url_for(src: str) -> str | None:
+            return "../" * depth + src.removesuffix(".md") + "/"
+
     body = strip_front_matter(markdown)
     title, rest = "", body
     m = re.match(r"(#[^#].*\n)", body)
@@ -349,25 +422,52 @@ def render(
     helpers = [d for d in code if d is not first]
     out = [title.rstrip("\n") or f"# {name}", "", header_table(header, state, api_url), ""]
     if first is not None:
-        out += ["## The function", "", _code_block(first, here, pages, open_=True), ""]
+        out += ["## The function", "", _code_block(first, pages, url_for, open_=True), ""]
     out += ["## The proof", "", rest.strip("\n"), ""]
     out += ["## Code this proof covers", ""]
     if not deps:
         out += ["The constructor's source was not found at build time.", ""]
-    else:
-        listed = [d for d in code]
-        out += [
-            f"This proof is pinned to {len(code)} piece{'s' if len(code) != 1 else ''} of code"
-            + (f" and {len(docs)} document{'s' if len(docs) != 1 else ''}" if docs else "")
-            + " (its `source:` digest covers all of them; a change to any flags the proof for "
-            "review):",
-            "",
-        ]
-        out += [f"- `{d.qualname}` — {_where(d, here, pages)}" for d in listed]
-        out += [_doc_link(d, here) for d in docs]
-        out.append("")
-        for dep in helpers:
-            out += [_code_block(dep, here, pages, open_=False), ""]
+        return "\n".join(out)
+    own = [d for d in helpers if _module_of(d.path) not in PLUMBING]
+    shared = [d for d in helpers if _module_of(d.path) in PLUMBING]
+    # a unit inside another shown unit (a method of a shown class) is not shown twice
+    inside = {
+        d
+        for d in own
+        for o in own
+        if o is not d and o.path == d.path and o.lineno <= d.lineno <= d.end_lineno <= o.end_lineno
+    }
+    out += [
+        f"The proof's `source:` digest covers {len(code)} piece{'s' if len(code) != 1 else ''} "
+        "of code"
+        + (f" and {len(docs)} document{'s' if len(docs) != 1 else ''}" if docs else "")
+        + ": a change to any of them flags the proof for review. The constructor is shown "
+        "above; its helpers follow, by module, then the shared plumbing (listed, not shown).",
+        "",
+    ]
+    for path in sorted({d.path for d in own}):
+        group = sorted((d for d in own if d.path == path), key=lambda d: d.lineno)
+        out += [f"**`{path}`** ({_module_link(path, here, pages)})", ""]
+        for dep in group:
+            if dep in inside:
+                continue
+            out += [_code_block(dep, pages, url_for, open_=False), ""]
+    if docs:
+        out += ["**Documents**", ""] + [_doc_link(d, here) for d in docs] + [""]
+    if shared:
+        modules = sorted({d.path for d in shared})
+        lines = []
+        for path in modules:
+            names = ", ".join(
+                f"`{d.qualname.removeprefix(_module_of(path) + '.')}` ({d.lineno}–{d.end_lineno})"
+                for d in sorted((d for d in shared if d.path == path), key=lambda d: d.lineno)
+            )
+            lines.append(f"- `{path}` ({_module_link(path, here, pages)}): {names}")
+        n, m = len(shared), len(modules)
+        title = (
+            f"Shared plumbing: {n} pin{'s' if n != 1 else ''} in {m} module{'s' if m != 1 else ''}"
+        )
+        out += [f'??? pinned "{title}"', "", _indent("\n".join(lines)), ""]
     return "\n".join(out)
 
 
@@ -391,7 +491,13 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs
         target = files.get_file_from_path(link[0])
         if target is not None:
             api_url = target.url_relative_to(page.file) + (f"#{link[1]}" if link[1] else "")
-    return render(markdown, header, deps, pin_state(header, deps), src, pages, api_url)
+
+    def url_for(src_uri: str) -> str | None:
+        target = files.get_file_from_path(src_uri)
+        return None if target is None else str(target.url_relative_to(page.file))
+
+    state = pin_state(header, deps)
+    return render(markdown, header, deps, state, src, pages, api_url, url_for)
 
 
 _PAGES: dict[int, dict[str, str]] = {}

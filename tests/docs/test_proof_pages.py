@@ -4,8 +4,10 @@ a header MkDocs could parse as YAML (stripped into ``page.meta``) gives the same
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import inspect
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -56,6 +58,12 @@ def _page(path: Path, meta: dict[str, Any] | None = None) -> Any:
     return SimpleNamespace(file=file, meta=meta or {})
 
 
+def _text_of(block: str) -> str:
+    """The text of highlighted HTML code (tags and line-number cells removed)."""
+    block = re.sub(r'<td class="linenos">.*?</td>', "", block, flags=re.DOTALL)
+    return html.unescape(re.sub(r"<[^>]+>", "", block))
+
+
 def _render(path: Path, markdown: str, meta: dict[str, Any] | None = None) -> str:
     return str(HOOK.on_page_markdown(markdown, _page(path, meta), None, _Files()))
 
@@ -86,10 +94,9 @@ def test_function_comes_before_the_argument_and_is_the_real_source() -> None:
     assert function < proof < covers
     source = inspect.getsource(inspect.unwrap(make_sum)).rstrip("\n")
     block = out[function:proof]
-    dedented = "\n".join(line.removeprefix("    ") for line in block.splitlines())
-    assert source in dedented
+    assert source in _text_of(block)
     start = inspect.getsourcelines(inspect.unwrap(make_sum))[1]
-    assert f'linenums="{start}"' in block
+    assert f'<span class="normal">{start}</span>' in block  # numbered as in the file
     assert "**Floats.**" in out[proof:covers]  # the body itself, between the two
 
 
@@ -104,49 +111,60 @@ def test_yaml_front_matter_stripped_by_mkdocs_gives_the_same_page(tmp_path: Path
     assert from_meta == _render(PROOF, text)
 
 
-def test_pinned_helpers_are_shown_with_links(monkeypatch: pytest.MonkeyPatch) -> None:
+def _dep(qualname: str, path: str, lineno: int, end: int, kind: str = "code") -> Any:
+    return SimpleNamespace(
+        qualname=qualname, path=path, lineno=lineno, end_lineno=end, kind=kind, digest="d"
+    )
+
+
+def _unit(module: Any, name: str) -> tuple[int, int]:
+    lines, start = inspect.getsourcelines(getattr(module, name))
+    return start, start + len(lines) - 1
+
+
+def test_pinned_helpers_are_shown_by_module_and_plumbing_is_listed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import opendp_lite.core as core
+    import opendp_lite.transformations.sum as sum_module
     import tools.proofs as proofs
 
-    def dependencies(name: str) -> list[Any]:
-        assert name == "make_sum"
-        lines, start = inspect.getsourcelines(inspect.unwrap(make_sum))
-        return [
-            SimpleNamespace(
-                qualname="opendp_lite.transformations.sum.make_sum",
-                path="opendp_lite/transformations/sum.py",
-                lineno=start,
-                end_lineno=start + len(lines) - 1,
-                kind="code",
-                digest="x",
-            ),
-            SimpleNamespace(
-                qualname="opendp_lite._arith.add_up",
-                path="opendp_lite/_arith.py",
-                lineno=1,
-                end_lineno=3,
-                kind="code",
-                digest="y",
-            ),
-            SimpleNamespace(
-                qualname="lemmas/exact-grid-sum.md",
-                path="docs/proofs/lemmas/exact-grid-sum.md",
-                lineno=1,
-                end_lineno=1,
-                kind="doc",
-                digest="z",
-            ),
-        ]
-
-    monkeypatch.setattr(proofs, "dependencies", dependencies, raising=False)
+    plan = _unit(sum_module, "FloatSumPlan")
+    total = inspect.getsourcelines(sum_module.FloatSumPlan.total)
+    total_span = (total[1], total[1] + len(total[0]) - 1)
+    deps = [
+        _dep("opendp_lite.transformations.sum.make_sum", "opendp_lite/transformations/sum.py",
+             *_unit(sum_module, "make_sum")),
+        _dep("opendp_lite.transformations.sum.FloatSumPlan", "opendp_lite/transformations/sum.py",
+             *plan),
+        _dep("opendp_lite.transformations.sum.FloatSumPlan.total",
+             "opendp_lite/transformations/sum.py", *total_span),
+        _dep("opendp_lite._arith.up", "opendp_lite/_arith.py", 1, 3),
+        _dep("opendp_lite.core.Transformation", "opendp_lite/core.py",
+             *_unit(core, "Transformation")),
+        _dep("docs/proofs/lemmas/exact-grid-sum.md", "docs/proofs/lemmas/exact-grid-sum.md", 1,
+             80, kind="doc"),
+    ]  # fmt: skip
+    monkeypatch.setattr(proofs, "dependencies", lambda name: deps, raising=False)
     out = _render(PROOF, PROOF.read_text(encoding="utf-8"))
     covers = out[out.index("## Code this proof covers") :]
-    assert "pinned to 2 pieces of code and 1 document" in covers
-    assert '??? pinned "opendp_lite._arith.add_up  (opendp_lite/_arith.py:1)"' in covers
+    assert "covers 5 pieces of code and 1 document" in covers
+    # helpers outside the shared plumbing: shown, grouped by module, with their source
+    assert covers.index("**`opendp_lite/_arith.py`**") < covers.index(
+        "**`opendp_lite/transformations/sum.py`**"
+    )
+    assert "<summary>opendp_lite._arith.up (opendp_lite/_arith.py:1)</summary>" in covers
     arith = (ROOT / "opendp_lite" / "_arith.py").read_text(encoding="utf-8").splitlines()
-    assert "\n".join("    " + line if line else "" for line in arith[:3]) in covers
-    assert "[lemmas/exact-grid-sum.md](lemmas/exact-grid-sum.md)" in covers
-    # The constructor is not repeated as a helper.
-    assert covers.count("??? pinned") == 1
+    assert "\n".join(arith[:3]) in _text_of(covers)
+    assert "class FloatSumPlan:" in _text_of(covers)
+    # a method inside a shown class is not shown a second time; the constructor not at all
+    assert "FloatSumPlan.total (" not in covers
+    assert "make_sum (" not in covers
+    # the shared plumbing is listed (with its lines), not shown
+    assert "Shared plumbing: 1 pin in 1 module" in covers
+    assert f"`Transformation` ({_unit(core, 'Transformation')[0]}" in covers
+    assert "class Transformation" not in covers
+    assert "- [Lemma: exact grid sum](lemmas/exact-grid-sum.md)" in covers
 
 
 def test_other_pages_pass_through() -> None:
