@@ -355,6 +355,24 @@ def _code_block(
     )
 
 
+#: Code blocks of each page (by src_uri), put in by :func:`expand` once the page is HTML: kept
+#: out of Markdown's HTML parser and the search index (both would parse every token's span).
+_BLOCKS: dict[str, list[str]] = {}
+PLACEHOLDER = re.compile(r"<!-- proof-pages code (\d+) -->")
+
+
+def _placeholder(here: str, block: str) -> str:
+    blocks = _BLOCKS.setdefault(here, [])
+    blocks.append(block)
+    return f"<!-- proof-pages code {len(blocks) - 1} -->"
+
+
+def expand(output: str, here: str) -> str:
+    """``output`` with the code blocks of page ``here`` in place of their placeholders."""
+    blocks = _BLOCKS.get(here, [])
+    return PLACEHOLDER.sub(lambda m: blocks[int(m.group(1))], output)
+
+
 def _doc_link(dep: Dep, here: str) -> str:
     """A pinned document as a link titled by its first heading."""
     title = dep.qualname
@@ -404,6 +422,7 @@ def render(
     blocks need URLs, not Markdown paths); without it, the relative path of the built site
     (directory URLs) is assumed.
     """
+    _BLOCKS[here] = []
     if url_for is None:
         depth = here.count("/") + 1
 
@@ -422,7 +441,8 @@ def render(
     helpers = [d for d in code if d is not first]
     out = [title.rstrip("\n") or f"# {name}", "", header_table(header, state, api_url), ""]
     if first is not None:
-        out += ["## The function", "", _code_block(first, pages, url_for, open_=True), ""]
+        block = _code_block(first, pages, url_for, open_=True)
+        out += ["## The function", "", _placeholder(here, block), ""]
     out += ["## The proof", "", rest.strip("\n"), ""]
     out += ["## Code this proof covers", ""]
     if not deps:
@@ -451,7 +471,7 @@ def render(
         for dep in group:
             if dep in inside:
                 continue
-            out += [_code_block(dep, pages, url_for, open_=False), ""]
+            out += [_placeholder(here, _code_block(dep, pages, url_for, open_=False)), ""]
     if docs:
         out += ["**Documents**", ""] + [_doc_link(d, here) for d in docs] + [""]
     if shared:
@@ -498,6 +518,13 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs
 
     state = pin_state(header, deps)
     return render(markdown, header, deps, state, src, pages, api_url, url_for)
+
+
+def on_post_page(output: str, page: Any, config: Any, **kwargs: Any) -> str:
+    """Put the code blocks of a proof page in (after search indexing: code is not indexed)."""
+    if not is_proof(page.file.src_uri):
+        return output
+    return expand(output, page.file.src_uri)
 
 
 _PAGES: dict[int, dict[str, str]] = {}

@@ -65,7 +65,11 @@ def _text_of(block: str) -> str:
 
 
 def _render(path: Path, markdown: str, meta: dict[str, Any] | None = None) -> str:
-    return str(HOOK.on_page_markdown(markdown, _page(path, meta), None, _Files()))
+    """The page's Markdown as the hook writes it, its code blocks put in (as after rendering)."""
+    page = _page(path, meta)
+    out = str(HOOK.on_page_markdown(markdown, page, None, _Files()))
+    assert "<details" not in out  # code reaches the page only after Markdown and search
+    return str(HOOK.on_post_page(out, page, None))
 
 
 PROOF = ROOT / "docs" / "proofs" / "make_sum.md"
