@@ -277,6 +277,8 @@ def api_link(dep: Dep, pages: dict[str, str]) -> tuple[str, str] | None:
     """(src_uri of the API page, anchor) for ``dep``'s module; the anchor only for a public
     name (private helpers are not rendered in the reference)."""
     module = _module_of(dep.path)
+    if any(part.startswith("_") for part in module.split(".")):
+        return None  # a private module: the reference does not render it
     candidates = [m for m in pages if module == m or module.startswith(m + ".")]
     if not candidates:
         return None
@@ -340,7 +342,12 @@ def _code_block(
         code = _source(dep)
     except (OSError, IndexError):
         return f"- `{dep.qualname}`: `{dep.path}`, lines {dep.lineno}–{dep.end_lineno}"
-    where = f"<code>{html.escape(dep.path)}</code>, lines {dep.lineno}–{dep.end_lineno}"
+    span = (
+        f"line {dep.lineno}"
+        if dep.lineno == dep.end_lineno
+        else (f"lines {dep.lineno}–{dep.end_lineno}")
+    )
+    where = f"<code>{html.escape(dep.path)}</code>, {span}"
     link = api_link(dep, pages)
     url = url_for(link[0]) if link is not None else None
     if link is not None and url is not None:

@@ -209,3 +209,21 @@ def test_a_stale_pin_is_shown_as_stale() -> None:
     assert "current" in HOOK.pin_state(header, deps)
     stale = dict(header, source="000000000000")
     assert "STALE" in HOOK.pin_state(stale, deps)
+
+
+def test_private_modules_are_not_linked_to_a_package_page() -> None:
+    """``transformations/_aggregate.py`` is not on the ``opendp_lite.transformations`` page."""
+    pages = HOOK.api_pages(_Files().documentation_pages())
+    private = HOOK.Dep("opendp_lite.transformations._aggregate.grid_k",
+                       "opendp_lite/transformations/_aggregate.py", 1, 2)  # fmt: skip
+    assert HOOK.api_link(private, pages) is None
+    import opendp_lite.transformations.sum as sum_module
+
+    span = _unit(sum_module, "make_sum")
+    public = HOOK.Dep(
+        "opendp_lite.transformations.sum.make_sum", "opendp_lite/transformations/sum.py", *span
+    )
+    assert HOOK.api_link(public, pages) == (
+        "api/transformations/sum.md",
+        "opendp_lite.transformations.sum.make_sum",
+    )
