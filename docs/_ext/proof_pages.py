@@ -311,9 +311,9 @@ def highlighted(code: str, start: int, path: str) -> str:
     it), cached: a helper pinned by many proofs (a sampler, the core) is highlighted once."""
     key = (path, start, code)
     if key not in _HIGHLIGHTED:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import PythonLexer
+        from pygments import highlight  # type: ignore[import-untyped]
+        from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+        from pygments.lexers import PythonLexer  # type: ignore[import-untyped]
 
         formatter = HtmlFormatter(linenos="table", linenostart=start, cssclass="highlight")
         _HIGHLIGHTED[key] = highlight(code, PythonLexer(), formatter)
@@ -490,9 +490,10 @@ def render(
                 for d in sorted((d for d in shared if d.path == path), key=lambda d: d.lineno)
             )
             lines.append(f"- `{path}` ({_module_link(path, here, pages)}): {names}")
-        n, m = len(shared), len(modules)
+        n_pins, n_mods = len(shared), len(modules)
         title = (
-            f"Shared plumbing: {n} pin{'s' if n != 1 else ''} in {m} module{'s' if m != 1 else ''}"
+            f"Shared plumbing: {n_pins} pin{'s' if n_pins != 1 else ''} "
+            f"in {n_mods} module{'s' if n_mods != 1 else ''}"
         )
         out += [f'??? pinned "{title}"', "", _indent("\n".join(lines)), ""]
     return "\n".join(out)
