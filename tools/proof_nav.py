@@ -95,6 +95,8 @@ def render() -> str:
         '      - "lemmas/*.md"',
     ]
     sampling = [n for n in ("samplers.md", "vectorized_sampling.md") if (PROOFS / n).is_file()]
+    if (PROOFS / "sampling").is_dir():  # the fast samplers' lemmas, after their overview
+        sampling.append('"sampling/*.md"')
     if sampling:
         lines += ["  - Sampling:", *[f"      - {n}" for n in sampling]]
     section = ""

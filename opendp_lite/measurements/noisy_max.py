@@ -16,7 +16,7 @@ indices are the k smallest **keys** (:mod:`opendp_lite.samplers.selection`):
 Numeric score vectors use the certified vectorised race: float64 intervals on the keys from
 32 revealed bits of each U_i; candidates that cannot be in the top k are discarded, and the few
 contenders are ordered by the intervals when they are disjoint, else by an exact MPFR race that
-reveals more bits of the *same* U_i (proof: ``docs/proofs/vectorized_sampling.md`` §5).  The
+reveals more bits of the *same* U_i (proof: ``docs/proofs/sampling/selection-race.md``).  The
 reference samplers on rationals (permute-and-flip, rejection, peeling, the rational race) serve
 scale 0 and non-array inputs.
 

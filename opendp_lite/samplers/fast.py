@@ -1,7 +1,7 @@
 r"""Certified vectorised exact noise: the same laws as :mod:`.noise_ref`, at near-numpy speed.
 
 Every function here has *exactly* the output law of its reference in :mod:`.noise_ref`
-(see ``docs/proofs/vectorized_sampling.md``):
+(see ``docs/proofs/vectorized_sampling.md``; lemmas S1–S7 in ``docs/proofs/sampling/``):
 
 * ``int_noise(x, scale, dist, T)``          = clamp_T(x_i + Z_i),  Z_i ~ 𝓛_ℤ(scale) / 𝓝_ℤ(scale)
 * ``float_noise(x, scale, k, dist, T)``     = sat_T(round_T(2^k·(round_k(x_i) + Z_i))),
@@ -154,7 +154,7 @@ class _Reservoir:
     discarded once it moves on (source switched, forked child, certification band changed).
     ``calls`` counts refill requests in this epoch (the first release of a plan draws only its
     own attempt), ``size`` the last batch size.  No lock: ``list.pop`` hands each triple out
-    at most once, and a racing refill only wastes a batch (proof §2, "Reservoir").
+    at most once, and a racing refill only wastes a batch (lemma S5).
     """
 
     __slots__ = ("calls", "epoch", "items", "size")
@@ -347,7 +347,7 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
     and otherwise reveals more bits (:class:`_LazyU`, and R's unrevealed ``lazy`` low bits).
     A returned ``lazy`` > 0 means every decision was certified for *every* completion of R,
     so R's ``lazy`` low bits (the ``tail``) are still uniform and independent of the rest
-    (proof §2, "Lazy R on the scalar path"): the caller reveals them only if it needs them.
+    (lemma S4, "lazy R"): the caller reveals them only if it needs them.
     """
     neg = w0 & 1
     if lazy and R == 0:  # R = 0 possible (Pr 2^-64 of the top bits): reveal, decide exactly
@@ -471,7 +471,7 @@ def _scalar_draw(p: _Plan, pool: _Pool | None = None) -> tuple[int, int, int]:
     """One exact draw (negative, M_top, lazy) of the plan's law: Z = ±(M_top·2^lazy + tail).
 
     The ``lazy`` low bits of R (a > 64 on the float path) are not drawn: every decision
-    was certified for all of their values, so they are uniform and independent (proof §2, "Lazy R").
+    was certified for all of their values, so they are uniform and independent (lemma S4).
     """
     # one int of the attempt's bytes: the same fields as slicing them (see _attempt_bytes)
     lazy, _, nbytes, r_shift, r_mask, w2_shift = p.scalar_bytes
@@ -514,7 +514,7 @@ _RES_FIRST, _RES_MAX = 32, 2048
 def _draw(p: _Plan) -> tuple[int, int, int]:
     """One accepted attempt (negative, M_top, lazy) of the plan's law, as :func:`_scalar_draw`
     returns it: from the plan's reservoir when it holds one drawn in the current randomness
-    epoch, else via :func:`_refill` (proof §2, "Reservoir")."""
+    epoch, else via :func:`_refill` (lemma S5)."""
     r = p.reservoir
     if r.epoch == EPOCH[0]:
         try:
@@ -602,7 +602,7 @@ def _float_out(neg: int, m: int, lazy: int, J: int, k: int, T: str) -> float:
 
     J + Z ranges over the 2^lazy consecutive integers between J ± m·2^lazy and
     J ± (m·2^lazy + 2^lazy − 1); round_T and sat_T are monotone, so if both ends give the same
-    float every value between does (proof §2, "Lazy R").
+    float every value between does (lemma S4).
     """
     if lazy:
         if T == "f64":
@@ -628,7 +628,7 @@ def _round_lazy_f64(Y: int, neg: int, e: int) -> float | None:
     """round_f64((Y + f)·2^e) (or (Y − f)·2^e if ``neg``) if it is the same float for every
     f ∈ [0, 1), else None (the caller then decides by the two ends, or reveals the tail).
 
-    Certified without any division (proof §2, "Lazy R", cheap test): when |Y| ≥ 2^54, every
+    Certified without any division (lemma S4, division-free form): when |Y| ≥ 2^54, every
     float and every midpoint between neighbouring floats at magnitude ≥ 2^53 is an integer,
     so the open interval (Y, Y ± 1) holds none and rounds like its midpoint Y ± 1/2; f = 0
     rounds like Y.  Both are correctly rounded int → float conversions (CPython rounds
@@ -660,7 +660,7 @@ def _exact_magnitude(p: _Plan, neg: int, u: tuple[int, int], R: int) -> int | No
 def _attempt_exact(
     p: _Plan, neg: int, u: tuple[int, int], w: tuple[int, int], R: int, v: tuple[int, int]
 ) -> int | None:
-    """The attempt of proof §1, exactly, from revealed prefixes (bits, count) of U, W, V.
+    """The attempt of lemma S1, exactly, from revealed prefixes (bits, count) of U, W, V.
 
     No float shortcut: every comparison is decided by :meth:`_LazyU.below_exp`.
     """
@@ -867,10 +867,10 @@ class _Lanes:
 def _draw_attempts(p: _Plan, m: int) -> _Lanes:
     """Draw m attempts and decide each with certified float64 bounds where possible.
 
-    Every bound below is the exact quantity widened by its error budget (proof, §3).
+    Every bound below is the exact quantity widened by its error budget (lemma S6).
     """
     _counts["attempts"] += m
-    merged = _merged(p)  # wide Gaussian with a > 0: one test W < e^{−R/T−γ} (proof §1)
+    merged = _merged(p)  # wide Gaussian with a > 0: one test W < e^{−R/T−γ} (lemma S1)
     # one read per word row (w0, then R's w1 if a > 0): a single read of all words would exceed
     # malloc's mmap threshold (~128 KiB) and page-fault on every chunk; the bytes are iid either
     # way.  V never has its own word here: in W's slot (a = 0), in w1 (layout 2), or merged.
@@ -922,7 +922,7 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
             reject = np.zeros(m, np.bool_)
         elif vmax <= 2.0**-7:
             # no exp: 1 − v ≤ e^{−v} ≤ 1 − v + v²/2 ≤ 1 − v·(1 − vmax/2) for 0 ≤ v ≤ vmax, with
-            # v = R/T ∈ [Rf·rcoef·(1 − 4EPS), Rf·rcoef·(1 + 4EPS) + tail] (proof §3, step 2)
+            # v = R/T ∈ [Rf·rcoef·(1 − 4EPS), Rf·rcoef·(1 + 4EPS) + tail] (lemma S6, step 2)
             thr = Rf * (p.rcoef * (1 + 4 * EPS))
             np.subtract(1.0 - ww - tail - 2.0**-48 - band, thr, out=thr)
             accept = accept & (wv <= thr)
@@ -949,7 +949,7 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         # V < exp(−γ), γ = d²·I, I = L²/(2σ²), d = M/L − c/L, M/L = N + Rtop·2^-s64 (+ tail
         # < 2^-s64): |d − d_c| ≤ E_d(N) = (N + 1 + c_L)·EPS + TINY [+ 2^-s64] (this lane's N),
         # and N + 1 + c_L ≤ ad(1 + 2^-52) + 2·c_L + 1 with ad = |d_c|, so |d| ∈ [max(ad − E, 0),
-        # ad + E] with E = 2·EPS·ad + K/2 (proof §3.4); exp being monotone, e^{−γ} ∈ [q_lo, q_hi]
+        # ad + E] with E = 2·EPS·ad + K/2 (lemma S6); exp being monotone, e^{−γ} ∈ [q_lo, q_hi]
         m_c = N + Rf * 2.0**-p.s64 if p.a > 0 else N + 0.0
         m_c -= p.c_L
         ad = np.abs(m_c, out=m_c)
@@ -967,8 +967,8 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
         np.maximum(t_lo, 0.0, out=t_lo)
         t_lo *= t_lo
         # e^{−γ} ∈ [q_lo, q_hi]: exp's error (≤ 2^-46 relative) is covered by the shift 2^-44
-        # of the exponent (proof §3.4)
-        if merged:  # the exponent also holds v = R/T ∈ [Rf·c₂, Rf·c₁ + tail] (proof §3.4)
+        # of the exponent (lemma S6)
+        if merged:  # the exponent also holds v = R/T ∈ [Rf·c₂, Rf·c₁ + tail] (lemma S6)
             t_hi += Rf * (p.rcoef * (1 + 4 * EPS))
             t_lo += Rf * (p.rcoef * (1 - 4 * EPS))
             np.subtract(-(2.0**-44) - (p.rcoef if p.a > 64 else 0.0), t_hi, out=t_hi)
@@ -986,7 +986,7 @@ def _draw_attempts(p: _Plan, m: int) -> _Lanes:
             vv, vw = wv, 2.0**-31
         q_lo -= vw
         accept &= vv <= q_lo
-        reject |= okN & (vv > q_hi)  # strict: q_hi may have underflowed to 0 (proof §3.4)
+        reject |= okN & (vv > q_hi)  # strict: q_hi may have underflowed to 0 (lemma S6)
     accept &= ~reject
     undecided = ~(accept | reject)
     return _Lanes(w0, w1, w2, accept, undecided, sign, N, Rtop)
@@ -1020,7 +1020,7 @@ def _merged(p: _Plan) -> bool:
 def _attempt_exact_merged(
     p: _Plan, neg: int, u: tuple[int, int], w: tuple[int, int], R: int
 ) -> int | None:
-    """The vector Gaussian attempt with steps 2 and 4 merged, exactly (proof §1): accept iff
+    """The vector Gaussian attempt with steps 2 and 4 merged, exactly (lemma S1): accept iff
     W < exp(−R/T − (M − σ²/t)²/(2σ²)), which has the probability of passing both tests."""
     _counts["exact_lanes"] += 1
     M = _exact_magnitude(p, neg, u, R)
@@ -1072,7 +1072,7 @@ def _accepted(p: _Plan, need: int) -> _Accepted:
     while got < need:
         left = need - got
         # enough attempts for `left` acceptances unless the count falls > 4 sd short (a
-        # second, smaller batch then follows); sizes never change the law (proof §1, Streams)
+        # second, smaller batch then follows); sizes never change the law (lemma S2)
         m = int((left + 4.0 * math.sqrt(left * (1.0 - rate)) + 8.0) / rate) + 8
         lanes = _draw_attempts(p, m)
         good = lanes.accept
@@ -1218,8 +1218,8 @@ def float_noise(
 
 def _small_float(p: _Plan, xs: list[float], k: int, T: str) -> list[float]:
     """The small-vector path (n ≤ SMALL_LIMIT[T]): element j gets the j-th draw of the plan's
-    reservoir (proof §2, "Reservoir"), or, without the vector path, the j-th accepted scalar attempt
-    read from one bulk byte read (proof §2, "Small vectors")."""
+    reservoir (lemma S5), or, without the vector path, the j-th accepted scalar attempt read
+    from one bulk byte read (lemma S2)."""
     if p.floats_ok:
         return [_float_x(d, v, k, T) for v, d in zip(xs, _take(p, len(xs)), strict=True)]
     pool = _small_pool(p, len(xs)) if len(xs) > 1 else None  # one lane: read per attempt
@@ -1304,7 +1304,7 @@ def _small_pool(p: _Plan, n: int) -> _Pool:
 
 
 def _gradual_underflow() -> bool:
-    """Whether numpy float64 arithmetic keeps subnormals (no flush-to-zero), as §3 assumes."""
+    """Whether numpy float64 arithmetic keeps subnormals (no flush-to-zero), as lemma S6 assumes."""
     tiny = np.array([2.0**-1060]) * 2.0**-10
     return bool(tiny[0] == 2.0**-1070 and (tiny + tiny)[0] == 2.0**-1069)
 
@@ -1341,7 +1341,7 @@ def _float_chunk(
             r = np.ldexp(n + (v - n >= 0.5), k)  # exact, or non-finite → exact path
     tw = 2.0**e_r if p.a > 64 else 0.0
     cN = 2.0 ** (k + p.a)
-    # C ≥ 2^-1072 + tw (δ_t's absolute part and the unrevealed tail of R; proof §3)
+    # C ≥ 2^-1072 + tw (δ_t's absolute part and the unrevealed tail of R; lemma S7)
     C = max(2.0**-1070, 2.0 * tw)
     acc = _accepted(p, len(x))
     sg, N, Rtop = acc.sign, acc.N, acc.Rtop

@@ -15,12 +15,13 @@ the winners are the k smallest **keys**
 
 Each U_i is revealed lazily: 32 bits first (one ``fill_bytes`` call for all candidates), more
 bits only if needed.  The fast path computes float64 intervals [kl_i, kh_i] ∋ K_i valid for
-*every* completion of the revealed bits (error budget in ``docs/proofs/vectorized_sampling.md``
-§5); with H the k-th smallest kh, any i with kl_i > H is beaten by k candidates and cannot be in
-the top k.  The remaining **contenders** (usually exactly k) are ordered by the float intervals
-when these are disjoint, and otherwise by :func:`race_exact` — MPFR intervals with directed
-rounding, refined by appending fresh bits to the *same* U_i — so the output is always the exact
-ordered top-k of the keys.  Which path decided never changes the output.
+*every* completion of the revealed bits (error budget: lemma S8,
+``docs/proofs/sampling/selection-race.md``); with H the k-th smallest kh, any i with kl_i > H
+is beaten by k candidates and cannot be in the top k.  The remaining **contenders** (usually
+exactly k) are ordered by the float intervals when these are disjoint, and otherwise by
+:func:`race_exact` — MPFR intervals with directed rounding, refined by appending fresh bits to
+the *same* U_i — so the output is always the exact ordered top-k of the keys.  Which path
+decided never changes the output.
 
 The reference samplers of the original implementation (``*_reference``: permute-and-flip,
 rejection, peeling, the rational race) are kept for audits and two-sample tests.
@@ -73,11 +74,11 @@ MoreBits = Callable[[int, int], int]
 
 PREFIX_BITS = 32  # bits of each U_i revealed up front
 STEP_BITS = 32  # bits appended per refinement of an undecided candidate
-EPS = 2.0**-40  # relative error budget of every float64 key bound (proof §5)
+EPS = 2.0**-40  # relative error budget of every float64 key bound (lemma S8)
 TINY = 2.0**-900  # absolute error budget (underflow)
 CHUNK = 1 << 16  # candidates per block of float64 temporaries
 SMALL = 32  # up to this many candidates, the same bounds in Python floats (less overhead)
-_HUGE = 2.0**1020  # a lower bound on K_i when γ_i overflows float64 (proof §5)
+_HUGE = 2.0**1020  # a lower bound on K_i when γ_i overflows float64 (lemma S8)
 
 _band = 0.0
 _counts = {"calls": 0, "candidates": 0, "contenders": 0, "exact_races": 0, "refinements": 0}
@@ -168,7 +169,7 @@ def _block_gaps(x: npt.NDArray[Any], best: Any, negate: bool) -> F64:
 
 
 def _key_bounds(gam: F64, m: npt.NDArray[np.uint32], noise: Noise, dfin: Any) -> tuple[F64, F64]:
-    """Float64 [kl, kh] ∋ K_i for every completion of U_i's first 32 bits m_i (proof §5)."""
+    """Float64 [kl, kh] ∋ K_i for every completion of U_i's first 32 bits m_i (lemma S8)."""
     band = _band
     w = 2.0**-PREFIX_BITS
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -191,7 +192,7 @@ def _key_bounds(gam: F64, m: npt.NDArray[np.uint32], noise: Noise, dfin: Any) ->
             kl = base - (dl + dl + r)
             kh = base + r
         lo_ok = m != 0 if noise == "exponential" else dl <= 0.25  # a finite bound on ln E
-        # γ overflowed though d is finite: γ >= 2^1023, so K_i > 2^1020 (proof §5)
+        # γ overflowed though d is finite: γ >= 2^1023, so K_i > 2^1020 (lemma S8)
         over = np.isinf(gam) & dfin
         bad = ~(np.isfinite(kl) & np.isfinite(kh) & lo_ok)
         kl[bad] = -np.inf
@@ -229,7 +230,7 @@ def noisy_top_k(
     best, exact_gap = _best(scores, negate)
     # One pass in blocks: ``top`` is the kk-th smallest kh seen so far (it only decreases), and
     # a block keeps its i with kl_i <= top; the final filter against the last ``top`` gives
-    # exactly the contenders {i : kl_i <= H} (proof §5).
+    # exactly the contenders {i : kl_i <= H} (lemma S8).
     keep_i: list[npt.NDArray[np.intp]] = []
     keep_l: list[F64] = []
     keep_h: list[F64] = []

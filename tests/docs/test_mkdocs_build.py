@@ -70,6 +70,10 @@ def check_offline(site: Path) -> None:
     assert proofs <= linked, (
         f"constructors whose API entry does not link its proof: {proofs - linked}"
     )
+    for proof in sorted(proofs):
+        page = (site / "proofs" / proof / "index.html").read_text(encoding="utf-8")
+        assert '<table class="proof-header">' in page, f"{proof}: header not rendered as a table"
+        assert re.search(rf'class="nf">{proof}</span>', page), f"{proof}: its source is not shown"
     count = (site / "api" / "transformations" / "count" / "index.html").read_text(encoding="utf-8")
     assert 'class="arithmatex"' in count
     assert 'class="highlight"' in (
