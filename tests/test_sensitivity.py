@@ -475,6 +475,14 @@ def test_l2_norm_is_the_exact_norm_rounded_up(pair: tuple[list[float], list[floa
     assert got == _arith.sqrt_up(_arith.up(_arith.q(sq)))  # the exact square sum, rounded up
 
 
+@settings(max_examples=300, deadline=None)
+@given(_floats, _floats)
+def test_scalar_norms_are_the_exact_distance_rounded_up(a: float, b: float) -> None:
+    want = _arith.up(abs(_arith.q(a) - _arith.q(b)))
+    assert L1Norm().compute(a, b) == L2Norm().compute(a, b) == want
+    assert want == math.inf or Fraction(want) >= abs(Fraction(a) - Fraction(b))
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(-(2**70), 2**70), min_size=1, max_size=4))
 def test_integer_outputs_are_not_rounded_through_floats(xs: list[int]) -> None:

@@ -403,6 +403,26 @@ def _exact_diffs(a: npt.ArrayLike, b: npt.ArrayLike) -> list[_arith.Rational]:
     ]
 
 
+def _scalar_up(a: object, b: object) -> float | None:
+    """up(|a − b|) for two finite floats, from the TwoSum split (None: take the general path).
+
+    With d = fl(a − b) and a − b = d + e exactly, |e| is at most half the gap next to d, so the
+    exact |a − b| lies strictly between |d| and the float beside it on the side of sign(d·e).
+    """
+    if not (isinstance(a, float) and isinstance(b, float)):
+        return None
+    d = a - b
+    if not math.isfinite(d):
+        return None
+    bv = d - a
+    e = (a - (d - bv)) + (-b - bv)
+    if not math.isfinite(e):
+        return None
+    if e == 0 or (e > 0) != (d > 0):
+        return abs(d)
+    return math.nextafter(abs(d), math.inf)
+
+
 def _finite_inputs(a: FloatArray, b: FloatArray) -> bool:
     return bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
 
@@ -410,7 +430,8 @@ def _finite_inputs(a: FloatArray, b: FloatArray) -> bool:
 class L1Norm:
     """‖a − b‖₁ = Σ |a_i − b_i| (scalars or arrays), exactly, rounded up once.
 
-    Float inputs: each difference is split without error into d_i + e_i (TwoSum), so
+    Two float scalars: up(|a − b|) from the same split.  Float inputs: each difference is
+    split without error into d_i + e_i (TwoSum), so
     |a_i − b_i| = |d_i| + sign(d_i)·e_i, and the 2n floats are summed exactly and rounded up
     (:func:`math.fsum` with a residual check).  Other inputs (integers beyond 2^53, objects)
     are summed in exact rationals through :mod:`opendp_lite._arith`.  NaN or infinite input
@@ -421,6 +442,9 @@ class L1Norm:
     """
 
     def compute(self, a: npt.ArrayLike, b: npt.ArrayLike) -> float:
+        scalar = _scalar_up(a, b)
+        if scalar is not None:
+            return scalar
         ops = _operands(a, b)
         if ops is not None:
             fa, fb = ops
@@ -442,7 +466,8 @@ class L1Norm:
 
 class L2Norm:
     """‖a − b‖₂ = √(Σ (a_i − b_i)²) (scalars or arrays): the exact sum of squares, rounded up,
-    then the square root rounded up (:func:`opendp_lite._arith.sqrt_up`).
+    then the square root rounded up (:func:`opendp_lite._arith.sqrt_up`); for two float scalars,
+    up(|a − b|) as :class:`L1Norm` computes it.
 
     Float inputs: a_i − b_i = d_i + e_i exactly (TwoSum), and (d + e)² = d² + 2de + e² is
     split into six floats without error (Dekker's product) when every nonzero d_i, e_i lies in
@@ -454,6 +479,9 @@ class L2Norm:
     """
 
     def compute(self, a: npt.ArrayLike, b: npt.ArrayLike) -> float:
+        scalar = _scalar_up(a, b)  # ‖a − b‖₂ = |a − b| for two scalars
+        if scalar is not None:
+            return scalar
         ops = _operands(a, b)
         if ops is not None:
             fa, fb = ops
