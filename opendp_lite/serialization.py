@@ -15,7 +15,11 @@ are plain frozen values, written from their fields as calls of their public cons
 Deserialization is safe on untrusted input: a call names one of the constructors in
 :data:`ALLOWED` (an allow-list built here; nothing is imported, looked up by attribute or
 evaluated), and a user-defined piece is found only in the registry filled by
-:func:`register_serializable` in this process.
+:func:`register_serializable` in this process.  Nothing a document carries may lower a map:
+constructors recompute their maps from the document's arguments, and a value a map would take
+as a fact that cannot be recomputed (a :class:`SampledSensitivity`, estimated from data) is
+refused unless the reader registered it; ``docs/serialization.md`` lists every node and what
+it can carry into a map.
 
 >>> import opendp_lite.prelude as dp
 >>> space = dp.vector_domain(dp.atom_domain(bounds=(0, 10))), dp.symmetric_distance()

@@ -866,13 +866,16 @@ def make_random_dp(
     order, so the release depends on the multiset only and map(0) = 0 holds for any query,
     also one that reads records by position.  With probability ≥ 1 − γ over neighbours D ∪ {x},
     D ∪ {x′} drawn from the sampler's distribution, ‖query(D∪{x}) − query(D∪{x′})‖ ≤ Δ̂,
-    so the inner guarantee holds.
+    so the inner guarantee holds.  Δ̂ is an order statistic of distances computed exactly and
+    rounded up (:class:`L1Norm`, :class:`L2Norm`), so it is never below the exact one.
 
     Raises:
         NotImplementedForType: if the input metric is not change-one/Hamming (discrete on a
         single record), the measurement's metric is not absolute/L1/L2, or its measure is not
         max-divergence or zCDP.
-        InvalidParameter: if a vector input domain's size is not the sampled dataset size n,
+        InvalidParameter: if ``sensitivity`` is not a :class:`SampledSensitivity` (whose
+        fields are checked when it is built), a vector input domain's size is not the sampled
+        dataset size n,
         a single-record domain is used with n > 1, or the sampled norm is not the one the
         measurement's metric reads (L1 for ``l1_distance``, L2 for ``l2_distance``).
 
