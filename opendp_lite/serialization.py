@@ -15,7 +15,11 @@ are plain frozen values, written from their fields as calls of their public cons
 Deserialization is safe on untrusted input: a call names one of the constructors in
 :data:`ALLOWED` (an allow-list built here; nothing is imported, looked up by attribute or
 evaluated), and a user-defined piece is found only in the registry filled by
-:func:`register_serializable` in this process.
+:func:`register_serializable` in this process.  Nothing a document carries may lower a map:
+constructors recompute their maps from the document's arguments, and a value a map would take
+as a fact that cannot be recomputed (a :class:`SampledSensitivity`, estimated from data) is
+refused unless the reader registered it; ``docs/serialization.md`` lists every node and what
+it can carry into a map.
 
 >>> import opendp_lite.prelude as dp
 >>> space = dp.vector_domain(dp.atom_domain(bounds=(0, 10))), dp.symmetric_distance()
@@ -94,8 +98,18 @@ _Record = tuple[str, tuple[Any, ...], dict[str, Any]]
 #: What carries the call that built it.
 _RECORDED = (Transformation, Measurement, Function, Odometer)
 
-#: Plain frozen values that constructors take, written field by field.
-_VALUES: dict[str, type] = {"SampledSensitivity": SampledSensitivity}
+#: Plain frozen values that constructors take, written field by field.  None today: the one
+#: such value, a SampledSensitivity, carries an estimate from data into a map (see below).
+_VALUES: dict[str, type] = {}
+
+#: Values that a map reads as facts the library cannot recompute from the document: refused
+#: in a document, they reach a deserialized object only as a piece the reader registered.
+_UNTRUSTED: dict[type, str] = {
+    SampledSensitivity: (
+        "a SampledSensitivity's sensitivity and gamma are estimated from draws of data, which "
+        "no document can prove: a document may carry one only by a registered name. "
+    ),
+}
 
 # ----------------------------------------------------------------------------------------------
 # Recording constructor calls
@@ -570,6 +584,8 @@ class _Encoder:
                 f"{where}: this {type(obj).__name__} was not built by a public constructor of "
                 f"opendp_lite (or was built before opendp_lite finished importing): {_FIX}"
             )
+        if type(obj) in _UNTRUSTED:
+            raise SerializationError(f"{where}: {_UNTRUSTED[type(obj)]}{_FIX}")
         if _VALUES.get(type(obj).__name__) is type(obj) and dataclasses.is_dataclass(obj):
             fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
             return {"value": type(obj).__name__, "fields": self.encode(fields, where)}
@@ -720,6 +736,9 @@ def _decode(node: Any) -> Any:
             raise SerializationError(f"a numpy scalar must be a plain value, got {value!r}")
         return _decode_dtype(node["dtype"]).type(value)
     if keys == {"value", "fields"}:
+        for untrusted, why in _UNTRUSTED.items():
+            if node["value"] == untrusted.__name__:
+                raise SerializationError(f"{why}{_FIX}")
         cls = _VALUES.get(node["value"]) if isinstance(node["value"], str) else None
         fields = _decode(node["fields"])
         if cls is None or not isinstance(fields, dict):

@@ -3,14 +3,20 @@ the random-DP typing and its explicit opt-in."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import warnings
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
+from opendp_lite import _arith
 from opendp_lite.errors import (
     FailedMap,
     FeatureNotEnabled,
@@ -27,6 +33,7 @@ from opendp_lite.sensitivity import (
     Normal,
     ProgressBar,
     RandomDivergence,
+    SampledSensitivity,
     SensitivitySampler,
     Uniform,
     UserDistribution,
@@ -412,3 +419,135 @@ def test_random_dp_requires_the_norm_the_measurement_reads() -> None:
         make_random_dp(*space, lambda d: d, s2, lap_l1)
     gauss_l2 = dp.m.make_gaussian(vec, dp.l2_distance(T=float), scale=1.0)
     assert make_random_dp(*space, lambda d: d, s2, gauss_l2).map(1) == gauss_l2.map(s2.sensitivity)
+
+
+# -- norms: never below the exact distance (issue 21, finding 4) ----------------------------
+
+_A, _B = 1.0 + 2.0**-52, -(2.0**-54)  # fl(A − B) = A < |A − B| = 1 + 2^-52 + 2^-54
+
+
+def _exact_sq(a: list[float], b: list[float]) -> Fraction:
+    return sum(((Fraction(x) - Fraction(y)) ** 2 for x, y in zip(a, b, strict=True)), Fraction(0))
+
+
+def test_norms_of_the_issue_pair_are_not_below_the_exact_distance() -> None:
+    exact = Fraction(_A) - Fraction(_B)
+    assert Fraction(_A - _B) < exact  # the round-to-nearest difference is below it
+    for norm in (L1Norm(), L2Norm()):
+        assert Fraction(norm.compute(_A, _B)) >= exact
+        assert Fraction(norm.compute([_A, 0.0], [_B, 0.0])) >= exact
+        assert norm.compute(_A, _B) == _arith.up(_arith.q(exact))  # and rounded up once
+
+
+def test_sampled_sensitivity_of_the_issue_pair_is_not_below_the_exact_distance() -> None:
+    # records A and B, each with probability 1/2: G = |A − B| on half of the pairs, so the
+    # k = m order statistic of 1305 draws is that pair's distance (all but 2^-1305 of runs)
+    s = sample_sensitivity(lambda d: float(d[0]), "l1", Empirical([_A, _B]), 1, gamma=0.05)
+    assert s.k == s.m
+    assert Fraction(s.sensitivity) >= Fraction(_A) - Fraction(_B)
+
+
+_floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+_pairs = st.integers(1, 6).flatmap(
+    lambda n: st.tuples(
+        st.lists(_floats, min_size=n, max_size=n), st.lists(_floats, min_size=n, max_size=n)
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_pairs)
+def test_l1_norm_is_the_exact_norm_rounded_up(pair: tuple[list[float], list[float]]) -> None:
+    a, b = pair
+    exact = sum((abs(Fraction(x) - Fraction(y)) for x, y in zip(a, b, strict=True)), Fraction(0))
+    got = L1Norm().compute(np.array(a), np.array(b))
+    assert got == _arith.up(_arith.q(exact))
+    assert got == math.inf or Fraction(got) >= exact
+
+
+@settings(max_examples=300, deadline=None)
+@given(_pairs)
+def test_l2_norm_is_the_exact_norm_rounded_up(pair: tuple[list[float], list[float]]) -> None:
+    a, b = pair
+    sq = _exact_sq(a, b)
+    got = L2Norm().compute(np.array(a), np.array(b))
+    assert got == math.inf or Fraction(got) ** 2 >= sq  # never below the exact norm
+    assert got == _arith.sqrt_up(_arith.up(_arith.q(sq)))  # the exact square sum, rounded up
+
+
+@settings(max_examples=300, deadline=None)
+@given(_floats, _floats)
+def test_scalar_norms_are_the_exact_distance_rounded_up(a: float, b: float) -> None:
+    want = _arith.up(abs(_arith.q(a) - _arith.q(b)))
+    assert L1Norm().compute(a, b) == L2Norm().compute(a, b) == want
+    assert want == math.inf or Fraction(want) >= abs(Fraction(a) - Fraction(b))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-(2**70), 2**70), min_size=1, max_size=4))
+def test_integer_outputs_are_not_rounded_through_floats(xs: list[int]) -> None:
+    ys = [x + 1 for x in xs]  # |x − y| = 1 each, exactly, however large x is
+    assert L1Norm().compute(np.array(xs, dtype=object), np.array(ys, dtype=object)) == len(xs)
+    assert L1Norm().compute(xs[0], ys[0]) == 1.0
+    assert Fraction(L2Norm().compute(xs, ys)) ** 2 >= len(xs)
+
+
+# -- a SampledSensitivity is consistent or refused (issue 21, finding 3) ---------------------
+
+
+def _fields(s: Any, **edits: Any) -> dict[str, Any]:
+    out = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
+    out.update(edits)
+    return out
+
+
+def test_a_sampled_sensitivity_must_be_consistent_with_its_draws() -> None:
+    s = sample_sensitivity(lambda d: d.sum(), "l1", Uniform(0.0, 1.0), 2, gamma=0.1, m=2000)
+    assert SampledSensitivity(**_fields(s)).sensitivity == s.sensitivity
+    bad = {
+        "gamma below what (m, k, rho) certify": {"gamma": s.gamma / 2},
+        "gamma of 0": {"gamma": 0.0},
+        "sensitivity not the k-th sample": {"sensitivity": s.sensitivity / 2},
+        "k outside 1..m": {"k": s.m + 1},
+        "unsorted samples": {"samples": s.samples[::-1].copy()},
+        "samples of the wrong length": {"samples": s.samples[:-1].copy()},
+        "negative samples": {"samples": s.samples - 10.0, "sensitivity": s.sensitivity - 10.0},
+        "rho above 1/2 (Massart's condition)": {"rho": 0.6},
+        "an unknown norm": {"norm": "linf"},
+    }
+    for why, edits in bad.items():
+        with pytest.raises(InvalidParameter):
+            SampledSensitivity(**_fields(s, **edits))
+            pytest.fail(why)
+
+
+def test_random_dp_refuses_a_sensitivity_that_is_not_a_sampled_one() -> None:
+    s = sample_sensitivity(lambda d: d.sum(), "l1", Uniform(0.0, 1.0), 2, gamma=0.1)
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=2), dp.change_one_distance()
+    lap = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
+
+    class Forged:
+        sensitivity, gamma, n, norm = 1e-12, 0.0, 2, "l1"
+
+    with pytest.raises(InvalidParameter, match="SampledSensitivity"):
+        make_random_dp(*space, lambda d: float(d.sum()), Forged(), lap)  # type: ignore[arg-type]
+    assert make_random_dp(*space, lambda d: float(d.sum()), s, lap).map(1) == lap.map(s.sensitivity)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.one_of(st.none(), st.floats(0.01, 0.999)),
+    st.one_of(st.none(), st.integers(1, 3000)),
+)
+def test_every_sampler_configuration_meets_massarts_condition(
+    gamma: float | None, m: int | None
+) -> None:
+    # the one-sided DKW bound with Massart's constant needs exp(−2mτ²) = ρ <= 1/2
+    if gamma is None and m is None:
+        return
+    try:
+        config = sampler_config(gamma=gamma, m=m)
+    except InvalidParameter:
+        return  # m too small for gamma
+    assert 0 < config.rho <= 0.5
+    assert math.exp(-2 * config.m * math.log(1 / config.rho) / (2 * config.m)) <= 0.5

@@ -296,22 +296,209 @@ class UserDistribution(Distribution):
 # Norms
 
 
+#: Nonzero magnitudes for which the error-free transformations below are exact in binary64:
+#: Veltkamp's split of x does not overflow, and every product of two such values is at least
+#: 2^-960 (exponents sum to >= -970, so no partial product of Dekker's method underflows).
+_SAFE_LO, _SAFE_HI = 2.0**-480, 2.0**480
+
+
+def _as_array(x: npt.ArrayLike) -> npt.NDArray[Any]:
+    """``x`` as an array without a lossy conversion: a Python int or list stays exact (numpy
+    would turn ``[0, 2**63]`` into floats)."""
+    if isinstance(x, (np.ndarray, np.generic, float)):
+        return np.asarray(x)
+    return np.asarray(x, dtype=object)
+
+
+def _exact_float(x: npt.NDArray[Any]) -> FloatArray | None:
+    """``x`` flattened to float64 when that conversion is exact, else None: floats up to
+    binary64, integers of magnitude <= 2^53, and object arrays holding only such values."""
+    flat = np.ravel(x)
+    if flat.dtype.kind == "f" and flat.dtype.itemsize <= 8:
+        return flat.astype(np.float64)
+    if flat.dtype.kind in "biu":
+        if flat.size == 0 or max(abs(int(flat.min())), abs(int(flat.max()))) <= 2**53:
+            return flat.astype(np.float64)
+        return None
+    if flat.dtype.kind == "O" and all(
+        (isinstance(v, (float, np.floating)) and np.dtype(type(v)).itemsize <= 8)
+        or (isinstance(v, (int, np.integer)) and abs(int(v)) <= 2**53)
+        for v in flat
+    ):
+        return flat.astype(np.float64)
+    return None
+
+
+def _operands(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[FloatArray, FloatArray] | None:
+    """``a`` and ``b``, broadcast and flattened to float64 when that is exact, else None
+    (larger integers and other objects then take the exact rational path)."""
+    xa, xb = np.broadcast_arrays(_as_array(a), _as_array(b))
+    fa, fb = _exact_float(xa), _exact_float(xb)
+    if fa is None or fb is None:
+        return None
+    return fa, fb
+
+
+def _two_diff(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """d = fl(a − b) and the error e with a − b = d + e exactly (Knuth's TwoSum)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = a - b
+        bv = d - a
+        e = (a - (d - bv)) + (-b - bv)
+    return d, e
+
+
+def _two_prod(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """p = fl(x·y) and the error r with x·y = p + r exactly (Dekker, Veltkamp's split); exact
+    for magnitudes in [_SAFE_LO, _SAFE_HI] or zero."""
+    split = 134217729.0  # 2^27 + 1
+    cx, cy = split * x, split * y
+    xh = cx - (cx - x)
+    yh = cy - (cy - y)
+    xl, yl = x - xh, y - yh
+    p = x * y
+    r = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    return p, r
+
+
+def _safe(*xs: FloatArray) -> bool:
+    for x in xs:
+        m = np.abs(x[x != 0])
+        if m.size and not (np.all(m >= _SAFE_LO) and np.all(m <= _SAFE_HI)):
+            return False
+    return True
+
+
+def _fsum_up(terms: FloatArray) -> float:
+    """The exact sum of finite floats, rounded up once (the least float >= it).
+
+    ``math.fsum`` keeps exact partial sums (Shewchuk) and returns their sum rounded to
+    nearest; the sign of ``fsum(terms − s)``, the residual summed exactly, says on which side
+    of the exact sum ``s`` lies, and ``s`` moves up until it is not below.
+    """
+    values = terms.tolist()
+    try:
+        s = math.fsum(values)
+    except OverflowError:
+        return math.inf
+    if math.isinf(s):
+        return s
+    values.append(-s)
+    while math.fsum(values) > 0:  # the exact sum is above s: one step up (twice at most)
+        s = math.nextafter(s, math.inf)
+        values[-1] = -s
+    return s
+
+
+def _plain(x: Any) -> Any:
+    """A numpy scalar as the Python number of the same value (exact for int and float)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _exact_diffs(a: npt.ArrayLike, b: npt.ArrayLike) -> list[_arith.Rational]:
+    xa, xb = np.broadcast_arrays(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
+    return [
+        _arith.q(_plain(x)) - _arith.q(_plain(y))
+        for x, y in zip(np.ravel(xa), np.ravel(xb), strict=True)
+    ]
+
+
+def _scalar_up(a: object, b: object) -> float | None:
+    """up(|a − b|) for two finite floats, from the TwoSum split (None: take the general path).
+
+    With d = fl(a − b) and a − b = d + e exactly, |e| is at most half the gap next to d, so the
+    exact |a − b| lies strictly between |d| and the float beside it on the side of sign(d·e).
+    """
+    if not (isinstance(a, float) and isinstance(b, float)):
+        return None
+    d = a - b
+    if not math.isfinite(d):
+        return None
+    bv = d - a
+    e = (a - (d - bv)) + (-b - bv)
+    if not math.isfinite(e):
+        return None
+    if e == 0 or (e > 0) != (d > 0):
+        return abs(d)
+    return math.nextafter(abs(d), math.inf)
+
+
+def _finite_inputs(a: FloatArray, b: FloatArray) -> bool:
+    return bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
+
+
 class L1Norm:
-    """‖a − b‖₁ = Σ |a_i − b_i| (scalars or arrays)."""
+    """‖a − b‖₁ = Σ |a_i − b_i| (scalars or arrays), exactly, rounded up once.
+
+    Two float scalars: up(|a − b|) from the same split.  Float inputs: each difference is
+    split without error into d_i + e_i (TwoSum), so
+    |a_i − b_i| = |d_i| + sign(d_i)·e_i, and the 2n floats are summed exactly and rounded up
+    (:func:`math.fsum` with a residual check).  Other inputs (integers beyond 2^53, objects)
+    are summed in exact rationals through :mod:`opendp_lite._arith`.  NaN or infinite input
+    gives NaN (a sampled G must be finite).
+
+    >>> L1Norm().compute(1.0 + 2.0**-52, -(2.0**-54)) == 1.0 + 2.0**-51  # not fl(A − B)
+    True
+    """
 
     def compute(self, a: npt.ArrayLike, b: npt.ArrayLike) -> float:
-        return float(np.sum(np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b))))
+        scalar = _scalar_up(a, b)
+        if scalar is not None:
+            return scalar
+        ops = _operands(a, b)
+        if ops is not None:
+            fa, fb = ops
+            if not _finite_inputs(fa, fb):
+                return math.nan
+            d, e = _two_diff(fa, fb)
+            if np.all(np.isfinite(e)):
+                terms = np.concatenate([np.abs(d), np.where(d < 0, -e, e)])
+                return _fsum_up(terms)
+        try:
+            diffs = _exact_diffs(a, b)
+        except FailedMap:  # a non-finite value has no exact difference
+            return math.nan
+        return _arith.up(sum((abs(x) for x in diffs), _arith.q(0)))
 
     def __repr__(self) -> str:
         return "L1Norm()"
 
 
 class L2Norm:
-    """‖a − b‖₂ = √(Σ (a_i − b_i)²) (scalars or arrays)."""
+    """‖a − b‖₂ = √(Σ (a_i − b_i)²) (scalars or arrays): the exact sum of squares, rounded up,
+    then the square root rounded up (:func:`opendp_lite._arith.sqrt_up`); for two float scalars,
+    up(|a − b|) as :class:`L1Norm` computes it.
+
+    Float inputs: a_i − b_i = d_i + e_i exactly (TwoSum), and (d + e)² = d² + 2de + e² is
+    split into six floats without error (Dekker's product) when every nonzero d_i, e_i lies in
+    [2^-480, 2^480]; otherwise, and for integers beyond 2^53 or objects, the sum of squares is
+    exact in rationals.  NaN or infinite input gives NaN.
+
+    >>> L2Norm().compute([3.0, 0.0], [0.0, 4.0])
+    5.0
+    """
 
     def compute(self, a: npt.ArrayLike, b: npt.ArrayLike) -> float:
-        diff = np.asarray(a, dtype=np.float64) - np.asarray(b)
-        return float(np.sqrt(np.sum(diff * diff)))
+        scalar = _scalar_up(a, b)  # ‖a − b‖₂ = |a − b| for two scalars
+        if scalar is not None:
+            return scalar
+        ops = _operands(a, b)
+        if ops is not None:
+            fa, fb = ops
+            if not _finite_inputs(fa, fb):
+                return math.nan
+            d, e = _two_diff(fa, fb)
+            if np.all(np.isfinite(e)) and _safe(d, e):
+                dd, dd_err = _two_prod(d, d)
+                de, de_err = _two_prod(d, e)
+                ee, ee_err = _two_prod(e, e)
+                terms = np.concatenate([dd, dd_err, 2.0 * de, 2.0 * de_err, ee, ee_err])
+                return _arith.sqrt_up(_fsum_up(terms))
+        try:
+            diffs = _exact_diffs(a, b)
+        except FailedMap:
+            return math.nan
+        return _arith.sqrt_up(_arith.up(sum((x * x for x in diffs), _arith.q(0))))
 
     def __repr__(self) -> str:
         return "L2Norm()"
@@ -386,6 +573,20 @@ def _gamma_bound(m: int, k: int, rho: float) -> float:
     return _arith.add_up(rho, _arith.q(m - k) / m, dkw)
 
 
+def _massart(config: SamplerConfig) -> SamplerConfig:
+    """``config``, if Massart's one-sided DKW bound applies to it: exp(−2mτ²) = ρ <= 1/2.
+
+    Every configuration :func:`sampler_config` computes has ρ < 0.341 (the m = 1 case; see
+    ``docs/proofs/make_random_dp.md``); this refuses any that would not.
+    """
+    if not 0 < config.rho <= 0.5:
+        raise InvalidParameter(
+            f"the DKW confidence rho={config.rho!r} must be in (0, 1/2] for Massart's bound; "
+            "choose another gamma or m"
+        )
+    return config
+
+
 def sampler_config(gamma: float | None = None, m: int | None = None) -> SamplerConfig:
     r"""The paper's (m, k, ρ) for a target γ, or for a given m (then k = m), or for both.
 
@@ -408,12 +609,12 @@ def sampler_config(gamma: float | None = None, m: int | None = None) -> SamplerC
         mm = max(1, math.ceil(math.log(1 / rho) / (2 * (g - rho) ** 2)))
         while _gamma_bound(mm, mm, rho) > g:  # float slack in ρ: grow m until the bound holds
             mm += 1
-        return SamplerConfig(mm, mm, rho, g)
+        return _massart(SamplerConfig(mm, mm, rho, g))
     m = int(m)
     rho = math.exp(lambert_w_minus1(max(-1 / (4 * m), -1 / math.e)) / 2)
     floor = _gamma_bound(m, m, rho)
     if gamma is None:
-        return SamplerConfig(m, m, rho, floor)
+        return _massart(SamplerConfig(m, m, rho, floor))
     g = check_gamma(gamma)
     if floor > g:
         raise InvalidParameter(
@@ -422,7 +623,7 @@ def sampler_config(gamma: float | None = None, m: int | None = None) -> SamplerC
     k = m
     while k > 1 and _gamma_bound(m, k - 1, rho) <= g:
         k -= 1
-    return SamplerConfig(m, k, rho, g)
+    return _massart(SamplerConfig(m, k, rho, g))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -489,6 +690,51 @@ class SampledSensitivity:
     n: int
     norm: str
     samples: FloatArray = field(repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Refuse a set of fields that :func:`sample_sensitivity` could not have returned.
+
+        What is recomputed: γ is at least the bound (m, k, ρ) certify, ρ meets Massart's
+        condition (ρ <= 1/2), Δ̂ is the k-th of the m sorted, finite, non-negative draws.  What
+        cannot be recomputed is whether the draws came from the distribution: that is why a
+        serialized document may not carry a SampledSensitivity (``docs/serialization.md``).
+        """
+        m = check_int("m", self.m, min=1)
+        k = check_int("k", self.k, min=1, max=m)
+        check_int("n", self.n, min=1)
+        if self.norm not in ("l1", "l2"):
+            raise InvalidParameter(f"norm must be 'l1' or 'l2', got {self.norm!r}")
+        rho = _finite("rho", self.rho)
+        if not 0 < rho <= 0.5:
+            raise InvalidParameter(
+                f"rho must be in (0, 1/2] (Massart's one-sided DKW bound needs it), got {rho!r}"
+            )
+        gamma = _finite("gamma", self.gamma)
+        floor = _gamma_bound(m, k, rho)
+        if not gamma >= floor:  # floor > 0, so this also refuses gamma <= 0
+            raise InvalidParameter(
+                f"gamma={gamma!r} is below what m={m}, k={k}, rho={rho!r} certify ({floor!r})"
+            )
+        samples = self.samples
+        if (
+            not isinstance(samples, np.ndarray)
+            or samples.dtype != np.float64
+            or samples.shape != (m,)
+        ):
+            raise InvalidParameter(f"samples must be a float64 array of the m={m} draws")
+        if not (np.all(np.isfinite(samples)) and np.all(samples >= 0)):
+            raise InvalidParameter("samples must be finite and >= 0")
+        if np.any(np.diff(samples) < 0):
+            raise InvalidParameter("samples must be sorted in increasing order")
+        if not isinstance(self.sensitivity, float) or self.sensitivity != samples[k - 1]:
+            raise InvalidParameter(
+                f"sensitivity must be the k-th smallest sample ({float(samples[k - 1])!r}), "
+                f"got {self.sensitivity!r}"
+            )
+        _finite("mean", self.mean)
+        frozen = samples.copy()
+        frozen.flags.writeable = False
+        object.__setattr__(self, "samples", frozen)
 
     def __iter__(self) -> Iterator[float]:
         return iter((self.sensitivity, self.mean))
@@ -620,13 +866,16 @@ def make_random_dp(
     order, so the release depends on the multiset only and map(0) = 0 holds for any query,
     also one that reads records by position.  With probability ≥ 1 − γ over neighbours D ∪ {x},
     D ∪ {x′} drawn from the sampler's distribution, ‖query(D∪{x}) − query(D∪{x′})‖ ≤ Δ̂,
-    so the inner guarantee holds.
+    so the inner guarantee holds.  Δ̂ is an order statistic of distances computed exactly and
+    rounded up (:class:`L1Norm`, :class:`L2Norm`), so it is never below the exact one.
 
     Raises:
         NotImplementedForType: if the input metric is not change-one/Hamming (discrete on a
         single record), the measurement's metric is not absolute/L1/L2, or its measure is not
         max-divergence or zCDP.
-        InvalidParameter: if a vector input domain's size is not the sampled dataset size n,
+        InvalidParameter: if ``sensitivity`` is not a :class:`SampledSensitivity` (whose
+        fields are checked when it is built), a vector input domain's size is not the sampled
+        dataset size n,
         a single-record domain is used with n > 1, or the sampled norm is not the one the
         measurement's metric reads (L1 for ``l1_distance``, L2 for ``l2_distance``).
 
@@ -645,6 +894,11 @@ def make_random_dp(
     >>> meas.map(1) == lap.map(s.sensitivity)
     True
     """
+    if not isinstance(sensitivity, SampledSensitivity):
+        raise InvalidParameter(
+            "sensitivity must be the SampledSensitivity that sample_sensitivity returned, "
+            f"got {type(sensitivity).__name__}"
+        )
     if isinstance(input_domain, VectorDomain):
         if not isinstance(input_metric, (ChangeOneDistance, HammingDistance)):
             raise NotImplementedForType(

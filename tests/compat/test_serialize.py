@@ -23,6 +23,7 @@ import opendp_lite.prelude as dp
 from opendp_lite.errors import OpenDPLiteError, SerializationError
 from opendp_lite.measures import PrivacyProfile
 from opendp_lite.samplers import rng
+from opendp_lite.sensitivity import SampledSensitivity
 from opendp_lite.serialization import ALLOWED, FORMAT_VERSION
 from tests.laws.registry import REGISTRY, Case, Entry
 from tests.laws.spaces import distances, members, neighbours
@@ -116,6 +117,9 @@ def _name_user_code(obj: Any, prefix: str, seen: set[int] | None = None) -> None
         children = [obj.function]
     elif isinstance(obj, dp.UserDomain):
         children = [obj.member_fn]
+    elif isinstance(obj, SampledSensitivity):  # estimated from data: named by the reader
+        dp.register_serializable(f"{prefix}-{len(seen)}", obj)
+        return
     elif callable(obj) and not isinstance(obj, (type, dp.Transformation, dp.Measurement)):
         if getattr(obj, "__self__", None) is None:
             dp.register_serializable(f"{prefix}-{len(seen)}", obj)
