@@ -149,14 +149,33 @@ def disable_features(*features: str) -> None:
     _FEATURES.difference_update(features)
 
 
+#: True while ``deserialize`` rebuilds a document that its reader did not vouch for
+#: (``trust_claims=False``, the default).  The claims that "honest-but-curious" admits (a user's
+#: map, a stated sensitivity or distance) are then refused whatever the enabled features, so that
+#: no document can lower a map by what it asserts (docs/serialization.md).
+_UNTRUSTED_DOCUMENT: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "_UNTRUSTED_DOCUMENT", default=False
+)
+
+
 def assert_features(*features: str) -> None:
-    """Raise :class:`FeatureNotEnabled` unless every feature named is enabled."""
+    """Raise :class:`FeatureNotEnabled` unless every feature named is enabled.
+
+    Inside ``deserialize(text)`` of an untrusted document "honest-but-curious" is never
+    granted: a claim taken on trust must come from the reader, not from the document.
+    """
     missing = [f for f in features if f not in _FEATURES]
     if missing:
         quoted = ", ".join('"' + f + '"' for f in missing)  # as OpenDP spells the fix
         raise FeatureNotEnabled(
             f"this constructor requires the feature(s) {missing}; "
             f"opt in with enable_features({quoted})"
+        )
+    if "honest-but-curious" in features and _UNTRUSTED_DOCUMENT.get():
+        raise FeatureNotEnabled(
+            "the document asserts a claim that only 'honest-but-curious' admits (a user's map, "
+            "a stated sensitivity or distance), and a document must not lower a map by what it "
+            "asserts. Fix: if you wrote the document, deserialize(text, trust_claims=True)"
         )
 
 

@@ -49,6 +49,7 @@ import numpy as np
 from . import combinators, core, domains, measurements, measures, metrics, transformations
 from .combinators.composition import Odometer
 from .core import (
+    _UNTRUSTED_DOCUMENT,
     Domain,
     Function,
     Measure,
@@ -673,12 +674,16 @@ def _reject_constant(name: str) -> Any:
     )
 
 
-def deserialize(text: str | bytes) -> Any:
+def deserialize(text: str | bytes, *, trust_claims: bool = False) -> Any:
     """Rebuild the object that :func:`serialize` wrote, by calling the constructors it names.
 
     Safe on untrusted input: only the public constructors of opendp_lite in the allow-list
     can be called, and user-defined pieces only by a name registered with
     :func:`register_serializable` in this process; each constructor checks its arguments again.
+    A constructor that takes a claim on trust (it needs ``honest-but-curious``: a user's map, a
+    stated sensitivity, ``record_distance``, ``population_size``, ...) is refused unless the
+    reader vouches for the document with ``trust_claims=True`` (and has the feature enabled):
+    a document must not lower a map by what it asserts.
 
     Raises:
         SerializationError: for a document that is not one, a format version other than
@@ -704,10 +709,13 @@ def deserialize(text: str | bytes) -> Any:
             f"unknown format version {version!r}: this opendp_lite reads version "
             f"{FORMAT_VERSION}; deserialize with the opendp_lite that wrote it"
         )
+    token = _UNTRUSTED_DOCUMENT.set(not trust_claims)
     try:
         return _decode(doc["value"])
     except RecursionError:
         raise SerializationError("the document is nested too deeply") from None
+    finally:
+        _UNTRUSTED_DOCUMENT.reset(token)
 
 
 def _decode(node: Any) -> Any:

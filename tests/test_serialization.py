@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.errors import SerializationError
+from opendp_lite.errors import FeatureNotEnabled, SerializationError
 from opendp_lite.sensitivity import (
     SampledSensitivity,
     Uniform,
@@ -129,3 +129,48 @@ def test_a_registered_sampled_sensitivity_round_trips_to_the_readers_own_object(
     copy = dp.deserialize(text)
     assert copy.map(1) == honest.map(1)
     assert copy.output_measure == honest.output_measure
+
+
+# ----------------------------------------------------------------------------------------------
+# Claims taken on trust (honest-but-curious) come from the reader, never from a document
+
+
+def _closeness(data: Any, c: int) -> float:
+    return -abs(sum(1 for v in data if v <= c) - len(data) // 2)
+
+
+def _trusted_claims() -> list[tuple[str, Any, Any]]:
+    """(name, honest object, the same object with its trusted claim lowered)."""
+    dp.enable_features("honest-but-curious", "contrib")
+    dp.register_serializable("test-serialization-closeness", _closeness)
+    ints = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    exp = [
+        dp.m.make_exponential(*ints, [0, 1, 2], _closeness, sensitivity=s, scale=2.0)
+        for s in (1.0, 1e-6)
+    ]
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=10), dp.symmetric_distance()
+    inner = space >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_sum() >> dp.m.then_laplace(1.0)
+    amp = [dp.c.make_population_amplification(inner, population_size=p) for p in (20, 10**9)]
+    return [("make_exponential", *exp), ("make_population_amplification", *amp)]
+
+
+@pytest.mark.parametrize("case", [0, 1])
+def test_a_document_cannot_lower_a_map_by_a_claim_taken_on_trust(case: int) -> None:
+    """With honest-but-curious enabled, a document that states a smaller sensitivity or a larger
+    population would otherwise lower the map: it is refused unless the reader vouches for it."""
+    name, honest, lowered = _trusted_claims()[case]
+    assert lowered.map(1) < honest.map(1)  # the lowered claim would lower the map
+    text = dp.serialize(lowered)
+    with pytest.raises(FeatureNotEnabled, match="trust_claims=True"):
+        dp.deserialize(text)
+    copy = dp.deserialize(text, trust_claims=True)  # the reader's own document: as written
+    assert copy.map(1) == lowered.map(1), name
+    # the feature is still required: vouching for a document does not enable it
+    dp.disable_features("honest-but-curious")
+    with pytest.raises(FeatureNotEnabled):
+        dp.deserialize(text, trust_claims=True)
+
+
+def test_documents_without_trusted_claims_need_no_vouching() -> None:
+    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)
+    assert dp.deserialize(dp.serialize(meas)).map(1) == meas.map(1)
