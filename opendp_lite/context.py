@@ -67,6 +67,7 @@ from .core import (
     Transformation,
     _as_list_for,
     _holds_array,
+    check_fits,
 )
 from .domains import (
     DataFrameDomain,
@@ -660,10 +661,22 @@ class Context:
 
 
 def _frame_domain(data: Any, schema: dict[Any, str | None] | None) -> Domain[Any]:
-    """The domain of ``data`` from its type and schema only (never its values)."""
+    """The domain of ``data`` from its type and schema only (never its values).
+
+    A frame's domain declares each column whose type is known by its schema (``select``'s
+    vector domain of that type, a float column admitting NaN), so every cell is checked when
+    the data owner builds the context, and a query reading a column as another type is
+    refused when it is built (``Domain._conflict``).
+    """
     if schema is not None:
         names = list(schema)
-        return dataframe_domain(type(names[0]) if names else str)
+        domain = dataframe_domain(type(names[0]) if names else str)
+        declared = tuple(
+            (name, vector_domain(atom_domain(T=T, nan=True if T in ("f32", "f64") else None)))
+            for name, T in schema.items()
+            if T is not None
+        )
+        return DataFrameDomain(domain.K, columns=declared)
     if _frames.library_of(data) == "polars" and type(data).__name__ == "LazyFrame":
         raise NotImplementedForType(
             "a Polars LazyFrame is a query plan, not data: pass lazy_frame.collect() (OpenDP's "
@@ -945,17 +958,26 @@ def _append(chain: Any, f: Callable[..., Any], kind: str, args: Any, kwargs: Any
     if kind == "then":
         step = f(*args, **kwargs)
         if isinstance(chain, tuple):
-            return chain >> step
+            return _head(chain, chain >> step)
         domain, metric = _space_of_chain(chain)
         return chain >> step(domain, metric)
     if kind == "space":
         domain, metric = _space_of_chain(chain)
         built = f(domain, metric, *args, **kwargs)
-        return built if isinstance(chain, tuple) else chain >> built
+        return _head(chain, built) if isinstance(chain, tuple) else chain >> built
     if kind in ("measurement", "transformation"):
         return f(chain, *args, **kwargs)
     built = f(*args, **kwargs)
-    return built if isinstance(chain, tuple) else chain >> built
+    return _head(chain, built) if isinstance(chain, tuple) else chain >> built
+
+
+def _head(space: tuple[Domain[Any], Metric[Any]], step: Any) -> Any:
+    """The first step of a query on ``space``: refused now if it reads a column as another
+    type than the context's domain declares (its schema), naming the column and both types."""
+    inner = getattr(step, "input_domain", None)
+    if isinstance(inner, Domain):
+        check_fits(space[0], inner, "the query and the context's schema")
+    return step
 
 
 def _missing(f: Callable[..., Any], kind: str, name: str, args: Any, kwargs: Any) -> str | None:

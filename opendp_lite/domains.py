@@ -741,6 +741,10 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
     position and the value, before any function runs.  As in OpenDP, whose
     ``DataFrameDomain<K>`` carries no column types, the declared columns are not part of the
     domain's equality or repr, so a dataframe producer still chains into a column consumer.
+    A column declared by both sides of a join (a chain, a query sent to a compositor, a
+    grouped release) must be declared the same: otherwise the join is refused when it is
+    built, naming the column and its two types (``Domain._conflict``), so a query whose
+    column types differ from the data's declared schema never reaches the data.
     """
 
     K: str = "String"
@@ -754,6 +758,15 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
     @property
     def carrier_type(self) -> str:
         return f"HashMap<{self.K}, Column>"
+
+    def _conflict(self, other: Domain[Any]) -> tuple[object, Any, Any] | None:
+        if not isinstance(other, DataFrameDomain) or not self.columns:
+            return None
+        ours = dict(self.columns)
+        for name, theirs in other.columns:
+            if name in ours and ours[name] != theirs:
+                return f"column {name!r}", ours[name], theirs
+        return None
 
     def _normalize(self, x: object) -> Mapping[Any, Any]:
         x = _frames.as_frame(x)  # pandas/Polars DataFrames, pyarrow Tables: dicts of columns

@@ -34,6 +34,8 @@ from ..core import (
     _Sequencer,
     _space,
     _type_name,
+    check_fits,
+    invoke_private,
     make_chain_mt,
 )
 from ..errors import (
@@ -171,6 +173,7 @@ def _check_query(
         raise QueryableError(f"a query must be a Measurement, got {type(query).__name__}")
     if query.input_domain != domain:
         raise DomainMismatch(domain, query.input_domain, "query")
+    check_fits(domain, query.input_domain, "query")
     if query.input_metric != metric:
         raise MetricMismatch(metric, query.input_metric, "query")
     if query.output_measure != measure:
@@ -336,10 +339,10 @@ def make_adaptive_composition(
                 )
             spent[0] = index + 1  # charged before the query runs
             if concurrent:
-                return query.invoke(data)
+                return invoke_private(query, data)
             # every queryable the query creates is disabled once this one answers another
             with sequencer.children(sequencer.advance()):
-                return query.invoke(data)
+                return invoke_private(query, data)
 
         return Queryable(transition)
 
@@ -619,10 +622,10 @@ def make_fully_adaptive_composition(
             query = _check_query(query, input_domain, input_metric, output_measure)
             history.append(query)  # charged before it runs
             if concurrent:
-                return query.invoke(data)
+                return invoke_private(query, data)
             # every queryable the query creates is disabled once this one answers another
             with sequencer.children(sequencer.advance()):
-                return query.invoke(data)
+                return invoke_private(query, data)
 
         return OdometerQueryable(transition, _type_name(input_metric.distance_type))
 

@@ -21,7 +21,7 @@ from .. import _arith as ar
 from .. import _dask
 from .._spine import then
 from .._validate import check_finite_nonneg
-from ..core import Domain, Measurement, Metric, Transformation
+from ..core import Domain, Measurement, Metric, Transformation, check_fits
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, map_domain
 from ..errors import DomainMismatch, InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measurements.noise import make_laplace
@@ -150,6 +150,9 @@ def make_grouped(
         raise DomainMismatch(dataframe_domain(), measurement.input_domain, name)
     if not isinstance(measurement.input_metric, SymmetricDistance):
         raise MetricMismatch(symmetric_distance(), measurement.input_metric, name)
+    # a group's rows are rows of the partitioned frame: a column type the measurement
+    # declares otherwise than the frame's domain is refused now, not on a group's data
+    check_fits(cast(PartitionDomain, input_domain).part_domain, measurement.input_domain, name)
     measure = measurement.output_measure
     pure = isinstance(measure, MaxDivergence)
     approx = isinstance(measure, Approximate) and isinstance(measure.inner, MaxDivergence)

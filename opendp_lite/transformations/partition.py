@@ -493,7 +493,10 @@ def make_partition_by(
     else:
         raise MetricMismatch(symmetric_distance(), input_metric, "make_partition_by")
     ident = getattr(input_metric, "identifier", None)
-    out_domain = PartitionDomain(by_t, key_set, DataFrameDomain(input_domain.K))
+    # a group's rows are rows of the input: its declared columns hold for every group
+    out_domain = PartitionDomain(
+        by_t, key_set, DataFrameDomain(input_domain.K, input_domain.columns)
+    )
 
     def function(frame: Any) -> Partitioned:
         if _dask.is_dask_dataframe(frame):
