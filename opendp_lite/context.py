@@ -1147,7 +1147,17 @@ class Query(Generic[_Out]):
     def new_with(
         self, *, chain: Chain, wrap_release: Callable[[Any], Any] | None = None
     ) -> Query[Any]:
-        """This query with another chain (same loss and context)."""
+        """This query with another chain (same loss and context).
+
+        Raises:
+            DomainMismatch: if the chain reads a column as another type than the context's
+                domain declares (its schema): refused now, naming the column and both types.
+        """
+        inner = getattr(chain, "input_domain", None)
+        if self._context is not None and isinstance(inner, Domain):
+            context = self._context
+            space = context.query_space or (context.accountant.input_domain, None)
+            check_fits(space[0], inner, "the query and the context's schema")
         query: Query[Any] = Query(
             chain,
             self._output_measure,

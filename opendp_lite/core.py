@@ -214,6 +214,11 @@ class Domain(Generic[T]):
     def _normalize(self, x: object) -> T:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _declaring(self, other: Domain[Any]) -> Domain[Any]:
+        """This domain, also declaring what ``other`` declares of the same data and this one
+        leaves open (a dataframe domain: the columns ``other`` types); ``self`` by default."""
+        return self
+
     def _conflict(self, other: Domain[Any]) -> tuple[object, Any, Any] | None:
         """A part ``other`` declares otherwise than this domain: ``(where, ours, theirs)``.
 
@@ -509,6 +514,7 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
         "function",
         "input_domain",
         "input_metric",
+        "keeps_cells",
         "output_domain",
         "output_metric",
         "stability_map",
@@ -529,6 +535,10 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
         self.output_metric = output_metric
         self.function = function
         self.stability_map = stability_map
+        self.keeps_cells = False
+        """Whether every cell of the output is a cell of the input, unchanged (a filter or a
+        partition of rows): a chain then declares the next step's column types on its own
+        input domain, so they are checked where the data enters (:func:`make_chain_tt`)."""
 
     @property
     def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
@@ -801,6 +811,16 @@ def check_fits(outer: Domain[Any], inner: Domain[Any], where: str = "") -> None:
         raise DomainMismatch(ours, theirs, f"{part}{' of ' + where if where else ''}")
 
 
+def _head_domain(transformation0: Transformation[Any, Any, Any, Any], right: Domain[Any]) -> Any:
+    """The input domain of ``transformation0`` followed by a step whose input domain is
+    ``right``: when ``transformation0`` keeps cells (a row filter or partition), what
+    ``right`` declares of the columns is declared on the chain's input, so a cell the later
+    step would refuse is refused where the data enters, whichever rows it keeps."""
+    if not transformation0.keeps_cells:
+        return transformation0.input_domain
+    return transformation0.input_domain._declaring(right)
+
+
 def _assert_join(left_domain: Any, left_metric: Any, right_domain: Any, right_metric: Any) -> None:
     if left_domain != right_domain:
         raise DomainMismatch(left_domain, right_domain)
@@ -839,14 +859,16 @@ def make_chain_tt(
     )
     f0, f1 = transformation0.function, transformation1.function
     m0, m1 = transformation0.map, transformation1.map
-    return Transformation(
-        transformation0.input_domain,
+    chain = Transformation(
+        _head_domain(transformation0, transformation1.input_domain),
         transformation0.input_metric,
         transformation1.output_domain,
         transformation1.output_metric,
         compose(f1, f0),
         lambda d: m1(m0(d)),
     )
+    chain.keeps_cells = transformation0.keeps_cells and transformation1.keeps_cells
+    return chain
 
 
 def make_chain_mt(
@@ -879,7 +901,7 @@ def make_chain_mt(
     f0, f1 = transformation0.function, measurement1.function
     m0, m1 = transformation0.map, measurement1.map
     return Measurement(
-        transformation0.input_domain,
+        _head_domain(transformation0, measurement1.input_domain),
         transformation0.input_metric,
         measurement1.output_measure,
         compose(f1, f0),

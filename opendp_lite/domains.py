@@ -759,6 +759,17 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
     def carrier_type(self) -> str:
         return f"HashMap<{self.K}, Column>"
 
+    def _declaring(self, other: Domain[Any]) -> Domain[Any]:
+        # a partition's groups are frames too: their declared columns are those of its part
+        part = other if isinstance(other, DataFrameDomain) else getattr(other, "part_domain", None)
+        if not isinstance(part, DataFrameDomain):
+            return self
+        ours = dict(self.columns)
+        extra = tuple((k, v) for k, v in part.columns if k not in ours)
+        if not extra:
+            return self
+        return DataFrameDomain(self.K, columns=self.columns + extra)
+
     def _conflict(self, other: Domain[Any]) -> tuple[object, Any, Any] | None:
         if not isinstance(other, DataFrameDomain) or not self.columns:
             return None

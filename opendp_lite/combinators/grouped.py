@@ -12,6 +12,7 @@ labelled ``dict`` out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast, overload
 
@@ -153,6 +154,12 @@ def make_grouped(
     # a group's rows are rows of the partitioned frame: a column type the measurement
     # declares otherwise than the frame's domain is refused now, not on a group's data
     check_fits(cast(PartitionDomain, input_domain).part_domain, measurement.input_domain, name)
+    # the column types the measurement reads are declared on the groups' domain, so a chain
+    # after make_partition_by checks them where the data enters (core.make_chain_mt)
+    part = cast(PartitionDomain, input_domain)
+    input_domain = dataclasses.replace(
+        part, part_domain=cast(DataFrameDomain, part.part_domain._declaring(measurement.input_domain))
+    )
     measure = measurement.output_measure
     pure = isinstance(measure, MaxDivergence)
     approx = isinstance(measure, Approximate) and isinstance(measure.inner, MaxDivergence)
