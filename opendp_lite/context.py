@@ -670,13 +670,8 @@ def _frame_domain(data: Any, schema: dict[Any, str | None] | None) -> Domain[Any
     """
     if schema is not None:
         names = list(schema)
-        domain = dataframe_domain(type(names[0]) if names else str)
-        declared = tuple(
-            (name, vector_domain(atom_domain(T=T, nan=True if T in ("f32", "f64") else None)))
-            for name, T in schema.items()
-            if T is not None
-        )
-        return DataFrameDomain(domain.K, columns=declared)
+        declared = {name: T for name, T in schema.items() if T is not None}
+        return dataframe_domain(type(names[0]) if names else str, columns=declared)
     if _frames.library_of(data) == "polars" and type(data).__name__ == "LazyFrame":
         raise NotImplementedForType(
             "a Polars LazyFrame is a query plan, not data: pass lazy_frame.collect() (OpenDP's "

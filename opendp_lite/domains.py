@@ -842,8 +842,15 @@ def _coerce_column(name: object, col: object) -> npt.NDArray[Any]:
     return arr
 
 
-def dataframe_domain(K: object = str) -> DataFrameDomain:
+def dataframe_domain(
+    K: object = str, columns: Mapping[Any, object] | None = None
+) -> DataFrameDomain:
     """Dataframes keyed by column names of type ``K``: ``dict[K, list | ndarray]``.
+
+    ``columns`` (an opendp_lite extension) declares the type of the cells of some columns,
+    ``{name: T}``, as ``make_select_column(name, TOA=T)`` reads them (a float column admits
+    NaN): a member's every cell of them is checked where the data enters, and a query that
+    reads one as another type is refused when it is built (see docs/context.md).
 
     >>> dataframe_domain(str)
     DataFrameDomain("String")
@@ -851,11 +858,23 @@ def dataframe_domain(K: object = str) -> DataFrameDomain:
     True
     >>> dataframe_domain().member({"age": [30, 41], "name": ["a"]})
     False
+    >>> dataframe_domain(columns={"age": int}).member({"age": [30, None]})
+    False
 
     Raises:
-        NotImplementedForType: if ``K`` is not a supported carrier.
+        NotImplementedForType: if ``K`` or a column type is not a supported carrier.
+        InvalidParameter: if a column name is not of type ``K``.
     """
-    return DataFrameDomain(carrier_name(K))
+    key = carrier_name(K)
+    declared = []
+    for name, T in (columns or {}).items():
+        try:
+            name = atom_domain(T=key, nan=False)._normalize(name)
+        except NotInDomain as e:
+            raise InvalidParameter(f"columns: a name must be of type K={key}: {e}") from None
+        t = carrier_name(T)
+        declared.append((name, vector_domain(atom_domain(T=t, nan=True if is_float(t) else None))))
+    return DataFrameDomain(key, columns=tuple(declared))
 
 
 @dataclass(frozen=True)

@@ -157,9 +157,8 @@ def make_grouped(
     # the column types the measurement reads are declared on the groups' domain, so a chain
     # after make_partition_by checks them where the data enters (core.make_chain_mt)
     part = cast(PartitionDomain, input_domain)
-    input_domain = dataclasses.replace(
-        part, part_domain=cast(DataFrameDomain, part.part_domain._declaring(measurement.input_domain))
-    )
+    declared = cast(DataFrameDomain, part.part_domain._declaring(measurement.input_domain))
+    input_domain = dataclasses.replace(part, part_domain=declared)
     measure = measurement.output_measure
     pure = isinstance(measure, MaxDivergence)
     approx = isinstance(measure, Approximate) and isinstance(measure.inner, MaxDivergence)
@@ -170,7 +169,7 @@ def make_grouped(
         )
     inner = measurement
     inner_domain = measurement.input_domain
-    keys = cast(PartitionDomain, input_domain).keys
+    keys = input_domain.keys
 
     if keys is not None:
         if threshold is not None or threshold_scale is not None:
