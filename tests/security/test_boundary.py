@@ -175,3 +175,24 @@ def test_a_privacy_filter_withholds_the_refusal(kind: str) -> None:
     with pytest.raises(NotInDomain, match="withheld") as info:
         queryable(query)
     _assert_redacted(info.value)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars"])
+def test_a_sparse_vector_query_on_a_frame_withholds_the_refusal(kind: str) -> None:
+    """A sparse vector's queries run on the private data too (its queryable is interactive)."""
+    space = dp.dataframe_domain(), dp.symmetric_distance()
+    svt = dp.m.make_sparse_vector(
+        *space, d_in=1, query_sensitivity=1, threshold=50, threshold_scale=2.0, query_scale=4.0
+    )
+    queryable = svt(_data(kind))
+    query = dp.t.make_select_column("ssn", TOA=int) >> dp.t.then_count()
+    with pytest.raises(NotInDomain, match="withheld") as info:
+        queryable(query)
+    _assert_redacted(info.value)
+    # a query reading a column as another type than the space declares: refused when sent
+    typed = dp.dataframe_domain(columns={"ssn": str}), dp.symmetric_distance()
+    svt_typed = dp.m.make_sparse_vector(
+        *typed, d_in=1, query_sensitivity=1, threshold=50, threshold_scale=2.0, query_scale=4.0
+    )
+    with pytest.raises(DomainMismatch, match="column 'ssn'"):
+        svt_typed(_data(kind))(query)
