@@ -1082,8 +1082,9 @@ class Query(Generic[_Out]):
         """``then_count``: the number of records (on a frame: of rows).
 
         On a frame the rows are counted through one column: a float column if there is one
-        (its missing values are NaN, members of its domain), else the first column, whose
-        missing values are then refused; ``.select(column).count()`` picks it yourself.
+        (its missing values are NaN, members of its domain), else the first column (a frame's
+        context refuses missing values in non-float columns when it is built, so the count
+        never fails on the data); ``.select(column).count()`` picks it yourself.
         """
         if self._holds_frame():
             return self._rows()._named("count", args, kwargs)
@@ -1206,11 +1207,13 @@ class Query(Generic[_Out]):
         ``TOA`` (the type of its cells) is read from the frame's schema when omitted.  A float
         column may hold NaN (a missing value): ``fill=v`` replaces it with ``v``
         (``then_impute_constant``), as clamping and sums need; or chain ``.drop_null()``.  A
-        missing value in a non-float column is refused when the query is released, with
-        ``NotInDomain`` naming the column and the position, before any noise is drawn.
+        missing value in a non-float column of a frame is refused when the data owner builds
+        the context (its domain declares the schema's column types).
 
         Raises:
             InvalidParameter: if the query does not hold a frame, or the column is unknown.
+            DomainMismatch: if ``TOA`` is not the type the context's schema declares for the
+                column (naming the column and both types, never data).
         """
         domain = self._frame_space("select")
         T = self._column_type(column, TOA, "select")
