@@ -227,9 +227,14 @@ def make_composition(
     if not children:
         raise InvalidParameter("measurements must hold at least one measurement, got []")
     first = children[0]
+    # each child's declared column types are declared on the composition's input, so every
+    # child's cells are checked where the data enters (a conflict is refused now)
+    domain = first.input_domain
     for child in children[1:]:
         if child.input_domain != first.input_domain:
             raise DomainMismatch(first.input_domain, child.input_domain, "composition")
+        check_fits(domain, child.input_domain, "composition")
+        domain = domain._declaring(child.input_domain)
         if child.input_metric != first.input_metric:
             raise MetricMismatch(first.input_metric, child.input_metric, "composition")
         if child.output_measure != first.output_measure:
@@ -245,7 +250,7 @@ def make_composition(
     def privacy_map(d_in: DI) -> MO:
         return _compose(measure, [m(d_in) for m in maps])  # type: ignore[no-any-return]
 
-    return Measurement(first.input_domain, first.input_metric, measure, function, privacy_map)
+    return Measurement(domain, first.input_metric, measure, function, privacy_map)
 
 
 def make_basic_composition(

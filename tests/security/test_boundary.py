@@ -196,3 +196,21 @@ def test_a_sparse_vector_query_on_a_frame_withholds_the_refusal(kind: str) -> No
     )
     with pytest.raises(DomainMismatch, match="column 'ssn'"):
         svt_typed(_data(kind))(query)
+
+
+def test_a_composition_declares_every_child_s_columns_where_the_data_enters() -> None:
+    """A composition of two queries sent to a compositor: the second child's column type was
+    checked only inside the function (naming the position)."""
+    space = dp.dataframe_domain(), dp.symmetric_distance()
+    first = dp.t.make_select_column("name", TOA=str) >> dp.t.then_count() >> dp.m.then_laplace(1.0)
+    second = _inner_i16_salary()
+    both = dp.c.make_composition([first, second])
+    assert dict(both.input_domain.columns).keys() == {"name", "salary"}
+    assert not both.input_domain.member(_columns())  # refused where the data enters
+    typed = dp.t.make_select_column("salary", TOA="i64") >> dp.t.then_count()
+    with pytest.raises(DomainMismatch, match="column 'salary'"):
+        dp.c.make_composition([second, typed >> dp.m.then_laplace(1.0)])
+    queryable = dp.c.make_adaptive_composition(*space, dp.max_divergence(), 1, [2.0])(_columns())
+    with pytest.raises(NotInDomain, match="withheld") as info:
+        queryable(both)
+    _assert_redacted(info.value)
