@@ -67,6 +67,7 @@ from .core import (
     Transformation,
     _as_list_for,
     _holds_array,
+    check_fits,
 )
 from .domains import (
     DataFrameDomain,
@@ -660,10 +661,17 @@ class Context:
 
 
 def _frame_domain(data: Any, schema: dict[Any, str | None] | None) -> Domain[Any]:
-    """The domain of ``data`` from its type and schema only (never its values)."""
+    """The domain of ``data`` from its type and schema only (never its values).
+
+    A frame's domain declares each column whose type is known by its schema (``select``'s
+    vector domain of that type, a float column admitting NaN), so every cell is checked when
+    the data owner builds the context, and a query reading a column as another type is
+    refused when it is built (``Domain._conflict``).
+    """
     if schema is not None:
         names = list(schema)
-        return dataframe_domain(type(names[0]) if names else str)
+        declared = {name: T for name, T in schema.items() if T is not None}
+        return dataframe_domain(type(names[0]) if names else str, columns=declared)
     if _frames.library_of(data) == "polars" and type(data).__name__ == "LazyFrame":
         raise NotImplementedForType(
             "a Polars LazyFrame is a query plan, not data: pass lazy_frame.collect() (OpenDP's "
@@ -945,17 +953,26 @@ def _append(chain: Any, f: Callable[..., Any], kind: str, args: Any, kwargs: Any
     if kind == "then":
         step = f(*args, **kwargs)
         if isinstance(chain, tuple):
-            return chain >> step
+            return _head(chain, chain >> step)
         domain, metric = _space_of_chain(chain)
         return chain >> step(domain, metric)
     if kind == "space":
         domain, metric = _space_of_chain(chain)
         built = f(domain, metric, *args, **kwargs)
-        return built if isinstance(chain, tuple) else chain >> built
+        return _head(chain, built) if isinstance(chain, tuple) else chain >> built
     if kind in ("measurement", "transformation"):
         return f(chain, *args, **kwargs)
     built = f(*args, **kwargs)
-    return built if isinstance(chain, tuple) else chain >> built
+    return _head(chain, built) if isinstance(chain, tuple) else chain >> built
+
+
+def _head(space: tuple[Domain[Any], Metric[Any]], step: Any) -> Any:
+    """The first step of a query on ``space``: refused now if it reads a column as another
+    type than the context's domain declares (its schema), naming the column and both types."""
+    inner = getattr(step, "input_domain", None)
+    if isinstance(inner, Domain):
+        check_fits(space[0], inner, "the query and the context's schema")
+    return step
 
 
 def _missing(f: Callable[..., Any], kind: str, name: str, args: Any, kwargs: Any) -> str | None:
@@ -1065,8 +1082,9 @@ class Query(Generic[_Out]):
         """``then_count``: the number of records (on a frame: of rows).
 
         On a frame the rows are counted through one column: a float column if there is one
-        (its missing values are NaN, members of its domain), else the first column, whose
-        missing values are then refused; ``.select(column).count()`` picks it yourself.
+        (its missing values are NaN, members of its domain), else the first column (a frame's
+        context refuses missing values in non-float columns when it is built, so the count
+        never fails on the data); ``.select(column).count()`` picks it yourself.
         """
         if self._holds_frame():
             return self._rows()._named("count", args, kwargs)
@@ -1125,7 +1143,17 @@ class Query(Generic[_Out]):
     def new_with(
         self, *, chain: Chain, wrap_release: Callable[[Any], Any] | None = None
     ) -> Query[Any]:
-        """This query with another chain (same loss and context)."""
+        """This query with another chain (same loss and context).
+
+        Raises:
+            DomainMismatch: if the chain reads a column as another type than the context's
+                domain declares (its schema): refused now, naming the column and both types.
+        """
+        inner = getattr(chain, "input_domain", None)
+        if self._context is not None and isinstance(inner, Domain):
+            context = self._context
+            space = context.query_space or (context.accountant.input_domain, None)
+            check_fits(space[0], inner, "the query and the context's schema")
         query: Query[Any] = Query(
             chain,
             self._output_measure,
@@ -1179,11 +1207,13 @@ class Query(Generic[_Out]):
         ``TOA`` (the type of its cells) is read from the frame's schema when omitted.  A float
         column may hold NaN (a missing value): ``fill=v`` replaces it with ``v``
         (``then_impute_constant``), as clamping and sums need; or chain ``.drop_null()``.  A
-        missing value in a non-float column is refused when the query is released, with
-        ``NotInDomain`` naming the column and the position, before any noise is drawn.
+        missing value in a non-float column of a frame is refused when the data owner builds
+        the context (its domain declares the schema's column types).
 
         Raises:
             InvalidParameter: if the query does not hold a frame, or the column is unknown.
+            DomainMismatch: if ``TOA`` is not the type the context's schema declares for the
+                column (naming the column and both types, never data).
         """
         domain = self._frame_space("select")
         T = self._column_type(column, TOA, "select")

@@ -36,10 +36,12 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar, ove
 from ._validate import is_real_value
 from .errors import (
     DomainMismatch,
+    FailedFunction,
     FailedMap,
     FeatureNotEnabled,
     InfiniteLoss,
     MetricMismatch,
+    NotInDomain,
     QueryableError,
 )
 
@@ -57,9 +59,11 @@ __all__ = [
     "Transformation",
     "as_array",
     "assert_features",
+    "check_fits",
     "compose",
     "disable_features",
     "enable_features",
+    "invoke_private",
     "make_chain_mt",
     "make_chain_pm",
     "make_chain_tt",
@@ -229,6 +233,22 @@ class Domain(Generic[T]):
     def _normalize(self, x: object) -> T:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _declaring(self, other: Domain[Any]) -> Domain[Any]:
+        """This domain, also declaring what ``other`` declares of the same data and this one
+        leaves open (a dataframe domain: the columns ``other`` types); ``self`` by default."""
+        return self
+
+    def _conflict(self, other: Domain[Any]) -> tuple[object, Any, Any] | None:
+        """A part ``other`` declares otherwise than this domain: ``(where, ours, theirs)``.
+
+        Equality leaves some declarations out (a dataframe domain's column types, as in
+        OpenDP), so a step whose input domain is equal to this one may still check its data
+        against a narrower type.  Such a conflict is read from the two domains alone, so it
+        is refused when the chain or query is built (:func:`check_fits`); None if there is
+        none (the default: nothing is left out of equality).
+        """
+        return None
+
     @property
     def carrier_type(self) -> str:
         """The OpenDP name of the carrier, e.g. ``"f64"`` or ``"Vec<i32>"``."""
@@ -383,6 +403,41 @@ class Absorbing(Generic[TI, TO]):
         return self.function(arg)
 
 
+def invoke_private(query: Any, data: Any) -> Any:
+    """``query.invoke(data)`` inside an interactive release (a compositor, a privacy filter):
+    the analyst chose the query and sees what it raises, so a failure is re-raised without
+    its message.
+
+    The data owner's boundary is where the data enters (building the compositor, calling a
+    measurement directly); there a refusal may name a value and a position.  A query runs
+    on data that boundary has already checked against the compositor's input domain, and
+    :func:`check_fits` refuses, when it is submitted, a query that declares a column type
+    the domain declares otherwise; what still fails here depends on the data, so neither the
+    value, nor the position, nor the original message is passed on (and no exception is
+    chained: ``__cause__`` and ``__context__`` are empty).  ``NotInDomain`` stays a
+    ``NotInDomain``, an error whose class sets ``withheld_keeps_class`` (the randomness
+    source's failure) keeps its class; anything else (a user function's error, a worker
+    crash) becomes a ``FailedFunction``.  ``QueryableError`` (budget, re-entrancy) is raised
+    by the queryables themselves and passes unchanged.
+    """
+    try:
+        return query.invoke(data)
+    except QueryableError:
+        raise
+    except Exception as e:  # every failure on private data is withheld
+        kind: type[Exception] = FailedFunction
+        if isinstance(e, NotInDomain):
+            kind = NotInDomain
+        elif getattr(type(e), "withheld_keeps_class", False):  # e.g. RandomnessError
+            kind = type(e)
+    raise kind(
+        "the query failed while it ran on the private data; the reason is withheld from the "
+        "analyst, as it may name a record. Fix (analyst): build the query on the column types "
+        "the context declares (its schema); (data owner): call the measurement on the data "
+        "yourself to see the reason"
+    )
+
+
 def compose(f1: Callable[[U], TO], f0: Callable[[TI], U]) -> Callable[[TI], TO]:
     """``f1 ∘ f0``; fused when ``f1`` absorbs the deferred last step of ``f0``.
 
@@ -478,6 +533,7 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
         "function",
         "input_domain",
         "input_metric",
+        "keeps_cells",
         "output_domain",
         "output_metric",
         "stability_map",
@@ -498,6 +554,10 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
         self.output_metric = output_metric
         self.function = function
         self.stability_map = stability_map
+        self.keeps_cells = False
+        """Whether every cell of the output is a cell of the input, unchanged (a filter or a
+        partition of rows): a chain then declares the next step's column types on its own
+        input domain, so they are checked where the data enters (:func:`make_chain_tt`)."""
 
     @property
     def input_space(self) -> tuple[Domain[TI], Metric[DI]]:
@@ -757,9 +817,33 @@ def _space(other: object) -> tuple[Any, Any]:
 # Chaining
 
 
+def check_fits(outer: Domain[Any], inner: Domain[Any], where: str = "") -> None:
+    """Refuse a step on data of ``outer`` whose input domain ``inner`` declares a part of the
+    data otherwise (a column of another type), from the domains alone.
+
+    Raises:
+        DomainMismatch: naming the part (a column) and its two declarations, never data.
+    """
+    conflict = outer._conflict(inner)
+    if conflict is not None:
+        part, ours, theirs = conflict
+        raise DomainMismatch(ours, theirs, f"{part}{' of ' + where if where else ''}")
+
+
+def _head_domain(transformation0: Transformation[Any, Any, Any, Any], right: Domain[Any]) -> Any:
+    """The input domain of ``transformation0`` followed by a step whose input domain is
+    ``right``: when ``transformation0`` keeps cells (a row filter or partition), what
+    ``right`` declares of the columns is declared on the chain's input, so a cell the later
+    step would refuse is refused where the data enters, whichever rows it keeps."""
+    if not transformation0.keeps_cells:
+        return transformation0.input_domain
+    return transformation0.input_domain._declaring(right)
+
+
 def _assert_join(left_domain: Any, left_metric: Any, right_domain: Any, right_metric: Any) -> None:
     if left_domain != right_domain:
         raise DomainMismatch(left_domain, right_domain)
+    check_fits(left_domain, right_domain)
     if left_metric != right_metric:
         raise MetricMismatch(left_metric, right_metric)
 
@@ -794,14 +878,16 @@ def make_chain_tt(
     )
     f0, f1 = transformation0.function, transformation1.function
     m0, m1 = transformation0.map, transformation1.map
-    return Transformation(
-        transformation0.input_domain,
+    chain = Transformation(
+        _head_domain(transformation0, transformation1.input_domain),
         transformation0.input_metric,
         transformation1.output_domain,
         transformation1.output_metric,
         compose(f1, f0),
         lambda d: m1(m0(d)),
     )
+    chain.keeps_cells = transformation0.keeps_cells and transformation1.keeps_cells
+    return chain
 
 
 def make_chain_mt(
@@ -834,7 +920,7 @@ def make_chain_mt(
     f0, f1 = transformation0.function, measurement1.function
     m0, m1 = transformation0.map, measurement1.map
     return Measurement(
-        transformation0.input_domain,
+        _head_domain(transformation0, measurement1.input_domain),
         transformation0.input_metric,
         measurement1.output_measure,
         compose(f1, f0),

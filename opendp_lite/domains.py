@@ -766,6 +766,10 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
     position and the value, before any function runs.  As in OpenDP, whose
     ``DataFrameDomain<K>`` carries no column types, the declared columns are not part of the
     domain's equality or repr, so a dataframe producer still chains into a column consumer.
+    A column declared by both sides of a join (a chain, a query sent to a compositor, a
+    grouped release) must be declared the same: otherwise the join is refused when it is
+    built, naming the column and its two types (``Domain._conflict``), so a query whose
+    column types differ from the data's declared schema never reaches the data.
     """
 
     K: str = "String"
@@ -779,6 +783,26 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
     @property
     def carrier_type(self) -> str:
         return f"HashMap<{self.K}, Column>"
+
+    def _declaring(self, other: Domain[Any]) -> Domain[Any]:
+        # a partition's groups are frames too: their declared columns are those of its part
+        part = other if isinstance(other, DataFrameDomain) else getattr(other, "part_domain", None)
+        if not isinstance(part, DataFrameDomain):
+            return self
+        ours = dict(self.columns)
+        extra = tuple((k, v) for k, v in part.columns if k not in ours)
+        if not extra:
+            return self
+        return DataFrameDomain(self.K, columns=self.columns + extra)
+
+    def _conflict(self, other: Domain[Any]) -> tuple[object, Any, Any] | None:
+        if not isinstance(other, DataFrameDomain) or not self.columns:
+            return None
+        ours = dict(self.columns)
+        for name, theirs in other.columns:
+            if name in ours and ours[name] != theirs:
+                return f"column {name!r}", ours[name], theirs
+        return None
 
     def _normalize(self, x: object) -> Mapping[Any, Any]:
         x = _frames.as_frame(x)  # pandas/Polars DataFrames, pyarrow Tables: dicts of columns
@@ -843,8 +867,15 @@ def _coerce_column(name: object, col: object) -> npt.NDArray[Any]:
     return arr
 
 
-def dataframe_domain(K: object = str) -> DataFrameDomain:
+def dataframe_domain(
+    K: object = str, columns: Mapping[Any, object] | None = None
+) -> DataFrameDomain:
     """Dataframes keyed by column names of type ``K``: ``dict[K, list | ndarray]``.
+
+    ``columns`` (an opendp_lite extension) declares the type of the cells of some columns,
+    ``{name: T}``, as ``make_select_column(name, TOA=T)`` reads them (a float column admits
+    NaN): a member's every cell of them is checked where the data enters, and a query that
+    reads one as another type is refused when it is built (see docs/context.md).
 
     >>> dataframe_domain(str)
     DataFrameDomain("String")
@@ -852,11 +883,23 @@ def dataframe_domain(K: object = str) -> DataFrameDomain:
     True
     >>> dataframe_domain().member({"age": [30, 41], "name": ["a"]})
     False
+    >>> dataframe_domain(columns={"age": int}).member({"age": [30, None]})
+    False
 
     Raises:
-        NotImplementedForType: if ``K`` is not a supported carrier.
+        NotImplementedForType: if ``K`` or a column type is not a supported carrier.
+        InvalidParameter: if a column name is not of type ``K``.
     """
-    return DataFrameDomain(carrier_name(K))
+    key = carrier_name(K)
+    declared = []
+    for name, T in (columns or {}).items():
+        try:
+            name = atom_domain(T=key, nan=False)._normalize(name)
+        except NotInDomain as e:
+            raise InvalidParameter(f"columns: a name must be of type K={key}: {e}") from None
+        t = carrier_name(T)
+        declared.append((name, vector_domain(atom_domain(T=t, nan=True if is_float(t) else None))))
+    return DataFrameDomain(key, columns=tuple(declared))
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ from ..core import (
     _Sequencer,
     _space,
     _type_name,
+    check_fits,
+    invoke_private,
     make_chain_mt,
 )
 from ..errors import (
@@ -171,6 +173,7 @@ def _check_query(
         raise QueryableError(f"a query must be a Measurement, got {type(query).__name__}")
     if query.input_domain != domain:
         raise DomainMismatch(domain, query.input_domain, "query")
+    check_fits(domain, query.input_domain, "query")
     if query.input_metric != metric:
         raise MetricMismatch(metric, query.input_metric, "query")
     if query.output_measure != measure:
@@ -241,9 +244,14 @@ def make_composition(
     if not children:
         raise InvalidParameter("measurements must hold at least one measurement, got []")
     first = children[0]
+    # each child's declared column types are declared on the composition's input, so every
+    # child's cells are checked where the data enters (a conflict is refused now)
+    domain = first.input_domain
     for child in children[1:]:
         if child.input_domain != first.input_domain:
             raise DomainMismatch(first.input_domain, child.input_domain, "composition")
+        check_fits(domain, child.input_domain, "composition")
+        domain = domain._declaring(child.input_domain)
         if child.input_metric != first.input_metric:
             raise MetricMismatch(first.input_metric, child.input_metric, "composition")
         if child.output_measure != first.output_measure:
@@ -259,7 +267,7 @@ def make_composition(
     def privacy_map(d_in: DI) -> MO:
         return _compose(measure, [m(d_in) for m in maps])  # type: ignore[no-any-return]
 
-    return Measurement(first.input_domain, first.input_metric, measure, function, privacy_map)
+    return Measurement(domain, first.input_metric, measure, function, privacy_map)
 
 
 def make_basic_composition(
@@ -353,10 +361,10 @@ def make_adaptive_composition(
                 )
             spent[0] = index + 1  # charged before the query runs
             if concurrent:
-                return query.invoke(data)
+                return invoke_private(query, data)
             # every queryable the query creates is disabled once this one answers another
             with sequencer.children(sequencer.advance()):
-                return query.invoke(data)
+                return invoke_private(query, data)
 
         return Queryable(transition)
 
@@ -637,10 +645,10 @@ def make_fully_adaptive_composition(
             query = _check_query(query, input_domain, input_metric, output_measure)
             history.append(query)  # charged before it runs
             if concurrent:
-                return query.invoke(data)
+                return invoke_private(query, data)
             # every queryable the query creates is disabled once this one answers another
             with sequencer.children(sequencer.advance()):
-                return query.invoke(data)
+                return invoke_private(query, data)
 
         return OdometerQueryable(transition, _type_name(input_metric.distance_type))
 

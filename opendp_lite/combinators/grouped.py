@@ -12,6 +12,7 @@ labelled ``dict`` out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast, overload
 
@@ -21,7 +22,7 @@ from .. import _arith as ar
 from .. import _dask
 from .._spine import then
 from .._validate import check_finite_nonneg
-from ..core import Domain, Measurement, Metric, Transformation
+from ..core import Domain, Measurement, Metric, Transformation, check_fits
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, map_domain
 from ..errors import DomainMismatch, InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measurements.noise import make_laplace
@@ -150,6 +151,14 @@ def make_grouped(
         raise DomainMismatch(dataframe_domain(), measurement.input_domain, name)
     if not isinstance(measurement.input_metric, SymmetricDistance):
         raise MetricMismatch(symmetric_distance(), measurement.input_metric, name)
+    # a group's rows are rows of the partitioned frame: a column type the measurement
+    # declares otherwise than the frame's domain is refused now, not on a group's data
+    check_fits(cast(PartitionDomain, input_domain).part_domain, measurement.input_domain, name)
+    # the column types the measurement reads are declared on the groups' domain, so a chain
+    # after make_partition_by checks them where the data enters (core.make_chain_mt)
+    part = cast(PartitionDomain, input_domain)
+    declared = cast(DataFrameDomain, part.part_domain._declaring(measurement.input_domain))
+    input_domain = dataclasses.replace(part, part_domain=declared)
     measure = measurement.output_measure
     pure = isinstance(measure, MaxDivergence)
     approx = isinstance(measure, Approximate) and isinstance(measure.inner, MaxDivergence)
@@ -160,7 +169,7 @@ def make_grouped(
         )
     inner = measurement
     inner_domain = measurement.input_domain
-    keys = cast(PartitionDomain, input_domain).keys
+    keys = input_domain.keys
 
     if keys is not None:
         if threshold is not None or threshold_scale is not None:

@@ -40,6 +40,8 @@ from ..core import (
     Transformation,
     _space,
     assert_features,
+    check_fits,
+    invoke_private,
 )
 from ..domains import AtomDomain
 from ..errors import FailedMap, QueryableError
@@ -134,6 +136,7 @@ def make_sparse_vector(
                 "a query must act on the sparse vector's input space "
                 f"({input_domain!r}, {input_metric!r})"
             )
+        check_fits(input_domain, query.input_domain, "query")
         out_domain, out_metric = query.output_domain, query.output_metric
         if not (isinstance(out_domain, AtomDomain) and is_int(out_domain.T)):
             raise QueryableError(f"a query must return an integer, not {out_domain!r}")
@@ -158,7 +161,7 @@ def make_sparse_vector(
                 raise SparseVectorHalted(
                     f"the sparse vector has given its {c} positive answer(s); it is halted"
                 )
-            answer = admit(query).function(arg)
+            answer = invoke_private(admit(query), arg)  # a failure's message is withheld
             nu = sample_discrete_laplace(q(b_q))
             above = bool(int(answer) + nu >= level)
             positives += above

@@ -64,6 +64,10 @@ __all__ = [
 class RandomnessError(OpenDPLiteError, OSError):
     """The OS randomness source failed; nothing was sampled."""
 
+    #: inside an interactive release its message is withheld (it counts bytes asked for,
+    #: which may follow the data's size), its class is kept (core.invoke_private)
+    withheld_keeps_class = True
+
 
 def _os_source(n: int) -> bytes:
     try:

@@ -140,7 +140,9 @@ def make_filter_rows(
             out[name] = kept
         return out
 
-    return Transformation(domain, input_metric, domain, input_metric, function, lambda d: d)
+    kept = Transformation(domain, input_metric, domain, input_metric, function, lambda d: d)
+    kept.keeps_cells = True  # a chain declares the next step's columns on its input
+    return kept
 
 
 then_filter_rows = then(make_filter_rows)

@@ -506,7 +506,10 @@ def make_partition_by(
     else:
         raise MetricMismatch(symmetric_distance(), input_metric, "make_partition_by")
     ident = getattr(input_metric, "identifier", None)
-    out_domain = PartitionDomain(by_t, key_set, DataFrameDomain(input_domain.K))
+    # a group's rows are rows of the input: its declared columns hold for every group
+    out_domain = PartitionDomain(
+        by_t, key_set, DataFrameDomain(input_domain.K, input_domain.columns)
+    )
 
     def function(frame: Any) -> Partitioned:
         if _dask.is_dask_dataframe(frame):
@@ -529,9 +532,11 @@ def make_partition_by(
         def stability_map(d_in: int) -> Triple:
             return d_in * l0, d_in * l1, d_in * li
 
-    return Transformation(
+    parts = Transformation(
         input_domain, input_metric, out_domain, partition_distance(), function, stability_map
     )
+    parts.keeps_cells = True  # a chain declares the groups' column types on its input
+    return parts
 
 
 then_partition_by = then(make_partition_by)
@@ -708,14 +713,31 @@ def _sum_partial(
 
 
 def _float_column(col: Any, column: Any) -> npt.NDArray[np.float64]:
+    """The column as f64, row by row; a cell that is not a number (NaN, ``None``, a string,
+    a bool) is a missing value and becomes 0 (then clamped like any value).
+
+    Row by row and total: whether the grouped sum releases never depends on a cell, and a
+    cell in a row whose key is dropped is never looked at in a way that can raise.
+    """
     arr = np.asarray(col)
-    if arr.dtype.kind not in "iuf" or arr.ndim != 1:
-        raise NotInDomain(f"column {column!r} must be numeric, got dtype {arr.dtype}")
-    if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise NotInDomain(f"column {column!r} holds NaN: impute or drop missing values first")
+    if arr.ndim != 1:
+        raise NotInDomain(f"column {column!r} must be 1-d, got shape {arr.shape}")
     if arr.dtype.kind in "iu":
         return arr.astype(np.float64)  # row by row, then clamped: any value maps into bounds
-    return arr.astype(np.float64, copy=False)
+    if arr.dtype.kind == "f":
+        out = arr.astype(np.float64, copy=False)
+        nan = np.isnan(out)
+        return np.where(nan, 0.0, out) if nan.any() else out
+    return np.array([_float_cell(v) for v in arr.tolist()], dtype=np.float64)
+
+
+def _float_cell(v: object) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != v:
+        return 0.0  # missing: not a number
+    try:
+        return float(v)
+    except OverflowError:  # an int beyond f64: its sign's infinity, clamped to a bound
+        return math.inf if v > 0 else -math.inf
 
 
 def make_grouped_sum(
@@ -744,8 +766,11 @@ def make_grouped_sum(
         InvalidParameter: if the keys are private, ``norm`` is not 1 or 2, the bounds are not
             finite and ordered (or max(|L|, |U|) < 2^-950), or
             ``size_limit`` is not a positive int or could overflow f64.
-        NotInDomain: at invocation, before any randomness, if ``column`` is not numeric or
-            holds NaN.
+        NotInDomain: at invocation, before any randomness, if the frame has no ``column``.
+
+    A cell of ``column`` that is not a number (NaN, ``None``, a string, a bool) is a missing
+    value: it adds clamp(0), like a number would, so one cell never decides whether the
+    release raises.
 
     Proof: docs/proofs/make_grouped_sum.md
 
