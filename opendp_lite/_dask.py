@@ -260,6 +260,21 @@ def force(x: Any) -> None:
     reduce_blocks(x, _nothing)
 
 
+def force_frame(x: Any, check: Callable[[Any], None]) -> None:
+    """Run ``check(partition)`` on every partition (a pandas DataFrame) of the Dask frame ``x``,
+    in one ``compute`` that reads each partition once; nothing but the check's refusal (a
+    :class:`~opendp_lite.errors.NotInDomain`, for the data owner) reaches the driver."""
+    dask: Any = importlib.import_module("dask")
+    parts = [dask.delayed(_checked_partition, pure=True)(p, check) for p in x.to_delayed()]
+    if parts:
+        computed(dask.compute, *parts)
+
+
+def _checked_partition(partition: Any, check: Callable[[Any], None]) -> int:
+    check(partition)
+    return 0
+
+
 def _nothing(block: npt.NDArray[Any]) -> int:
     return 0
 
@@ -415,6 +430,7 @@ register_backend(
         owns_vector=is_dask,
         checked_vector=checked_vector,
         force=force,
+        force_frame=force_frame,
         owns_frame=is_dask_dataframe,
         checked_frame=checked_frame,
     )

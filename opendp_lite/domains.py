@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import struct
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, overload
@@ -42,7 +43,8 @@ class Backend:
     whether ``x`` is the backend's vector; ``checked_vector(element, size, x, coerce)`` returns
     ``x`` as a lazily checked member, each block checked by ``coerce(element, block)`` (the
     numpy vector check); ``force`` computes every check; ``owns_frame``/``checked_frame`` do
-    the same for data frames, whose keys are checked by ``coerce_key(K, key)``.
+    the same for data frames, whose keys are checked by ``coerce_key(K, key)``;
+    ``force_frame(x, check)`` runs ``check`` on each eager partition of a frame, in one pass.
     """
 
     name: str
@@ -51,6 +53,7 @@ class Backend:
     force: Callable[[Any], None]
     owns_frame: Callable[[object], bool]
     checked_frame: Callable[..., Any]
+    force_frame: Callable[..., None]
 
 
 _BACKENDS: list[Backend] = []
@@ -751,6 +754,44 @@ def user_domain(
     return UserDomain(identifier, member, descriptor)
 
 
+#: lazy frames whose declared columns were checked cell by cell, by identity (a Dask frame's
+#: ``==`` is elementwise): id(frame) -> (a weak reference to it, the columns checked)
+_CHECKED_FRAMES: dict[int, tuple[weakref.ref[Any], frozenset[Any]]] = {}
+
+
+def _force_declared_columns(
+    backend: Backend, frame: Any, columns: tuple[tuple[Any, VectorDomain[Any]], ...]
+) -> None:
+    """Check every cell of a lazy frame's declared columns now (``NotInDomain`` naming the
+    column, before any randomness), so that whether a later query on the frame fails never
+    depends on one record.  A frame object already checked for these columns is not read again.
+    """
+    key = id(frame)
+    entry = _CHECKED_FRAMES.get(key)
+    done = entry[1] if entry is not None and entry[0]() is frame else frozenset()
+    todo = [(k, v) for k, v in columns if (k, v) not in done]
+    for name, _ in todo:
+        if name not in frame.columns:
+            have = list(frame.columns)
+            raise NotInDomain(f"the dataframe has no column {name!r}; columns: {have}")
+    if todo:  # one pass over the frame for every column
+
+        def check(partition: Any) -> None:
+            for name, vd in todo:
+                vd._normalize(partition[name])
+
+        backend.force_frame(frame, check)
+    if todo:
+        def forget(_: object) -> None:
+            _CHECKED_FRAMES.pop(key, None)
+
+        try:
+            ref = weakref.ref(frame, forget)
+        except TypeError:  # not weakly referenceable: checked every time
+            return
+        _CHECKED_FRAMES[key] = (ref, done | frozenset(todo))
+
+
 @dataclass(frozen=True)
 class DataFrameDomain(Domain[Mapping[Any, Any]]):
     """Dataframes: a ``dict`` from column names of carrier ``K`` to equal-length columns.
@@ -808,8 +849,13 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
         x = _frames.as_frame(x)  # pandas/Polars DataFrames, pyarrow Tables: dicts of columns
         backend = _frame_backend(x)
         if backend is not None:
-            # a lazy dataframe: names checked now, columns when a vector domain reads them
-            return backend.checked_frame(self.K, x, _coerce_scalar)  # type: ignore[no-any-return]
+            # a lazy dataframe: names checked now; the declared columns' cells now too (one
+            # pass, where the data enters, remembered for this frame object), the others when a
+            # vector domain reads them
+            frame = backend.checked_frame(self.K, x, _coerce_scalar)
+            if self.columns:
+                _force_declared_columns(backend, frame, self.columns)
+            return frame  # type: ignore[no-any-return]
         if not isinstance(x, Mapping):
             raise NotInDomain(f"inferred type is {type(x).__name__}, expected a dataframe (dict)")
         typed = dict(self.columns)
