@@ -58,6 +58,39 @@ def counting_source() -> Iterator[list[int]]:
         yield calls
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "stat(fits=k): the test makes k statistical fit assertions per item, each through "
+        "tests/stat/_reference.py (counted against the run's false-alarm budget)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _statistical_ledger(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Count this test's statistical assertions (``tests/stat/_reference.py``): a test may not
+    make more fit assertions than its ``@pytest.mark.stat(fits=k)`` declares, so the budget
+    test's count of the run's false alarms (``tests/stat/test_budget.py``) is an upper bound."""
+    from tests.stat import _reference
+
+    ledger = _reference._reset()
+    yield
+    marker = request.node.get_closest_marker("stat")
+    declared = int(marker.kwargs.get("fits", 0)) if marker else 0
+    record = os.environ.get("OPENDP_LITE_STAT_RECORD")
+    if record and (ledger.fits or ledger.rejects):
+        with open(record, "a", encoding="utf-8") as f:
+            weakest = min((p for p, _ in ledger.powers), default=1.0)
+            f.write(f"{request.node.nodeid}\t{ledger.fits}\t{ledger.rejects}\t{weakest!r}\n")
+    if ledger.fits > declared:
+        pytest.fail(
+            f"{ledger.fits} statistical fit assertions, {declared} declared: add or raise "
+            f"@pytest.mark.stat(fits={ledger.fits}) (tests/stat/test_budget.py recounts the "
+            "run's false-alarm budget)",
+            pytrace=False,
+        )
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """No test module may leave a feature switched on at import (collection) time: the
     per-test restore below would keep it for every later test, and a test that checks a refusal

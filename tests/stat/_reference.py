@@ -1,0 +1,379 @@
+"""One place for the suite's statistical assertions, their reference laws and their budgets.
+
+Every statistical assertion of the suite goes through :func:`assert_fits` (a correct law must
+not be rejected: it fails by chance with probability ``ALPHA``) or :func:`assert_rejects` (a
+wrong law must be rejected: it fails by chance with probability ``1 - power``).  The
+``check_*`` helpers below run both halves of a usual test (the true law fits, each wrong law
+is rejected) for the common test statistics, computing each rejection's power from the sample
+size actually drawn.
+
+Two budgets (issue 21), both checked by ``tests/stat/test_budget.py``:
+
+* **False alarms.**  A test that calls :func:`assert_fits` declares how many times with
+  ``@pytest.mark.stat(fits=k)`` (per collected item).  Over a full run the sum of ``ALPHA``
+  over all declared assertions is at most ``RUN_BUDGET``; a test that calls the helper more
+  often than it declares fails (see ``tests/conftest.py``).
+* **Power.**  :func:`assert_rejects` takes the power of its test against the wrong law at the
+  sample it was given and fails below ``POWER_FLOOR``, whatever the outcome of the test: a
+  sample lowered below what the power allows fails at once (also at CI's reduced scale),
+  not once in a thousand runs.
+
+Powers are computed, not simulated: exactly for binomial tests; for χ² tests from the
+noncentral χ² law with noncentrality ``n·Σ(t−w)²/w`` (the usual large-sample approximation);
+for KS tests from a bound that holds for every n (the statistic against the wrong law is at
+least ``sup|F−G| − sup|F_n−F|``, and the law of ``sup|F_n−F|`` under the true law is
+Kolmogorov's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from tests.conftest import ALPHA
+
+#: Each wrong-law control must be rejected with at least this probability at its sample size.
+POWER_FLOOR = 0.999
+#: The false-alarm budget of one full run of the suite (Σ ALPHA over every fit assertion).
+RUN_BUDGET = 1e-3
+
+
+# -- the ledger: what the current test asserted --------------------------------------------------
+
+
+@dataclass
+class Ledger:
+    """The statistical assertions one test made (reset before each test by conftest)."""
+
+    fits: int = 0
+    rejects: int = 0
+    powers: list[tuple[float, str]] = field(default_factory=list)
+
+
+LEDGER = Ledger()
+
+
+def _reset() -> Ledger:
+    global LEDGER
+    LEDGER = Ledger()
+    return LEDGER
+
+
+def assert_fits(p: float, what: str = "") -> None:
+    """Assert that a test of a correct law does not reject it (p-value ``p`` > ``ALPHA``)."""
+    LEDGER.fits += 1
+    assert p > ALPHA, f"correct law rejected: p = {p:.3g} <= ALPHA = {ALPHA:g} {what}"
+
+
+def assert_rejects(p: float, power: float, what: str = "") -> None:
+    """Assert that a test of a wrong law rejects it (``p`` < ``ALPHA``), and that the test had
+    power >= ``POWER_FLOOR`` against that law at the sample used (checked first)."""
+    LEDGER.rejects += 1
+    LEDGER.powers.append((power, what))
+    assert power >= POWER_FLOOR, (
+        f"power {power:.6f} < {POWER_FLOOR} against the wrong law {what}: raise the sample size"
+    )
+    assert p < ALPHA, f"wrong law not rejected: p = {p:.3g} >= ALPHA = {ALPHA:g} {what}"
+
+
+def z_bound() -> float:
+    """The two-sided normal quantile at ``ALPHA`` (for :func:`assert_within`)."""
+    return float(stats.norm.isf(ALPHA / 2))
+
+
+def assert_within(value: float, center: float, sd: float, what: str = "") -> None:
+    """A fit assertion on an (asymptotically) normal statistic: ``|value − center| <= z·sd``
+    with ``z`` the two-sided ``ALPHA`` quantile."""
+    LEDGER.fits += 1
+    z = z_bound()
+    assert abs(value - center) <= z * sd, (
+        f"{value} is {abs(value - center) / sd:.2f} sd from {center} (bound {z:.2f}) {what}"
+    )
+
+
+# -- test statistics and their powers ------------------------------------------------------------
+
+
+def chi2_power(n: int, truth: Sequence[float], wrong: Sequence[float], alpha: float = ALPHA) -> float:
+    """Power of the χ² goodness-of-fit test of ``wrong`` (cell probabilities) on ``n`` draws
+    from ``truth`` (same cells): noncentral χ² with λ = n·Σ(t−w)²/w."""
+    t = np.asarray(truth, dtype=float)
+    w = np.asarray(wrong, dtype=float)
+    t, w = t / t.sum(), w / w.sum()
+    lam = n * float(np.sum((t - w) ** 2 / np.maximum(w, 1e-300)))
+    df = len(t) - 1
+    return float(stats.ncx2.sf(stats.chi2.isf(alpha, df), df, lam))
+
+
+def pool_small(
+    observed: Sequence[float], expected: Sequence[float], *others: Sequence[float]
+) -> tuple[np.ndarray, ...]:
+    """Pool the cells expected below 5 (under ``expected``) into one; ``others`` (further
+    probability vectors on the same cells) are pooled the same way."""
+    obs = np.asarray(observed, dtype=float)
+    exp = np.asarray(expected, dtype=float)
+    small = exp < 5
+    rest = [np.asarray(o, dtype=float) for o in others]
+    if small.any():
+        obs = np.append(obs[~small], obs[small].sum())
+        exp = np.append(exp[~small], exp[small].sum())
+        rest = [np.append(o[~small], o[small].sum()) for o in rest]
+    return (obs, exp, *rest)
+
+
+def chi2_pvalue(observed: Sequence[float], probs: Sequence[float]) -> float:
+    """χ² goodness-of-fit p-value of counts on given cells (probabilities renormalised)."""
+    obs = np.asarray(observed, dtype=float)
+    p = np.asarray(probs, dtype=float)
+    exp = np.maximum(p / p.sum() * obs.sum(), 1e-300)
+    return float(stats.chisquare(obs, exp).pvalue)
+
+
+def check_cells(
+    observed: Sequence[float],
+    probs: Sequence[float],
+    wrong: Sequence[Sequence[float]] = (),
+    what: str = "",
+) -> None:
+    """χ² test of counts on fixed cells against cell probabilities ``probs``; each ``wrong``
+    probability vector (same cells) rejected with its power computed against ``probs``."""
+    n = int(round(float(np.sum(observed))))
+    assert_fits(chi2_pvalue(observed, probs), f"(χ² on {len(probs)} cells, n = {n}) {what}")
+    for i, w in enumerate(wrong):
+        assert_rejects(
+            chi2_pvalue(observed, w),
+            chi2_power(n, probs, w),
+            f"(χ² on {len(w)} cells, n = {n}, wrong #{i}) {what}",
+        )
+
+
+def check_categorical(
+    counts: Mapping[Any, int],
+    law: Mapping[Any, float],
+    wrong: Sequence[Mapping[Any, float]] = (),
+    what: str = "",
+) -> None:
+    """χ² test of ``counts`` (outcome -> count) against ``law`` (outcome -> probability), then
+    each ``wrong`` law rejected with its power computed against ``law``.  Cells expected below
+    5 under the law being tested are pooled."""
+    keys = sorted(set(law) | {k for w in wrong for k in w})
+    impossible = set(counts) - set(keys)
+    assert not impossible, f"impossible outcomes {impossible}"
+    n = sum(counts.values())
+    obs = [counts.get(k, 0) for k in keys]
+    t = np.array([law.get(k, 0.0) for k in keys])
+    t = t / t.sum()
+    o, e = pool_small(obs, t * n)
+    assert_fits(chi2_pvalue(o, e), f"(χ², n = {n}) {what}")
+    for i, wl in enumerate(wrong):
+        w = np.array([wl.get(k, 0.0) for k in keys])
+        w = w / w.sum()
+        o, e, tt = pool_small(obs, w * n, t)
+        assert_rejects(chi2_pvalue(o, e), chi2_power(n, tt, e), f"(χ², n = {n}, wrong #{i}) {what}")
+
+
+def integer_cells(
+    lo: int, hi: int, n: int, shape: Callable[[int], float]
+) -> list[list[int]]:
+    """Consecutive integers of [lo, hi] merged until each cell expects >= 5 of ``n`` draws
+    under ``shape`` (the remainder joins the last full cell)."""
+    groups: list[list[int]] = [[]]
+    acc = 0.0
+    for z in range(lo, hi + 1):
+        groups[-1].append(z)
+        acc += n * shape(z)
+        if acc >= 5:
+            groups.append([])
+            acc = 0.0
+    if len(groups) > 1:
+        groups[-2].extend(groups.pop())
+    return groups
+
+
+def check_integer_law(
+    samples: Sequence[int] | np.ndarray,
+    pmf: Callable[[int], float],
+    wrong: Sequence[Callable[[int], float]] = (),
+    lo: int | None = None,
+    hi: int | None = None,
+    what: str = "",
+) -> None:
+    """χ² test of integer ``samples`` against ``pmf``, on cells of consecutive integers that
+    each expect >= 5 draws under ``pmf`` (wrong laws are tested on the same cells, so a
+    concentrated wrong law still gives a proper statistic); each wrong pmf is rejected with its
+    power computed against ``pmf``.  The support is taken as [lo, hi] (default: the sample's
+    range widened by 5); mass outside it is negligible by assumption and renormalised away."""
+    values = [int(v) for v in samples]
+    n = len(values)
+    lo = min(values) - 5 if lo is None else lo
+    hi = max(values) + 5 if hi is None else hi
+    assert lo <= min(values) and max(values) <= hi, "sample outside the modelled support"
+    counts = Counter(values)
+    groups = integer_cells(lo, hi, n, pmf)
+    obs = [sum(counts.get(z, 0) for z in g) for g in groups]
+
+    def cells(f: Callable[[int], float]) -> np.ndarray:
+        c = np.array([math.fsum(f(z) for z in g) for g in groups])
+        return np.maximum(c / c.sum(), 1e-300)
+
+    t = cells(pmf)
+    assert_fits(chi2_pvalue(obs, t), f"(χ² on integers, n = {n}) {what}")
+    for i, f in enumerate(wrong):
+        w = cells(f)
+        assert_rejects(
+            chi2_pvalue(obs, w), chi2_power(n, t, w), f"(χ² on integers, n = {n}, wrong #{i}) {what}"
+        )
+
+
+def binom_pvalue(k: int, n: int, p: float) -> float:
+    """Two-sided exact binomial test p-value."""
+    return float(stats.binomtest(int(k), int(n), p).pvalue)
+
+
+def binom_power(n: int, truth: float, wrong: float, alpha: float = ALPHA) -> float:
+    """Exact power of the two-sided binomial test of ``wrong`` on ``n`` trials of ``truth``:
+    the probability under ``truth`` of the region where the test rejects (found by bisection;
+    the p-value grows towards the mode on each side)."""
+    mode = int(n * wrong)
+
+    def rejects(k: int) -> bool:
+        return binom_pvalue(k, n, wrong) < alpha
+
+    power = 0.0
+    # lower region [0, lo]
+    if rejects(0):
+        a, b = 0, mode  # rejects(a), and the search stays below the mode
+        while b - a > 1:
+            m = (a + b) // 2
+            a, b = (m, b) if rejects(m) else (a, m)
+        power += float(stats.binom.cdf(a, n, truth))
+    if rejects(n):
+        a, b = mode, n  # rejects(b)
+        while b - a > 1:
+            m = (a + b) // 2
+            a, b = (a, m) if rejects(m) else (m, b)
+        power += float(stats.binom.sf(b - 1, n, truth))
+    return power
+
+
+def check_binomial(
+    hits: int, n: int, p: float, wrong: Sequence[float] = (), what: str = ""
+) -> None:
+    """Exact binomial test of ``hits`` of ``n`` against ``p``; each wrong probability rejected
+    with its exact power against ``p``."""
+    assert_fits(binom_pvalue(hits, n, p), f"(binomial, n = {n}, p = {p:.6g}) {what}")
+    for w in wrong:
+        assert_rejects(
+            binom_pvalue(hits, n, w),
+            binom_power(n, p, w),
+            f"(binomial, n = {n}, wrong p = {w:.6g}) {what}",
+        )
+
+
+def ks_distance(points: np.ndarray, cdf_a: Callable[..., Any], cdf_b: Callable[..., Any]) -> float:
+    """A lower bound on sup|F_a − F_b|: its maximum over ``points`` (e.g. the sample)."""
+    x = np.sort(np.asarray(points, dtype=float))
+    return float(np.max(np.abs(np.asarray(cdf_a(x)) - np.asarray(cdf_b(x)))))
+
+
+def ks_power(n: int, delta: float, alpha: float = ALPHA) -> float:
+    """A lower bound on the power of the one-sample KS test of G on n draws from F when
+    sup|F − G| >= delta: the test rejects when D_G > c (its critical value), and
+    D_G >= delta − D_F with D_F Kolmogorov-distributed."""
+    c = float(stats.kstwo.isf(alpha, n))
+    if delta <= c:
+        return 0.0
+    return float(1 - stats.kstwo.sf(delta - c, n))
+
+
+def ks2_power(n: int, m: int, delta: float, alpha: float = ALPHA) -> float:
+    """A lower bound on the power of the two-sample KS test (sizes n, m) when the two laws are
+    ``delta`` apart in sup distance: D >= delta − D_a − D_b; the critical value is bounded by
+    the asymptotic one (a conservative step for the exact test), and each D_x exceeds half the
+    margin with Kolmogorov's probability."""
+    c = math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
+    margin = delta - c
+    if margin <= 0:
+        return 0.0
+    miss = stats.kstwo.sf(margin / 2, n) + stats.kstwo.sf(margin / 2, m)
+    return float(max(0.0, 1 - miss))
+
+
+def check_continuous(
+    sample: Sequence[float] | np.ndarray,
+    cdf: Callable[..., Any],
+    wrong: Sequence[Callable[..., Any]] = (),
+    what: str = "",
+) -> None:
+    """One-sample KS test of ``sample`` against ``cdf``; each wrong cdf rejected with the
+    power bound of :func:`ks_power` (the distance measured at the sample points)."""
+    x = np.asarray(sample, dtype=float)
+    n = len(x)
+    assert_fits(float(stats.kstest(x, cdf).pvalue), f"(KS, n = {n}) {what}")
+    for i, g in enumerate(wrong):
+        power = ks_power(n, ks_distance(x, cdf, g))
+        assert_rejects(float(stats.kstest(x, g).pvalue), power, f"(KS, n = {n}, wrong #{i}) {what}")
+
+
+# -- exact reference laws ------------------------------------------------------------------------
+
+
+def discrete_laplace_pmf(scale: float) -> Callable[[int], float]:
+    """Pr[Z = z] ∝ exp(−|z|/scale) on the integers."""
+    a = math.exp(-1 / scale)
+    return lambda z: (1 - a) / (1 + a) * a ** abs(z)
+
+
+def discrete_gaussian_pmf(scale: float, support: int = 3000) -> Callable[[int], float]:
+    """Pr[Z = z] ∝ exp(−z²/(2·scale²)) on the integers (normalised over |z| <= ``support``)."""
+    norm = math.fsum(math.exp(-(i * i) / (2 * scale * scale)) for i in range(-support, support + 1))
+    return lambda z: math.exp(-(z * z) / (2 * scale * scale)) / norm
+
+
+def geometric_pmf(gamma: float) -> Callable[[int], float]:
+    """Pr[G = g] = (1 − e^−γ)·e^−γg on g >= 0."""
+    return lambda g: -math.expm1(-gamma) * math.exp(-gamma * g) if g >= 0 else 0.0
+
+
+def bernoulli_pmf(p: float) -> Callable[[int], float]:
+    return lambda b: p if b == 1 else 1 - p if b == 0 else 0.0
+
+
+def scaled_laws(
+    make: Callable[[float], Any], scale: float, factors: Sequence[float] = (0.7, 1.3)
+) -> list[Any]:
+    """The wrong laws ``make(scale·f)`` for the usual factors."""
+    return [make(scale * f) for f in factors]
+
+
+__all__ = [
+    "ALPHA",
+    "POWER_FLOOR",
+    "RUN_BUDGET",
+    "Hashable",
+    "assert_fits",
+    "assert_rejects",
+    "assert_within",
+    "binom_power",
+    "binom_pvalue",
+    "check_binomial",
+    "check_categorical",
+    "check_cells",
+    "check_continuous",
+    "check_integer_law",
+    "chi2_power",
+    "chi2_pvalue",
+    "discrete_gaussian_pmf",
+    "discrete_laplace_pmf",
+    "ks2_power",
+    "ks_distance",
+    "ks_power",
+    "scaled_laws",
+    "z_bound",
+]
