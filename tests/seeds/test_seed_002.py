@@ -18,7 +18,6 @@ from opendp_lite.measurements.two_coin import (
     make_randomized_response_coins,
     two_coin_uncertainty,
 )
-from tests.conftest import ALPHA
 from tests.stat._reference import assert_within, z_bound
 
 scipy_stats = pytest.importorskip("scipy.stats")

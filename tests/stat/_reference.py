@@ -100,7 +100,9 @@ def assert_within(value: float, center: float, sd: float, what: str = "") -> Non
 # -- test statistics and their powers ------------------------------------------------------------
 
 
-def chi2_power(n: int, truth: Sequence[float], wrong: Sequence[float], alpha: float = ALPHA) -> float:
+def chi2_power(
+    n: int, truth: Sequence[float], wrong: Sequence[float], alpha: float = ALPHA
+) -> float:
     """Power of the χ² goodness-of-fit test of ``wrong`` (cell probabilities) on ``n`` draws
     from ``truth`` (same cells): noncentral χ² with λ = n·Σ(t−w)²/w."""
     t = np.asarray(truth, dtype=float)
@@ -143,7 +145,7 @@ def check_cells(
 ) -> None:
     """χ² test of counts on fixed cells against cell probabilities ``probs``; each ``wrong``
     probability vector (same cells) rejected with its power computed against ``probs``."""
-    n = int(round(float(np.sum(observed))))
+    n = round(float(np.sum(observed)))
     assert_fits(chi2_pvalue(observed, probs), f"(χ² on {len(probs)} cells, n = {n}) {what}")
     for i, w in enumerate(wrong):
         assert_rejects(
@@ -178,9 +180,7 @@ def check_categorical(
         assert_rejects(chi2_pvalue(o, e), chi2_power(n, tt, e), f"(χ², n = {n}, wrong #{i}) {what}")
 
 
-def integer_cells(
-    lo: int, hi: int, n: int, shape: Callable[[int], float]
-) -> list[list[int]]:
+def integer_cells(lo: int, hi: int, n: int, shape: Callable[[int], float]) -> list[list[int]]:
     """Consecutive integers of [lo, hi] merged until each cell expects >= 5 of ``n`` draws
     under ``shape`` (the remainder joins the last full cell)."""
     groups: list[list[int]] = [[]]
@@ -227,7 +227,9 @@ def check_integer_law(
     for i, f in enumerate(wrong):
         w = cells(f)
         assert_rejects(
-            chi2_pvalue(obs, w), chi2_power(n, t, w), f"(χ² on integers, n = {n}, wrong #{i}) {what}"
+            chi2_pvalue(obs, w),
+            chi2_power(n, t, w),
+            f"(χ² on integers, n = {n}, wrong #{i}) {what}",
         )
 
 
@@ -377,3 +379,116 @@ __all__ = [
     "scaled_laws",
     "z_bound",
 ]
+
+
+# -- the static count of fit assertions ----------------------------------------------------------
+
+#: The helpers that make one fit assertion per call (each ``check_*`` makes exactly one).
+FIT_HELPERS = frozenset(
+    {
+        "assert_fits",
+        "assert_within",
+        "check_binomial",
+        "check_categorical",
+        "check_cells",
+        "check_continuous",
+        "check_integer_law",
+    }
+)
+
+
+class Uncountable(Exception):
+    """A fit assertion sits in a loop whose length the source does not state."""
+
+
+def _loop_length(node: Any) -> int:
+    import ast
+
+    it = node.iter
+    if isinstance(it, (ast.Tuple, ast.List, ast.Set)):
+        return len(it.elts)
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "range"
+        and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in it.args)
+    ):
+        return len(range(*[a.value for a in it.args]))
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id in ("zip", "enumerate")
+    ):
+        lengths = [len(a.elts) for a in it.args if isinstance(a, (ast.Tuple, ast.List, ast.Set))]
+        if lengths:
+            return min(lengths)
+    raise Uncountable(f"line {node.lineno}: a loop of unstated length around a fit assertion")
+
+
+def count_fits(source: str) -> dict[str, int]:
+    """An upper bound on the fit assertions each function of a module makes per call (helpers
+    of ``FIT_HELPERS``, and the module's own functions that call them, times the lengths of the
+    enclosing loops).  A function whose count depends on a loop of unstated length maps to -1
+    (its test must declare ``@pytest.mark.stat(fits=k)``)."""
+    import ast
+
+    tree = ast.parse(source)
+    defs: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault(node.name, node)
+    memo: dict[str, int] = {}
+
+    def weight(name: str, stack: tuple[str, ...]) -> int:
+        if name in FIT_HELPERS:
+            return 1
+        if name not in defs or name in stack:
+            return 0
+        if name not in memo:
+            memo[name] = body(defs[name], (*stack, name))
+        if memo[name] < 0:
+            raise Uncountable(name)
+        return memo[name]
+
+    def walk(node: Any, stack: tuple[str, ...]) -> int:
+        total = 0
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue  # counted where it is called
+            inner = walk(child, stack)
+            if isinstance(child, (ast.For, ast.AsyncFor)) and inner:
+                inner *= _loop_length(child)
+            elif isinstance(child, ast.While) and inner:
+                raise Uncountable(f"line {child.lineno}: a while loop around a fit assertion")
+            elif isinstance(child, ast.comprehension) and inner:
+                inner *= _loop_length(child)
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
+                inner += weight(child.func.id, stack)
+            total += inner
+        return total
+
+    def body(fn: Any, stack: tuple[str, ...]) -> int:
+        try:
+            return walk(fn, stack)
+        except Uncountable:
+            return -1
+
+    return {name: weight(name, ()) if name not in FIT_HELPERS else 1 for name in defs} | {
+        name: memo.get(name, -1) for name in defs if name in memo and memo[name] < 0
+    }
+
+
+_COUNTS: dict[str, dict[str, int]] = {}
+
+
+def declared_fits(path: str, function: str) -> int:
+    """The fit assertions one call of ``function`` (a test in the module at ``path``) may make:
+    the static count of :func:`count_fits`, -1 if it cannot be counted."""
+    if path not in _COUNTS:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        try:
+            _COUNTS[path] = count_fits(source)
+        except Uncountable:
+            _COUNTS[path] = {}
+    return _COUNTS[path].get(function, 0)

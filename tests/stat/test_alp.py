@@ -28,7 +28,6 @@ DOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
 L1 = dp.l1_distance(T=int)
 
 
-
 def test_flip_rate() -> None:
     n = 200_000
     for denominator in (3, 6, 11):

@@ -31,12 +31,6 @@ N_KS = 5_000
 WRONG = (0.7, 1.3)
 
 
-
-
-
-
-
-
 dl_pmf, dg_pmf = discrete_laplace_pmf, discrete_gaussian_pmf
 PMF = {"laplace": dl_pmf, "gaussian": dg_pmf}
 

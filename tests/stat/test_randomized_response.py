@@ -17,7 +17,6 @@ from tests.stat._reference import check_cells
 N = 8000
 
 
-
 def test_bool_truthful_with_prob() -> None:
     rr = dp.m.make_randomized_response_bool(0.75)
     c = Counter(rr(True) for _ in range(N))

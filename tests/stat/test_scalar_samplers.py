@@ -40,16 +40,6 @@ N = 20_000
 WRONG = (0.7, 1.3)
 
 
-
-
-
-
-
-
-
-
-
-
 def check(samples: list[int], make_pmf: Callable[[float], Callable[[int], float]], param: float):
     wrong = [make_pmf(param * f) for f in WRONG]
     check_integer_law(samples, make_pmf(param), wrong, what=f"parameter {param}")

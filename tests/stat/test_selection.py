@@ -1,11 +1,11 @@
-"""χ² frequency tests of the exact selection samplers against their exact output laws.
-
-α = ``ALPHA`` (tests/conftest.py) and n are fixed up front; every assertion goes through
-tests/stat/_reference.py, which checks each rejection's power at the sample used.  Each law is also checked against wrong laws (scale × 0.7
-and × 1.3, and for top-k with exponential noise the plausible-but-wrong "peeled
-permute-and-flip" law), which the same sample must reject.  Reference laws are computed
-independently: Gumbel laws in closed form (softmax / Plackett–Luce), exponential-noise laws by
-numerical integration of the noisy-score densities (scipy.integrate.quad).
+"""χ² frequency tests of the exact selection samplers against their exact output laws. α =
+``ALPHA`` (tests/conftest.py) and n are fixed up front; every assertion goes through
+tests/stat/_reference.py, which checks each rejection's power at the sample used. Each law is
+also checked against wrong laws (scale × 0.7 and × 1.3, and for top-k with exponential noise the
+plausible-but-wrong "peeled permute-and-flip" law), which the same sample must reject. Reference
+laws are computed independently: Gumbel laws in closed form (softmax / Plackett–Luce),
+exponential-noise laws by numerical integration of the noisy-score densities
+(scipy.integrate.quad).
 """
 
 from __future__ import annotations
