@@ -137,7 +137,8 @@ CONT = {"laplace": scipy_stats.laplace, "gaussian": scipy_stats.norm}
 
 def check_ks(samples: np.ndarray, dist: str, scale: float) -> None:
     wrong = [CONT[dist](0.0, scale * f).cdf for f in WRONG]
-    check_continuous(samples, CONT[dist](0.0, scale).cdf, wrong, what=f"{dist}({scale})")
+    law = CONT[dist](0.0, scale).cdf
+    check_continuous(samples, law, wrong, what=f"{dist}({scale})", symmetric_about=0.0)
 
 
 @pytest.mark.parametrize("dist", ["laplace", "gaussian"])

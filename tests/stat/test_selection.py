@@ -260,14 +260,19 @@ def test_seed_exponential_mechanism_on_adult_marital_status() -> None:
     dp.enable_features("honest-but-curious")
     data = load_adult_marital()
     options = list(ADULT_MARITAL_COUNTS)
-    cache: dict[int, dict[str, int]] = {}
+    # each release scores a fresh normalised copy of the data: the counts are recomputed only
+    # when its content differs from the last one (an elementwise comparison costs about 1% of
+    # np.unique on the 32 561 records, which made this test take minutes)
+    last: list[np.ndarray] = []
+    cache: dict[str, int] = {}
 
     def score(x: np.ndarray, option: str) -> float:
-        if id(x) not in cache:
-            cache.clear()
+        if not (last and len(last[0]) == len(x) and bool((last[0] == x).all())):
             keys, counts = np.unique(x.astype(str), return_counts=True)
-            cache[id(x)] = dict(zip(keys.tolist(), counts.tolist(), strict=True))
-        return cache[id(x)].get(option, 0) / 1000
+            cache.clear()
+            cache.update(zip(keys.tolist(), counts.tolist(), strict=True))
+            last[:] = [x]
+        return cache.get(option, 0) / 1000
 
     space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
     m = dp.m.make_exponential(*space, options, score, sensitivity=1, epsilon=1.0)

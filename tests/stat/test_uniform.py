@@ -16,8 +16,7 @@ from opendp_lite.samplers.uniform import (
     sample_uniform_below,
     sample_uniform_bits,
 )
-from tests.conftest import ALPHA
-from tests.stat._reference import assert_fits
+from tests.stat._reference import assert_fits, assert_rejects, chi2_power
 
 N = 6000
 
@@ -32,7 +31,9 @@ def test_uniform_below_is_uniform() -> None:
 
 
 def test_modulo_biased_control_is_rejected() -> None:
-    assert chi2_pvalue(lambda: sample_uniform_bits(3) % 6, 6) < ALPHA
+    # 3 bits mod 6: 0 and 1 have probability 2/8, the others 1/8
+    power = chi2_power(N, [2, 2, 1, 1, 1, 1], [1] * 6)
+    assert_rejects(chi2_pvalue(lambda: sample_uniform_bits(3) % 6, 6), power, "(bits mod 6)")
 
 
 def test_uniform_below_large_n_range() -> None:
