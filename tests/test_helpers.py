@@ -13,8 +13,13 @@ import opendp_lite.prelude as dp
 from opendp_lite import helpers as h
 from opendp_lite.combinators.composition import BudgetExceeded
 from opendp_lite.errors import InvalidParameter, NotImplementedForType
-from tests.conftest import ALPHA
-from tests.stat._reference import assert_fits, assert_within, z_bound
+from tests.stat._reference import (
+    assert_fits,
+    assert_rejects,
+    assert_within,
+    binom_power_one_sided,
+    z_bound,
+)
 
 AGES = np.array([23.0, 35.0, 41.0, 52.0, 29.0, 64.0, 38.0, 47.0, 31.0, 58.0] * 30)
 
@@ -120,7 +125,9 @@ def test_calibration_interval_covers_with_the_stated_probability() -> None:
         return float(scipy_stats.binomtest(hits, n, 0.9, alternative="less").pvalue)
 
     assert_fits(below_90(sum(e <= cal.accuracy for e in errors)))
-    assert below_90(sum(e <= cal.accuracy / 2 for e in errors)) < ALPHA
+    # half width: coverage 1 − √0.1 = 0.68 for Laplace noise (P[|Z| > a] = 0.1 = e^(−a/b))
+    power = binom_power_one_sided(n, 1 - math.sqrt(0.1), 0.9, "less")
+    assert_rejects(below_90(sum(e <= cal.accuracy / 2 for e in errors)), power, "(half width)")
 
 
 def test_randomized_response_is_epsilon_ldp_and_debiasing_is_unbiased() -> None:

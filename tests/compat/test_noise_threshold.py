@@ -22,8 +22,7 @@ from scipy import stats
 
 import opendp_lite.prelude as dp
 from opendp_lite.errors import MetricMismatch, NotImplementedForType
-from tests.conftest import ALPHA
-from tests.stat._reference import check_binomial
+from tests.stat._reference import assert_rejects, binom_power_one_sided, check_binomial
 
 DOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
 L01 = dp.l01inf_distance(dp.absolute_distance(T=int))
@@ -155,7 +154,9 @@ def test_negative_threshold_release_rate_and_delta() -> None:
     delta = m.map((1, 1, 1))[1]
     assert delta >= p and delta == pytest.approx(p, rel=1e-12)
     opendp_delta = laplace_tail(3, SCALE)  # Pr[Z >= |T| − l∞ + 1]
-    assert stats.binomtest(hits, KEYS, opendp_delta, alternative="greater").pvalue < ALPHA
+    p_opendp = stats.binomtest(hits, KEYS, opendp_delta, alternative="greater").pvalue
+    power = binom_power_one_sided(KEYS, p, opendp_delta, "greater")
+    assert_rejects(p_opendp, power, "(OpenDP's delta below the release rate)")
 
 
 def test_negative_float_threshold_release_rate_on_a_coarse_grid() -> None:

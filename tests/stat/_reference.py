@@ -296,6 +296,26 @@ def binom_power(n: int, truth: float, wrong: float, alpha: float = ALPHA) -> flo
     return power
 
 
+def binom_power_one_sided(
+    n: int, truth: float, wrong: float, alternative: str, alpha: float = ALPHA
+) -> float:
+    """Exact power of the one-sided binomial test of ``wrong`` (``alternative`` "greater": the
+    true probability is above ``wrong``; "less": below) on ``n`` trials of ``truth``."""
+    if alternative == "greater":  # rejects when Pr_wrong[K >= k] < alpha
+        k = int(stats.binom.isf(alpha, n, wrong)) + 1
+        while k > 0 and stats.binom.sf(k - 2, n, wrong) < alpha:
+            k -= 1
+        while stats.binom.sf(k - 1, n, wrong) >= alpha:
+            k += 1
+        return float(stats.binom.sf(k - 1, n, truth))
+    k = int(stats.binom.ppf(alpha, n, wrong))  # rejects when Pr_wrong[K <= k] < alpha
+    while stats.binom.cdf(k, n, wrong) >= alpha:
+        k -= 1
+    while stats.binom.cdf(k + 1, n, wrong) < alpha:
+        k += 1
+    return float(stats.binom.cdf(k, n, truth)) if k >= 0 else 0.0
+
+
 def check_binomial(
     hits: int, n: int, p: float, wrong: Sequence[float] = (), what: str = ""
 ) -> None:
@@ -451,6 +471,7 @@ __all__ = [
     "assert_rejects",
     "assert_within",
     "binom_power",
+    "binom_power_one_sided",
     "binom_pvalue",
     "check_binomial",
     "check_categorical",
