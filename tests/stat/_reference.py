@@ -586,9 +586,13 @@ def count_fits(source: str) -> dict[str, int]:
         except Uncountable:
             return -1
 
-    return {name: weight(name, ()) if name not in FIT_HELPERS else 1 for name in defs} | {
-        name: memo.get(name, -1) for name in defs if name in memo and memo[name] < 0
-    }
+    counts: dict[str, int] = {}
+    for name in defs:
+        try:
+            counts[name] = weight(name, ())
+        except Uncountable:
+            counts[name] = -1
+    return counts
 
 
 _COUNTS: dict[str, dict[str, int]] = {}
@@ -600,8 +604,5 @@ def declared_fits(path: str, function: str) -> int:
     if path not in _COUNTS:
         with open(path, encoding="utf-8") as f:
             source = f.read()
-        try:
-            _COUNTS[path] = count_fits(source)
-        except Uncountable:
-            _COUNTS[path] = {}
+        _COUNTS[path] = count_fits(source)
     return _COUNTS[path].get(function, 0)
