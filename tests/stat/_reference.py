@@ -104,13 +104,19 @@ def chi2_power(
     n: int, truth: Sequence[float], wrong: Sequence[float], alpha: float = ALPHA
 ) -> float:
     """Power of the χ² goodness-of-fit test of ``wrong`` (cell probabilities) on ``n`` draws
-    from ``truth`` (same cells): noncentral χ² with λ = n·Σ(t−w)²/w."""
+    from ``truth`` (same cells): noncentral χ² with λ = n·Σ(t−w)²/w over the cells ``wrong``
+    allows, or the chance of a draw in a cell it rules out, whichever is larger."""
     t = np.asarray(truth, dtype=float)
     w = np.asarray(wrong, dtype=float)
     t, w = t / t.sum(), w / w.sum()
+    # a draw in a cell the wrong law rules out rejects it outright (infinite statistic)
+    impossible = (w <= 1e-300) & (t > 0)
+    hit = -float(np.expm1(n * np.log1p(-min(float(t[impossible].sum()), 1.0 - 1e-300))))
+    t, w = t[~impossible], w[~impossible]
     lam = n * float(np.sum((t - w) ** 2 / np.maximum(w, 1e-300)))
     df = len(t) - 1
-    return float(stats.ncx2.sf(stats.chi2.isf(alpha, df), df, lam))
+    rest = float(stats.ncx2.sf(stats.chi2.isf(alpha, df), df, lam)) if df > 0 else 0.0
+    return max(hit, rest)
 
 
 def pool_small(
