@@ -9,20 +9,29 @@ size actually drawn.
 
 Two budgets (issue 21), both checked by ``tests/stat/test_budget.py``:
 
-* **False alarms.**  A test that calls :func:`assert_fits` declares how many times with
-  ``@pytest.mark.stat(fits=k)`` (per collected item).  Over a full run the sum of ``ALPHA``
-  over all declared assertions is at most ``RUN_BUDGET``; a test that calls the helper more
-  often than it declares fails (see ``tests/conftest.py``).
+* **False alarms.**  The fit assertions of each test are counted from its source
+  (:func:`count_fits`: helper calls, the module's own functions that make them, times the
+  lengths of the enclosing loops), times the test's collected items; over a full run the sum
+  of ``ALPHA`` is at most ``RUN_BUDGET``.  A loop of unstated length around a fit assertion
+  needs ``@pytest.mark.stat(fits=k)`` on its test.  conftest's ``_statistical_ledger`` fails a
+  test that makes more fit assertions than counted, so the count is an upper bound.
 * **Power.**  :func:`assert_rejects` takes the power of its test against the wrong law at the
   sample it was given and fails below ``POWER_FLOOR``, whatever the outcome of the test: a
   sample lowered below what the power allows fails at once (also at CI's reduced scale),
   not once in a thousand runs.
 
 Powers are computed, not simulated: exactly for binomial tests; for χ² tests from the
-noncentral χ² law with noncentrality ``n·Σ(t−w)²/w`` (the usual large-sample approximation);
-for KS tests from a bound that holds for every n (the statistic against the wrong law is at
-least ``sup|F−G| − sup|F_n−F|``, and the law of ``sup|F_n−F|`` under the true law is
-Kolmogorov's).
+noncentral χ² law with noncentrality ``n·Σ(t−w)²/w`` (the usual large-sample approximation;
+likewise for two-sample homogeneity tables); for one-sample KS tests from two lower bounds
+that hold for every n, the better one taken (the statistic against the wrong law G is at least
+``sup|F−G| − sup|F_n−F|``, with ``sup|F_n−F|`` Kolmogorov-distributed; and at least
+``|F_n(x) − G(x)|`` at any x, with ``n·F_n(x)`` binomial); for two-sample KS tests from the
+pointwise bound with a normal approximation.
+
+Adopting it: replace ``assert p > ALPHA`` by ``assert_fits(p)`` and ``assert p < ALPHA`` by
+``assert_rejects(p, power)``, or call one ``check_*`` for both halves, e.g.
+``check_integer_law(z, discrete_laplace_pmf(2.0), [discrete_laplace_pmf(2.0 * f) for f in
+(0.7, 1.3)])``.
 """
 
 from __future__ import annotations
