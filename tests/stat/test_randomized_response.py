@@ -14,7 +14,8 @@ import opendp_lite.prelude as dp
 from opendp_lite.measurements.randomized_response import bitvector_domain
 from tests.stat._reference import check_cells
 
-N = 8000
+# the categorical law's p = 0.5 control: power 0.99981 at 8000 draws, 0.99998 at 9000
+N = 9000
 
 
 def test_bool_truthful_with_prob() -> None:
