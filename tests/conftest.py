@@ -58,6 +58,46 @@ def counting_source() -> Iterator[list[int]]:
         yield calls
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "stat(fits=k): the test makes at most k statistical fit assertions per item (only "
+        "where tests/stat/_reference.py's static count cannot size a loop)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _statistical_ledger(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Count this test's statistical assertions (``tests/stat/_reference.py``): a test may not
+    make more fit assertions than the static count of its source (or its
+    ``@pytest.mark.stat(fits=k)``) allows, so the budget test's count of the run's false alarms
+    (``tests/stat/test_budget.py``) is an upper bound."""
+    from tests.stat import _reference
+
+    ledger = _reference._reset()
+    yield
+    record = os.environ.get("OPENDP_LITE_STAT_RECORD")
+    if record and (ledger.fits or ledger.rejects):
+        with open(record, "a", encoding="utf-8") as f:
+            weakest = min((p for p, _ in ledger.powers), default=1.0)
+            f.write(f"{request.node.nodeid}\t{ledger.fits}\t{ledger.rejects}\t{weakest!r}\n")
+    if not ledger.fits:
+        return
+    marker = request.node.get_closest_marker("stat")
+    if marker:
+        declared = int(marker.kwargs["fits"])
+    else:
+        name = getattr(request.node, "originalname", request.node.name)
+        declared = _reference.declared_fits(str(request.node.path), name)
+    if ledger.fits > declared:
+        pytest.fail(
+            f"{ledger.fits} statistical fit assertions, {declared} counted in the source: call "
+            "them through tests/stat/_reference.py in loops of stated length, or declare "
+            f"@pytest.mark.stat(fits={ledger.fits})",
+            pytrace=False,
+        )
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """No test module may leave a feature switched on at import (collection) time: the
     per-test restore below would keep it for every later test, and a test that checks a refusal

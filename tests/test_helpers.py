@@ -13,7 +13,13 @@ import opendp_lite.prelude as dp
 from opendp_lite import helpers as h
 from opendp_lite.combinators.composition import BudgetExceeded
 from opendp_lite.errors import InvalidParameter, NotImplementedForType
-from tests.conftest import ALPHA
+from tests.stat._reference import (
+    assert_fits,
+    assert_rejects,
+    assert_within,
+    binom_power_one_sided,
+    z_bound,
+)
 
 AGES = np.array([23.0, 35.0, 41.0, 52.0, 29.0, 64.0, 38.0, 47.0, 31.0, 58.0] * 30)
 
@@ -118,8 +124,10 @@ def test_calibration_interval_covers_with_the_stated_probability() -> None:
     def below_90(hits: int) -> float:
         return float(scipy_stats.binomtest(hits, n, 0.9, alternative="less").pvalue)
 
-    assert below_90(sum(e <= cal.accuracy for e in errors)) > ALPHA
-    assert below_90(sum(e <= cal.accuracy / 2 for e in errors)) < ALPHA
+    assert_fits(below_90(sum(e <= cal.accuracy for e in errors)))
+    # half width: coverage 1 − √0.1 = 0.68 for Laplace noise (P[|Z| > a] = 0.1 = e^(−a/b))
+    power = binom_power_one_sided(n, 1 - math.sqrt(0.1), 0.9, "less")
+    assert_rejects(below_90(sum(e <= cal.accuracy / 2 for e in errors)), power, "(half width)")
 
 
 def test_randomized_response_is_epsilon_ldp_and_debiasing_is_unbiased() -> None:
@@ -133,9 +141,9 @@ def test_randomized_response_is_epsilon_ldp_and_debiasing_is_unbiased() -> None:
     answers = np.arange(n) < truth * n
     reports = h.randomized_response(answers, epsilon=1.0)
     sd = math.sqrt(0.25 / n) / (2 * p - 1)
-    z = scipy_stats.norm.isf(ALPHA / 2)
+    z = z_bound()
     assert abs(reports.mean() - truth) > z * sd  # the raw share is biased (about 28 sd)
-    assert abs(h.debias_randomized_response(reports, epsilon=1.0) - truth) < z * sd
+    assert_within(h.debias_randomized_response(reports, epsilon=1.0), truth, sd)
     for wrong in (0.7, 1.3):
         assert abs(h.debias_randomized_response(reports, epsilon=wrong) - truth) > z * sd
 

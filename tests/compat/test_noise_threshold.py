@@ -22,7 +22,7 @@ from scipy import stats
 
 import opendp_lite.prelude as dp
 from opendp_lite.errors import MetricMismatch, NotImplementedForType
-from tests.conftest import ALPHA
+from tests.stat._reference import assert_rejects, binom_power_one_sided, check_binomial
 
 DOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
 L01 = dp.l01inf_distance(dp.absolute_distance(T=int))
@@ -150,13 +150,13 @@ def test_negative_threshold_release_rate_and_delta() -> None:
     hits = len(out)
     assert all(v <= THRESHOLD for v in out.values())
     p = laplace_tail(2, SCALE)
-    assert stats.binomtest(hits, KEYS, p).pvalue > ALPHA
-    for f in (0.7, 1.3):
-        assert stats.binomtest(hits, KEYS, laplace_tail(2, SCALE * f)).pvalue < ALPHA
+    check_binomial(hits, KEYS, p, [laplace_tail(2, SCALE * f) for f in (0.7, 1.3)])
     delta = m.map((1, 1, 1))[1]
     assert delta >= p and delta == pytest.approx(p, rel=1e-12)
     opendp_delta = laplace_tail(3, SCALE)  # Pr[Z >= |T| − l∞ + 1]
-    assert stats.binomtest(hits, KEYS, opendp_delta, alternative="greater").pvalue < ALPHA
+    p_opendp = stats.binomtest(hits, KEYS, opendp_delta, alternative="greater").pvalue
+    power = binom_power_one_sided(KEYS, p, opendp_delta, "greater")
+    assert_rejects(p_opendp, power, "(OpenDP's delta below the release rate)")
 
 
 def test_negative_float_threshold_release_rate_on_a_coarse_grid() -> None:
@@ -169,9 +169,7 @@ def test_negative_float_threshold_release_rate_on_a_coarse_grid() -> None:
     out = m({f"k{i}": -0.75 for i in range(KEYS)})
     assert all(v <= -1.0 and (2 * v).is_integer() for v in out.values())
     p = laplace_tail(1, 2.0)
-    assert stats.binomtest(len(out), KEYS, p).pvalue > ALPHA
-    for f in (0.7, 1.3):
-        assert stats.binomtest(len(out), KEYS, laplace_tail(1, 2.0 * f)).pvalue < ALPHA
+    check_binomial(len(out), KEYS, p, [laplace_tail(1, 2.0 * f) for f in (0.7, 1.3)])
     assert m.map((1, 0.75, 0.75))[1] >= p
 
 

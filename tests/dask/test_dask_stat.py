@@ -5,7 +5,8 @@ Dask), so each side yields K·R = 4000 noise values (release − exact counts), 
 across bins and releases.  At a coarse grid the noise is integer-valued in grid units with the
 exact law DL(t) (discrete Laplace, P(z) = tanh(1/2t)·e^{−|z|/t}), t = scale/2^k = 8.
 
-α = 10⁻³ throughout.  Each side must fit DL(8) (goodness of fit), the two sides must agree
+α = ``ALPHA`` (tests/conftest.py) throughout; each rejection's power is checked at its n.
+Each side must fit DL(8) (goodness of fit), the two sides must agree
 (two-sample χ² on the same bins), and the Dask sample must *reject* DL(8·0.7) and DL(8·1.3).
 The random streams are scripted (fixed seeds, different for each side), so the test is
 deterministic.
@@ -22,7 +23,7 @@ import pytest
 
 import opendp_lite.prelude as dp
 from opendp_lite.samplers import rng
-from tests.conftest import ALPHA
+from tests.stat._reference import assert_fits, assert_rejects, chi2_power
 
 da = pytest.importorskip("dask.array")
 stats = pytest.importorskip("scipy.stats")
@@ -74,8 +75,10 @@ def test_same_law_on_numpy_and_dask(client: Any, TOA: str, scale: float, k: int 
     z_dask = _noise(meas, exact, xd, b"dask-side", grid)
     p = _dl_cells(T)
     for z in (z_np, z_dask):
-        assert stats.chisquare(_cells(z), p * len(z)).pvalue > ALPHA
+        assert_fits(stats.chisquare(_cells(z), p * len(z)).pvalue)
     table = np.stack([_cells(z_np), _cells(z_dask)])
-    assert stats.chi2_contingency(table).pvalue > ALPHA
+    assert_fits(stats.chi2_contingency(table).pvalue)
     for wrong in (0.7, 1.3):
-        assert stats.chisquare(_cells(z_dask), _dl_cells(T * wrong) * len(z_dask)).pvalue < ALPHA
+        w = _dl_cells(T * wrong)
+        p_wrong = stats.chisquare(_cells(z_dask), w * len(z_dask)).pvalue
+        assert_rejects(p_wrong, chi2_power(len(z_dask), p, w), f"(DL({T} x {wrong}))")

@@ -12,7 +12,15 @@ import pytest
 from scipy import stats
 
 import opendp_lite.prelude as dp
-from tests.conftest import ALPHA, scaled
+from tests.conftest import scaled
+from tests.stat._reference import (
+    assert_fits,
+    assert_within,
+    check_continuous,
+    check_integer_law,
+    discrete_gaussian_pmf,
+    discrete_laplace_pmf,
+)
 
 GROUPS = 40
 KEYS = [f"k{i}" for i in range(GROUPS)]
@@ -36,11 +44,11 @@ def discrete_laplace_pvalue(z: np.ndarray, scale: float) -> float:
     return float(stats.chisquare(obs, exp).pvalue)
 
 
-def uncorrelated(z: np.ndarray) -> bool:
+def assert_uncorrelated(z: np.ndarray) -> None:
     """Neighbouring groups' noises (columns j and j + 1) are uncorrelated at level ALPHA: under
     independence √n·r is about standard normal."""
     r = np.corrcoef(z[:, :-1].ravel(), z[:, 1:].ravel())[0, 1]
-    return bool(abs(r) * math.sqrt(z[:, 1:].size) < stats.norm.isf(ALPHA / 2))
+    assert_within(float(r), 0.0, 1 / math.sqrt(z[:, 1:].size), "(neighbouring groups' noises)")
 
 
 def noise_of_counts(releases: int, epsilon: float) -> np.ndarray:
@@ -54,17 +62,13 @@ def noise_of_counts(releases: int, epsilon: float) -> np.ndarray:
 
 def test_grouped_count_is_discrete_laplace_per_group() -> None:
     z = noise_of_counts(250, epsilon=0.5)  # scale = l1 sensitivity 1 / ε = 2
-    assert discrete_laplace_pvalue(z.ravel(), 2.0) > ALPHA
-    for f in (0.7, 1.3):
-        assert discrete_laplace_pvalue(z.ravel(), 2.0 * f) < ALPHA
+    check_integer_law(
+        z.ravel(), discrete_laplace_pmf(2.0), [discrete_laplace_pmf(2.0 * f) for f in (0.7, 1.3)]
+    )
     # each group on its own has the law too (smallest and largest group)
     for j in (0, GROUPS - 1):
-        assert discrete_laplace_pvalue(z[:, j], 2.0) > ALPHA
-    assert uncorrelated(z)  # independent across groups
-
-
-def _laplace_ks(z: np.ndarray, scale: float) -> float:
-    return float(stats.kstest(z, stats.laplace(scale=scale).cdf).pvalue)
+        assert_fits(discrete_laplace_pvalue(z[:, j], 2.0))
+    assert_uncorrelated(z)  # independent across groups
 
 
 def test_grouped_sum_is_laplace_per_group() -> None:
@@ -78,9 +82,8 @@ def test_grouped_sum_is_laplace_per_group() -> None:
         r = dp.c.grouped_sum(DATA, by="g", column="x", bounds=bounds, epsilon=1.0, keys=KEYS)
         z.extend(r[k] - sums[k] for k in KEYS)
     arr = np.array(z)
-    assert _laplace_ks(arr, scale) > ALPHA
-    for f in (0.7, 1.3):
-        assert _laplace_ks(arr, scale * f) < ALPHA
+    wrong = [stats.laplace(scale=scale * f).cdf for f in (0.7, 1.3)]
+    check_continuous(arr, stats.laplace(scale=scale).cdf, wrong, symmetric_about=0.0)
 
 
 @pytest.mark.slow
@@ -97,9 +100,9 @@ def test_grouped_count_on_dask_has_the_same_law() -> None:
             r = dp.c.grouped_count(ddf, by="g", epsilon=0.5, keys=KEYS)
             out.extend(r[k] - TRUE[k] for k in KEYS)
     z = np.array(out)
-    assert discrete_laplace_pvalue(z, 2.0) > ALPHA
-    for f in (0.7, 1.3):
-        assert discrete_laplace_pvalue(z, 2.0 * f) < ALPHA
+    check_integer_law(
+        z, discrete_laplace_pmf(2.0), [discrete_laplace_pmf(2.0 * f) for f in (0.7, 1.3)]
+    )
 
 
 def test_make_grouped_runs_the_inner_law_on_each_group() -> None:
@@ -113,20 +116,6 @@ def test_make_grouped_runs_the_inner_law_on_each_group() -> None:
     part = dp.t.make_partition_by(dp.dataframe_domain(), dp.symmetric_distance(), "g", KEYS)
     m = part >> dp.c.then_grouped(inner)
     out = np.array([[r[k] - TRUE[k] for k in KEYS] for r in (m(DATA) for _ in range(250))])
-    assert discrete_gaussian_pvalue(out.ravel(), 1.5) > ALPHA
-    for f in (0.7, 1.3):
-        assert discrete_gaussian_pvalue(out.ravel(), 1.5 * f) < ALPHA
-    assert uncorrelated(out)
-
-
-def discrete_gaussian_pvalue(z: np.ndarray, sigma: float) -> float:
-    """χ² of integer noise against the discrete Gaussian 𝒩_ℤ(0, σ²), bins -B..B and tails."""
-    b = int(3 * sigma)
-    w = {k: math.exp(-(k * k) / (2 * sigma * sigma)) for k in range(-200, 201)}
-    total = sum(w.values())
-    probs = [w[k] / total for k in range(-b, b + 1)]
-    tail = (1 - sum(probs)) / 2
-    obs = [int(np.sum(z < -b))] + [int(np.sum(z == k)) for k in range(-b, b + 1)]
-    obs.append(int(np.sum(z > b)))
-    exp = np.array([tail, *probs, tail]) * len(z)
-    return float(stats.chisquare(obs, exp).pvalue)
+    wrong = [discrete_gaussian_pmf(1.5 * f) for f in (0.7, 1.3)]
+    check_integer_law(out.ravel(), discrete_gaussian_pmf(1.5), wrong)
+    assert_uncorrelated(out)

@@ -11,7 +11,7 @@ import pytest
 import opendp_lite.prelude as dp
 from opendp_lite.data import ADULT_MARITAL_COUNTS, load_adult_marital
 from opendp_lite.errors import InvalidParameter
-from tests.conftest import ALPHA
+from tests.stat._reference import assert_fits, assert_within, check_binomial, z_bound
 
 scipy_stats = pytest.importorskip("scipy.stats")
 integrate = pytest.importorskip("scipy.integrate")
@@ -46,7 +46,7 @@ def test_exponential_mechanism_reproduces_the_seed_and_rejects_wrong_epsilon() -
     assert em.map(1) == 1.0
     probs = _exp_probabilities(1.0)
     # the seed: 179 x Married-civ-spouse, 21 x Never-married out of 200
-    assert scipy_stats.binomtest(179, 200, probs[0]).pvalue > ALPHA
+    assert_fits(scipy_stats.binomtest(179, 200, probs[0]).pvalue)
     draws = [em(data) for _ in range(50)]  # the full pipeline, on the whole column
     assert set(draws) <= set(OPTIONS)
     # the law, at a larger n: the same mechanism on the precomputed count vector
@@ -57,9 +57,7 @@ def test_exponential_mechanism_reproduces_the_seed_and_rejects_wrong_epsilon() -
     n = 3000
     exact = COUNTS.astype(int).tolist()
     hits = sum(em_counts(exact) == 0 for _ in range(n))
-    assert scipy_stats.binomtest(hits, n, probs[0]).pvalue > ALPHA
-    for factor in (0.7, 1.3):
-        assert scipy_stats.binomtest(hits, n, _exp_probabilities(factor)[0]).pvalue < ALPHA
+    check_binomial(hits, n, probs[0], [_exp_probabilities(f)[0] for f in (0.7, 1.3)])
 
 
 def _rnm_probability_of_top(scale: float) -> float:
@@ -85,13 +83,12 @@ def test_report_noisy_max_reproduces_the_seed_and_rejects_wrong_scale() -> None:
     assert rnm.map(1) == 0.001  # the true sensitivity of the scores is 1/1000
     p_top = _rnm_probability_of_top(1.0)
     assert 0.97 < p_top < 0.985
-    assert scipy_stats.binomtest(192, 200, p_top).pvalue > ALPHA  # the seed: 192 / 8
+    assert_fits(scipy_stats.binomtest(192, 200, p_top).pvalue)  # the seed: 192 / 8
     exact = counts(data)
-    n = 3000
+    # the x1.3 law is rejected with power 0.99955 at 3000 draws, 0.99997 at 3500
+    n = 3500
     hits = sum(int(np.argmax(noisy(exact))) == 0 for _ in range(n))
-    assert scipy_stats.binomtest(hits, n, p_top).pvalue > ALPHA
-    for factor in (0.7, 1.3):
-        assert scipy_stats.binomtest(hits, n, _rnm_probability_of_top(factor)).pvalue < ALPHA
+    check_binomial(hits, n, p_top, [_rnm_probability_of_top(f) for f in (0.7, 1.3)])
 
 
 def test_library_noisy_max_is_epsilon_dp_whatever_the_candidate_count() -> None:
@@ -120,7 +117,7 @@ def test_laplace_from_the_exponential_mechanism() -> None:
     )
     assert em.map(1.0) == 1.0
     draws = np.array([em(0.0) for _ in range(2000)])
-    z = scipy_stats.norm.isf(ALPHA / 2)
+    z = z_bound()
 
     def moments(b: float) -> tuple[float, float]:  # E|R| and sd|R| of Laplace(b) on the grid
         w = np.exp(-np.abs(grid) / b)
@@ -128,6 +125,6 @@ def test_laplace_from_the_exponential_mechanism() -> None:
         return m1, math.sqrt(float(np.sum(grid**2 * w) / w.sum()) - m1 * m1)
 
     m1, sd = moments(2.0)
-    assert abs(np.abs(draws).mean() - m1) < z * sd / math.sqrt(len(draws))
+    assert_within(np.abs(draws).mean(), m1, sd / math.sqrt(len(draws)))
     for b in (2.0 * 0.7, 2.0 * 1.3, 1.0):  # wrong scales, and the seed's loose Laplace(Δq/ε)
         assert abs(np.abs(draws).mean() - moments(b)[0]) > z * sd / math.sqrt(len(draws))

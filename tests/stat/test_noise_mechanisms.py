@@ -9,14 +9,19 @@ Each test also rejects the law with scale × 0.7 and × 1.3.  ALPHA and N are fi
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from tests.conftest import ALPHA, scaled
+from tests.conftest import scaled
+from tests.stat._reference import (
+    check_continuous,
+    check_integer_law,
+    discrete_gaussian_pmf,
+    discrete_laplace_pmf,
+)
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -26,53 +31,13 @@ N_KS = 5_000
 WRONG = (0.7, 1.3)
 
 
-def chi2_pvalue(
-    samples: Sequence[int],
-    pmf: Callable[[int], float],
-    cells_from: Callable[[int], float] | None = None,
-) -> float:
-    """χ² p-value of integer samples against pmf.
-
-    Cells are consecutive integers merged until each expects >= 5 draws under ``cells_from``
-    (default ``pmf``): wrong laws are tested on the true law's cells.
-    """
-    n = len(samples)
-    counts = Counter(samples)
-    shape = cells_from or pmf
-    groups: list[list[int]] = [[]]
-    acc = 0.0
-    for z in range(min(samples) - 5, max(samples) + 6):
-        groups[-1].append(z)
-        acc += n * shape(z)
-        if acc >= 5:
-            groups.append([])
-            acc = 0.0
-    if len(groups) > 1:
-        groups[-2].extend(groups.pop())
-    exp = np.array([math.fsum(n * pmf(z) for z in g) for g in groups])
-    obs = np.array([sum(counts.get(z, 0) for z in g) for g in groups])
-    exp = np.maximum(exp * n / exp.sum(), 1e-300)
-    return float(scipy_stats.chisquare(obs, exp).pvalue)
-
-
-def dl_pmf(scale: float) -> Callable[[int], float]:
-    a = math.exp(-1 / scale)
-    return lambda z: (1 - a) / (1 + a) * a ** abs(z)
-
-
-def dg_pmf(scale: float) -> Callable[[int], float]:
-    norm = math.fsum(math.exp(-(i * i) / (2 * scale * scale)) for i in range(-3000, 3001))
-    return lambda z: math.exp(-(z * z) / (2 * scale * scale)) / norm
-
-
+dl_pmf, dg_pmf = discrete_laplace_pmf, discrete_gaussian_pmf
 PMF = {"laplace": dl_pmf, "gaussian": dg_pmf}
 
 
 def check_discrete(z: Sequence[int], dist: str, scale: float) -> None:
-    assert chi2_pvalue(z, PMF[dist](scale)) > ALPHA
-    for f in WRONG:
-        p = chi2_pvalue(z, PMF[dist](scale * f), cells_from=PMF[dist](scale))
-        assert p < ALPHA, f"scale x{f} not rejected"
+    wrong = [PMF[dist](scale * f) for f in WRONG]
+    check_integer_law(z, PMF[dist](scale), wrong, what=f"{dist}({scale})")
 
 
 def make(dist: str, *args, **kwargs):
@@ -120,9 +85,7 @@ def test_geometric_censored_law() -> None:
             else base(v - x)
         )  # fmt: skip
 
-    assert chi2_pvalue(y, censored(scale)) > ALPHA
-    for f in WRONG:
-        assert chi2_pvalue(y, censored(scale * f), cells_from=censored(scale)) < ALPHA
+    check_integer_law(y, censored(scale), [censored(scale * f) for f in WRONG])
 
 
 def test_geometric_censored_vector_law() -> None:
@@ -144,9 +107,7 @@ def test_geometric_censored_vector_law() -> None:
             else base(v - x)
         )  # fmt: skip
 
-    assert chi2_pvalue(y.tolist(), censored(scale)) > ALPHA
-    for f in WRONG:
-        assert chi2_pvalue(y.tolist(), censored(scale * f), cells_from=censored(scale)) < ALPHA
+    check_integer_law(y.tolist(), censored(scale), [censored(scale * f) for f in WRONG])
 
 
 @pytest.mark.parametrize(("dist", "k", "T"), [("laplace", -1, "f64"), ("gaussian", -2, "f32")])
@@ -175,10 +136,9 @@ CONT = {"laplace": scipy_stats.laplace, "gaussian": scipy_stats.norm}
 
 
 def check_ks(samples: np.ndarray, dist: str, scale: float) -> None:
-    assert scipy_stats.kstest(samples, CONT[dist].cdf, args=(0.0, scale)).pvalue > ALPHA
-    for f in WRONG:
-        p = scipy_stats.kstest(samples, CONT[dist].cdf, args=(0.0, scale * f)).pvalue
-        assert p < ALPHA, f"scale x{f} not rejected"
+    wrong = [CONT[dist](0.0, scale * f).cdf for f in WRONG]
+    law = CONT[dist](0.0, scale).cdf
+    check_continuous(samples, law, wrong, what=f"{dist}({scale})", symmetric_about=0.0)
 
 
 @pytest.mark.parametrize("dist", ["laplace", "gaussian"])

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
 import opendp_lite.prelude as dp
 from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
-from tests.conftest import ALPHA
+from tests.stat._reference import check_binomial
 
 CALLS, KEYS = 2000, 20  # n = 40,000: x1.3 sits 11 sigma from the truth (critical 4.9)
 THRESHOLD = 10
@@ -28,10 +26,6 @@ def gauss_p(s: float) -> float:
     return sum(w[201:]) / sum(w)
 
 
-def pvalue(hits: int, n: int, p: float) -> float:
-    return float(stats.binomtest(hits, n, p).pvalue)
-
-
 def run(m: dp.Measurement) -> tuple[int, int]:  # type: ignore[type-arg]
     hits = sum(len(m(DATA)) for _ in range(CALLS))
     return hits, CALLS * KEYS
@@ -42,9 +36,7 @@ def test_laplace_release_rate() -> None:
         DOM, l01inf_distance(dp.absolute_distance(T=int)), scale=2.0, threshold=THRESHOLD
     )
     hits, n = run(m)
-    assert pvalue(hits, n, laplace_p(2.0)) > ALPHA
-    for f in (0.7, 1.3):
-        assert pvalue(hits, n, laplace_p(2.0 * f)) < ALPHA
+    check_binomial(hits, n, laplace_p(2.0), [laplace_p(2.0 * f) for f in (0.7, 1.3)])
 
 
 def test_gaussian_release_rate() -> None:
@@ -52,9 +44,7 @@ def test_gaussian_release_rate() -> None:
         DOM, l02inf_distance(dp.absolute_distance(T=int)), scale=2.0, threshold=THRESHOLD
     )
     hits, n = run(m)
-    assert pvalue(hits, n, gauss_p(2.0)) > ALPHA
-    for f in (0.7, 1.3):
-        assert pvalue(hits, n, gauss_p(2.0 * f)) < ALPHA
+    check_binomial(hits, n, gauss_p(2.0), [gauss_p(2.0 * f) for f in (0.7, 1.3)])
 
 
 FDOM = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=float, nan=False))
@@ -72,11 +62,11 @@ def test_float_release_rates_on_the_finest_grid() -> None:
     )
     n = CALLS * KEYS
     hits = sum(len(lap(FDATA)) for _ in range(CALLS))
-    assert pvalue(hits, n, 0.5 * math.exp(-1 / 2.0)) > ALPHA
-    for f in (0.7, 1.3):
-        assert pvalue(hits, n, 0.5 * math.exp(-1 / (2.0 * f))) < ALPHA
+    check_binomial(
+        hits, n, 0.5 * math.exp(-1 / 2.0), [0.5 * math.exp(-1 / (2.0 * f)) for f in (0.7, 1.3)]
+    )
     hits = sum(len(gau(FDATA)) for _ in range(CALLS))
     phic = 0.5 * math.erfc(1 / (2.0 * math.sqrt(2)))
-    assert pvalue(hits, n, phic) > ALPHA
-    for f in (0.7, 1.3):
-        assert pvalue(hits, n, 0.5 * math.erfc(1 / (2.0 * f * math.sqrt(2)))) < ALPHA
+    check_binomial(
+        hits, n, phic, [0.5 * math.erfc(1 / (2.0 * f * math.sqrt(2))) for f in (0.7, 1.3)]
+    )

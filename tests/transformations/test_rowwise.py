@@ -22,6 +22,7 @@ from opendp_lite.errors import InvalidParameter, NotImplementedForType
 from opendp_lite.samplers.rng import scripted_randomness
 from opendp_lite.transformations._rowwise import check_metric, uniform_permutation, uniform_prefix
 from tests.conftest import ALPHA
+from tests.stat._reference import assert_fits
 
 NAN_KEY = ("<nan>",)
 
@@ -125,14 +126,13 @@ def _perm_counts(n_draws: int, sampler: Callable[[], Sequence[int]]) -> Counter[
     return Counter(tuple(int(i) for i in sampler()) for _ in range(n_draws))
 
 
-def _chi2_uniform_rejects(counts: Counter[tuple[int, ...]], k: int, n: int) -> bool:
-    """Whether a χ² test at the suite's ALPHA rejects uniformity over ``k`` outcomes (unseen
-    count 0)."""
+def _chi2_uniform_pvalue(counts: Counter[tuple[int, ...]], k: int, n: int) -> float:
+    """The χ² test's p-value of uniformity over ``k`` outcomes (unseen count 0)."""
     from scipy import stats
 
     observed = list(counts.values()) + [0] * (k - len(counts))
     assert sum(observed) == n
-    return bool(stats.chisquare(observed).pvalue < ALPHA)
+    return float(stats.chisquare(observed).pvalue)
 
 
 # 3! = 6 outcomes, ~3300 expected per cell: the 0.7 control's non-centrality is about 250,
@@ -153,7 +153,7 @@ def test_uniform_permutation_is_uniform_and_a_biased_law_is_rejected() -> None:
                 (2, 0, 1),
                 (2, 1, 0),
             }
-            assert not _chi2_uniform_rejects(good, 6, ALPHA_N)
+            assert_fits(_chi2_uniform_pvalue(good, 6, ALPHA_N))
 
             # wrong laws: the identity is 1.3× (resp. 0.7×) as likely as it should be
             def biased(weight: float) -> Callable[[], Sequence[int]]:
@@ -169,7 +169,7 @@ def test_uniform_permutation_is_uniform_and_a_biased_law_is_rejected() -> None:
                 return draw
 
             for w in (1.3, 0.7):
-                assert _chi2_uniform_rejects(_perm_counts(ALPHA_N, biased(w)), 6, ALPHA_N)
+                assert _chi2_uniform_pvalue(_perm_counts(ALPHA_N, biased(w)), 6, ALPHA_N) < ALPHA
 
 
 def test_uniform_permutation_edge_cases() -> None:
@@ -216,12 +216,12 @@ def test_uniform_prefix_is_uniform_over_ordered_subsets_and_a_biased_law_is_reje
         with scripted_randomness(seed=b"prefix-uniform"):
             good = _perm_counts(n_draws, lambda: uniform_prefix(4, 2))
             assert len(good) == 12 and all(a != b for a, b in good)
-            assert not _chi2_uniform_rejects(good, 12, n_draws)
+            assert_fits(_chi2_uniform_pvalue(good, 12, n_draws))
             for w in (1.3, 0.7):  # the pair (0, 1) w× as likely as it should be
                 bad = Counter(good)
                 bad[(0, 1)] = int(bad[(0, 1)] * w)
                 total = sum(bad.values())
-                assert _chi2_uniform_rejects(bad, 12, total)
+                assert _chi2_uniform_pvalue(bad, 12, total) < ALPHA
 
 
 def test_uniform_prefix_edges_and_rejection() -> None:
