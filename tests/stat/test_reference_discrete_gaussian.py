@@ -23,7 +23,7 @@ import math
 import pytest
 
 from opendp_lite.samplers.discrete_gaussian import sample_discrete_gaussian
-from tests.conftest import ALPHA
+from tests.stat._reference import assert_rejects, assert_within, z_bound
 
 scipy_stats = pytest.importorskip("scipy.stats")
 scipy_optimize = pytest.importorskip("scipy.optimize")
@@ -49,7 +49,7 @@ def z_score(mean_square: float, sigma: float, n: int) -> float:
 
 
 def critical() -> float:
-    return float(scipy_stats.norm.isf(ALPHA / 2))
+    return z_bound()
 
 
 def power_against_low_variance(sigma: float, n: int, drop: float = 0.15) -> float:
@@ -62,6 +62,19 @@ def power_against_low_variance(sigma: float, n: int, drop: float = 0.15) -> floa
     return float(scipy_stats.norm.sf((critical() * sd0 - (v - v1)) / sd1))
 
 
+def power_against_scale(sigma: float, wrong: float, n: int) -> float:
+    """Pr[the z-test against scale wrong·σ rejects] when the draws have scale σ (the same normal
+    approximation as the test)."""
+    v, m4 = moments(sigma)
+    vw, m4w = moments(sigma * wrong)
+    sd, sdw = math.sqrt((m4 - v * v) / n), math.sqrt((m4w - vw * vw) / n)
+    c = critical()
+    # reject when |S − vw| > c·sdw, with S ~ N(v, sd²)
+    hi = scipy_stats.norm.sf((vw + c * sdw - v) / sd)
+    lo = scipy_stats.norm.cdf((vw - c * sdw - v) / sd)
+    return float(hi + lo)
+
+
 @pytest.mark.parametrize("sigma", SCALES)
 def test_sample_size_has_the_power_to_see_a_15_percent_variance_drop(sigma: float) -> None:
     assert power_against_low_variance(sigma, N) >= REQUIRED_POWER
@@ -71,7 +84,9 @@ def test_sample_size_has_the_power_to_see_a_15_percent_variance_drop(sigma: floa
 def test_reference_discrete_gaussian_variance(sigma: float) -> None:
     draws = [sample_discrete_gaussian(sigma) for _ in range(N)]
     mean_square = math.fsum(z * z for z in draws) / N
-    z = z_score(mean_square, sigma, N)
-    assert abs(z) <= critical(), f"E[Z²] = {mean_square:.4f}, z = {z:.2f} at σ = {sigma}"
-    for wrong in (0.7, 1.3):  # the same sample rejects the wrong laws
-        assert abs(z_score(mean_square, sigma * wrong, N)) > critical(), f"{wrong}x accepted"
+    v, m4 = moments(sigma)
+    assert_within(mean_square, v, math.sqrt((m4 - v * v) / N), f"E[Z²] at σ = {sigma}")
+    for wrong in (0.7, 1.3):  # the same sample rejects the wrong laws, with stated power
+        zw = z_score(mean_square, sigma * wrong, N)
+        p = float(2 * scipy_stats.norm.sf(abs(zw)))
+        assert_rejects(p, power_against_scale(sigma, wrong, N), f"scale x {wrong} at σ = {sigma}")
