@@ -32,6 +32,7 @@ depend on the module the unit lives in: moving a function unchanged keeps its di
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -93,19 +94,22 @@ def _fold_docstring(body: list[ast.stmt]) -> None:
 
 
 def _normalised(node: ast.AST) -> ast.AST:
-    """A copy of ``node`` whose docstrings (its own and its nested defs') have collapsed
-    whitespace, and whose class bodies have no methods (those are units of their own)."""
-    import copy
-
-    new = copy.deepcopy(node)
-    for sub in ast.walk(new):
-        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            _fold_docstring(sub.body)
-    if isinstance(new, ast.ClassDef):
+    """``node`` itself, or for a class a shallow copy without its methods (those are units of
+    their own).  Docstrings were folded when the module was parsed (:func:`_fold_docstrings`)."""
+    if isinstance(node, ast.ClassDef):
+        new = copy.copy(node)
         new.body = [
-            s for s in new.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+            s for s in node.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
         ] or [ast.Pass()]
-    return new
+        return new
+    return node
+
+
+def _fold_docstrings(tree: ast.AST) -> None:
+    """Collapse the whitespace of every docstring in ``tree``, in place."""
+    for sub in ast.walk(tree):
+        if isinstance(sub, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            _fold_docstring(sub.body)
 
 
 @dataclass
@@ -171,6 +175,7 @@ class Index:
             name = ".".join(parts)
             text = overrides[rel] if rel in overrides else path.read_text(encoding="utf-8")
             tree = ast.parse(text, filename=rel)
+            _fold_docstrings(tree)
             self._add_module(Module(name, rel, is_package, tree))
         self._deps: dict[str, frozenset[str]] = {}
         self._direct: dict[str, tuple[frozenset[str], frozenset[str]]] = {}

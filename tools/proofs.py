@@ -48,6 +48,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -190,20 +191,50 @@ class Dep:
 
 
 _INDEX: Index | None = None
+#: repo-relative path -> text that replaces the file's (see :func:`overridden`)
+_OVERRIDES: dict[str, str] = {}
 
 
 def index(refresh: bool = False) -> Index:
     """The parsed package (cached; ``refresh`` re-reads the files)."""
     global _INDEX
     if _INDEX is None or refresh:
-        _INDEX = Index(ROOT)
-        _doc_mentions.cache_clear()
+        _INDEX = Index(ROOT, _OVERRIDES)
+        _clear_caches()
     return _INDEX
 
 
+def _read(path: Path) -> str:
+    rel = path.resolve().relative_to(ROOT).as_posix()
+    return _OVERRIDES[rel] if rel in _OVERRIDES else path.read_text(encoding="utf-8")
+
+
+@contextmanager
+def overridden(texts: Mapping[str, str]) -> Iterator[None]:
+    """Compute pins as if the repo-relative files in ``texts`` had that text (nothing is
+    written): how ``tools.mutations`` and the tests edit code and proofs in memory."""
+    global _INDEX
+    saved, saved_index = dict(_OVERRIDES), _INDEX
+    _OVERRIDES.update(texts)
+    try:
+        index(refresh=True)
+        yield
+    finally:
+        _OVERRIDES.clear()
+        _OVERRIDES.update(saved)
+        _INDEX = saved_index
+        _clear_caches()
+
+
+def _clear_caches() -> None:
+    for f in (_doc_mentions, _doc_digest_text, _cited_docs, supporting_docs):
+        f.cache_clear()
+
+
+@lru_cache(maxsize=None)
 def _doc_digest_text(path: Path) -> str:
     """A doc's body (front matter dropped) with trailing spaces stripped: what is snapshotted."""
-    _, body = split_front_matter(path.read_text(encoding="utf-8"))
+    _, body = split_front_matter(_read(path))
     return "\n".join(line.rstrip() for line in body.strip().splitlines()) + "\n"
 
 
@@ -219,9 +250,10 @@ _LINK = re.compile(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)")
 _PATH_MENTION = re.compile(r"docs/proofs/([\w./-]+\.md)")
 
 
-def _cited_docs(path: Path) -> set[Path]:
+@lru_cache(maxsize=None)
+def _cited_docs(path: Path) -> frozenset[Path]:
     """The non-constructor proofs (lemmas, sampler proofs) that ``path`` links to or names."""
-    text = path.read_text(encoding="utf-8")
+    text = _read(path)
     out: set[Path] = set()
     cands = [(path.parent / t) for t in _LINK.findall(text)]
     cands += [PROOFS / t for t in _PATH_MENTION.findall(text)]
@@ -230,9 +262,10 @@ def _cited_docs(path: Path) -> set[Path]:
         cand = cand.resolve()
         if cand.is_file() and PROOFS in cand.parents and cand.name not in skip:
             out.add(cand)
-    return out
+    return frozenset(out)
 
 
+@lru_cache(maxsize=1)
 def supporting_docs() -> list[Path]:
     """Every proof under ``docs/proofs`` that is not a constructor's: lemmas, sampler proofs."""
     skip = constructor_proofs()
@@ -256,7 +289,7 @@ def _doc_mentions(path: Path) -> frozenset[str]:
     for qn in ix.units:
         by_last.setdefault(qn.rsplit(".", 1)[1], []).append(qn)
     out: set[str] = set()
-    for ident in set(_TICK.findall(path.read_text(encoding="utf-8"))):
+    for ident in set(_TICK.findall(_read(path))):
         parts = ident.split(".")
         cands = by_last.get(parts[-1], [])
         if len(parts) > 1:
@@ -304,7 +337,7 @@ def dependencies(constructor_name: str) -> list[Dep]:
         out.append(Dep(qn, u.path, u.lineno, u.end_lineno, "code", u.digest))
     for doc in sorted(_doc_deps(PROOFS / f"{constructor_name}.md", code)):
         rel = doc.relative_to(ROOT).as_posix()
-        n = len(doc.read_text(encoding="utf-8").splitlines())
+        n = len(_read(doc).splitlines())
         out.append(Dep(rel, rel, 1, n, "doc", _doc_digest(_doc_digest_text(doc))))
     return out
 
@@ -342,11 +375,30 @@ def lock_path(name: str) -> Path:
 
 
 def read_lock(name: str) -> dict[str, Any] | None:
+    """``{"source": ..., "deps": {qualname: digest}}`` as stamped, or ``None``.
+
+    On disk, code pins are grouped by module (``{"code": {module: {local name: digest}}}``)
+    and doc pins by path (``{"docs": {path: digest}}``), to keep the files small."""
     path = lock_path(name)
     if not path.is_file():
         return None
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    data = json.loads(path.read_text(encoding="utf-8"))
+    deps = {f"{m}.{local}": d for m, units in data["code"].items() for local, d in units.items()}
+    deps.update(data["docs"])
+    return {"source": data["source"], "deps": deps}
+
+
+def _lock_data(name: str, source: str, deps: list[Dep]) -> dict[str, Any]:
+    ix = index()
+    code: dict[str, dict[str, str]] = {}
+    docs: dict[str, str] = {}
+    for d in deps:
+        if d.kind == "doc":
+            docs[d.qualname] = d.digest
+        else:
+            mod = ix.units[d.qualname].module
+            code.setdefault(mod, {})[d.qualname[len(mod) + 1 :]] = d.digest
+    return {"constructor": name, "source": source, "code": code, "docs": docs}
 
 
 def _read_snapshots() -> dict[str, str]:
@@ -387,7 +439,7 @@ def status(name: str) -> Status:
     problems: list[str] = []
     if not path.is_file():
         return Status(name, False, False, [], [], [], [f"missing proof {path}"])
-    header = read_header(path)
+    header = parse_header(_read(path))
     deps = dependencies(name)
     now = {d.qualname: d.digest for d in deps}
     lock = read_lock(name)
@@ -395,7 +447,7 @@ def status(name: str) -> Status:
     if lock is None:
         problems.append(f"no lock file {lock_path(name).relative_to(ROOT)}")
     else:
-        before = {q: v["digest"] for q, v in lock["deps"].items()}
+        before = lock["deps"]
         if lock.get("source") != header.get(SOURCE_KEY):
             problems.append("the lock file and the header's source: disagree")
     changed = sorted(q for q in now if q in before and before[q] != now[q])
@@ -437,14 +489,13 @@ def diff(name: str) -> str:
     for qn in sorted(set(deps) | set(lock["deps"])):
         old = lock["deps"].get(qn)
         new = deps.get(qn)
-        if old is not None and new is not None and old["digest"] == new.digest:
+        if old is not None and new is not None and old == new.digest:
             continue
-        a = snaps.get(old["digest"], "") if old else ""
+        a = snaps.get(old, "") if old else ""
         b = snapshot(new) if new else ""
-        if old is not None and old["digest"] not in snaps:
-            out.append(f"# {qn}: no snapshot of the stamped version ({old['digest']})\n")
-        path = (new.path if new else old["path"]) if (new or old) else qn
-        label = f"{path} :: {qn}" if (new and new.kind == "code") or (old and old.get("kind") == "code") else path
+        if old is not None and old not in snaps:
+            out.append(f"# {qn}: no snapshot of the stamped version ({old})\n")
+        label = qn if qn.endswith(".md") else f"{qn} ({new.path if new else 'removed'})"
         out.extend(
             difflib.unified_diff(
                 a.splitlines(keepends=True),
@@ -456,36 +507,36 @@ def diff(name: str) -> str:
     return "".join(out)
 
 
-def stamp(name: str) -> Status:
-    """Record ``name``'s current pins in its proof header and lock file.
+def stamp(*names: str) -> list[Status]:
+    """Record the current pins of the named proofs in their headers and lock files.
 
-    Run it only after reviewing the proof against ``diff``.  Returns what had changed.
+    Run it only after reviewing each proof against ``diff``.  Returns what had changed.
     """
-    before = status(name)
-    path = PROOFS / f"{name}.md"
-    deps = dependencies(name)
-    text = path.read_text(encoding="utf-8")
-    block, body = split_front_matter(text)
-    header = parse_header(text) if block is not None else {}
-    header[SOURCE_KEY] = combined(deps)
-    new = format_header(header) + body
-    if new != text:
-        path.write_text(new, encoding="utf-8")
     snaps = _read_snapshots()
-    lock: dict[str, Any] = {"constructor": name, "source": header[SOURCE_KEY], "deps": {}}
-    for d in deps:
-        lock["deps"][d.qualname] = {"kind": d.kind, "path": d.path, "digest": d.digest}
-        snaps[d.digest] = snapshot(d)
-    _write_json(lock_path(name), lock)
+    out = []
+    for name in names:
+        out.append(status(name))
+        path = PROOFS / f"{name}.md"
+        deps = dependencies(name)
+        text = path.read_text(encoding="utf-8")
+        block, body = split_front_matter(text)
+        header = parse_header(text) if block is not None else {}
+        header[SOURCE_KEY] = combined(deps)
+        new = format_header(header) + body
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+        for d in deps:
+            snaps[d.digest] = snapshot(d)
+        _write_json(lock_path(name), _lock_data(name, header[SOURCE_KEY], deps))
     # keep only the snapshots some lock refers to
     used = {
-        v["digest"]
+        digest
         for p in PINS.glob("*.json")
         if p != SNAPSHOTS
-        for v in json.loads(p.read_text(encoding="utf-8"))["deps"].values()
+        for digest in (read_lock(p.stem) or {"deps": {}})["deps"].values()
     }
     _write_json(SNAPSHOTS, {k: v for k, v in snaps.items() if k in used})
-    return before
+    return out
 
 
 def header_for(name: str, fn: Callable[..., Any]) -> str:
@@ -558,6 +609,18 @@ def main(argv: list[str]) -> int:
     names = _names(args, cmd)
     if names is None:
         return 2
+    if cmd == "stamp":
+        for st in stamp(*names):
+            what = (
+                "already current"
+                if st.ok
+                else f"{len(st.changed)} changed, {len(st.added)} new, "
+                f"{len(st.removed)} dropped pins"
+            )
+            print(f"stamped {st.name}: {combined(dependencies(st.name))} ({what})")
+            for q in st.changed:
+                print(f"  reviewed change: {q}")
+        return 0
     for name in names:
         if cmd == "header":
             print(header_for(name, _constructors()[name]))
@@ -568,16 +631,6 @@ def main(argv: list[str]) -> int:
             text = diff(name)
             print(f"== {name}: " + ("pinned code and proofs changed since the stamp" if text else "no change since the stamp"))
             print(text, end="")
-        elif cmd == "stamp":
-            st = stamp(name)
-            what = (
-                "already current"
-                if st.ok
-                else f"{len(st.changed)} changed, {len(st.added)} new, {len(st.removed)} dropped pins"
-            )
-            print(f"stamped {name}: {combined(dependencies(name))} ({what})")
-            for q in st.changed:
-                print(f"  reviewed change: {q}")
     return 0
 
 
