@@ -36,6 +36,7 @@ import copy
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,6 +157,64 @@ def _import_bindings(
     return out
 
 
+@lru_cache(maxsize=512)
+def _parse_module(rel: str, text: str) -> tuple[Module, list[Unit]]:
+    """One package file's module record and units (cached by path and text, so that an
+    :class:`Index` with one file edited re-parses that file only)."""
+    parts = list(Path(rel).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    tree = ast.parse(text, filename=rel)
+    _fold_docstrings(tree)
+    mod = Module(".".join(parts), rel, is_package, tree)
+    units: dict[str, Unit] = {}
+
+    def add(unit: Unit) -> None:
+        if unit.qualname in units:
+            units[unit.qualname].nodes.extend(unit.nodes)  # overloads, redefinitions
+        else:
+            units[unit.qualname] = unit
+
+    top: list[ast.stmt] = list(tree.body)
+    # module-level ``if``/``try`` blocks (TYPE_CHECKING imports, optional dependencies)
+    flat: list[ast.stmt] = []
+    while top:
+        stmt = top.pop(0)
+        if isinstance(stmt, ast.If):
+            top[:0] = stmt.body + stmt.orelse
+        elif isinstance(stmt, ast.Try):
+            top[:0] = stmt.body + [s for h in stmt.handlers for s in h.body] + stmt.orelse
+        else:
+            flat.append(stmt)
+    mod.imports = _import_bindings(flat, mod.name, mod.is_package)
+    for stmt in flat:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            qn = f"{mod.name}.{stmt.name}"
+            mod.defs[stmt.name] = qn
+            add(Unit(qn, mod.name, mod.path, [stmt]))
+        elif isinstance(stmt, ast.ClassDef):
+            qn = f"{mod.name}.{stmt.name}"
+            mod.defs[stmt.name] = qn
+            cls = Unit(qn, mod.name, mod.path, [stmt], bases=list(stmt.bases), is_class=True)
+            for sub in stmt.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    mq = f"{qn}.{sub.name}"
+                    if mq not in cls.methods:
+                        cls.methods.append(mq)
+                    add(Unit(mq, mod.name, mod.path, [sub]))
+            add(cls)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and n.id != "__all__":
+                        qn = f"{mod.name}.{n.id}"
+                        mod.defs[n.id] = qn
+                        add(Unit(qn, mod.name, mod.path, [stmt]))
+    return mod, list(units.values())
+
+
 class Index:
     """The parsed package: modules, units and the resolution of names to units."""
 
@@ -168,65 +227,16 @@ class Index:
         overrides = overrides or {}
         for path in sorted((root / PACKAGE).rglob("*.py")):
             rel = path.relative_to(root).as_posix()
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            is_package = parts[-1] == "__init__"
-            if is_package:
-                parts = parts[:-1]
-            name = ".".join(parts)
             text = overrides[rel] if rel in overrides else path.read_text(encoding="utf-8")
-            tree = ast.parse(text, filename=rel)
-            _fold_docstrings(tree)
-            self._add_module(Module(name, rel, is_package, tree))
+            mod, units = _parse_module(rel, text)
+            self.modules[mod.name] = mod
+            for unit in units:
+                self.units[unit.qualname] = unit
+                if unit.is_class:
+                    for mq in unit.methods:
+                        self.methods_by_name.setdefault(mq.rsplit(".", 1)[1], []).append(mq)
         self._deps: dict[str, frozenset[str]] = {}
         self._direct: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-
-    # -- indexing -------------------------------------------------------------------------------
-
-    def _add_unit(self, unit: Unit) -> None:
-        if unit.qualname in self.units:
-            self.units[unit.qualname].nodes.extend(unit.nodes)  # overloads, redefinitions
-        else:
-            self.units[unit.qualname] = unit
-
-    def _add_module(self, mod: Module) -> None:
-        self.modules[mod.name] = mod
-        top: list[ast.stmt] = list(mod.tree.body)
-        # module-level ``if``/``try`` blocks (TYPE_CHECKING imports, optional dependencies)
-        flat: list[ast.stmt] = []
-        while top:
-            stmt = top.pop(0)
-            if isinstance(stmt, ast.If):
-                top[:0] = stmt.body + stmt.orelse
-            elif isinstance(stmt, ast.Try):
-                top[:0] = stmt.body + [s for h in stmt.handlers for s in h.body] + stmt.orelse
-            else:
-                flat.append(stmt)
-        mod.imports = _import_bindings(flat, mod.name, mod.is_package)
-        for stmt in flat:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                qn = f"{mod.name}.{stmt.name}"
-                mod.defs[stmt.name] = qn
-                self._add_unit(Unit(qn, mod.name, mod.path, [stmt]))
-            elif isinstance(stmt, ast.ClassDef):
-                qn = f"{mod.name}.{stmt.name}"
-                mod.defs[stmt.name] = qn
-                cls = Unit(qn, mod.name, mod.path, [stmt], bases=list(stmt.bases), is_class=True)
-                for sub in stmt.body:
-                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        mq = f"{qn}.{sub.name}"
-                        if mq not in cls.methods:
-                            cls.methods.append(mq)
-                            self.methods_by_name.setdefault(sub.name, []).append(mq)
-                        self._add_unit(Unit(mq, mod.name, mod.path, [sub]))
-                self._add_unit(cls)
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for t in targets:
-                    for n in ast.walk(t):
-                        if isinstance(n, ast.Name) and n.id != "__all__":
-                            qn = f"{mod.name}.{n.id}"
-                            mod.defs[n.id] = qn
-                            self._add_unit(Unit(qn, mod.name, mod.path, [stmt]))
 
     # -- resolution -----------------------------------------------------------------------------
 
