@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib
 import inspect
 import json
 import re
@@ -50,7 +51,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -142,11 +143,11 @@ def parse_header(text: str) -> dict[str, str]:
     block, _ = split_front_matter(text)
     if block is None:
         return {}
+    # PyYAML (installed with mkdocs) ships no type stubs: imported by name, it is typed Any
+    yaml = importlib.import_module("yaml")
     try:
-        import yaml
-
         data = yaml.safe_load(block)
-    except Exception:  # noqa: BLE001 - malformed YAML: read the legacy format
+    except yaml.YAMLError:  # the old unquoted format (e.g. ": " inside a signature)
         return _legacy_header(block)
     if not isinstance(data, dict):
         return _legacy_header(block)
@@ -231,7 +232,7 @@ def _clear_caches() -> None:
         f.cache_clear()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _doc_digest_text(path: Path) -> str:
     """A doc's body (front matter dropped) with trailing spaces stripped: what is snapshotted."""
     _, body = split_front_matter(_read(path))
@@ -250,7 +251,7 @@ _LINK = re.compile(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)")
 _PATH_MENTION = re.compile(r"docs/proofs/([\w./-]+\.md)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cited_docs(path: Path) -> frozenset[Path]:
     """The non-constructor proofs (lemmas, sampler proofs) that ``path`` links to or names."""
     text = _read(path)
@@ -279,7 +280,7 @@ def supporting_docs() -> list[Path]:
 _TICK = re.compile(r"`([A-Za-z_][\w.]*)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _doc_mentions(path: Path) -> frozenset[str]:
     """The package units a supporting proof is *about*: those its text names in backticks
     (``fast.int_noise``, ``_float_out``): a dotted name by its suffix, a bare name if exactly
@@ -566,10 +567,10 @@ def _usage() -> str:
 
 
 def _names(args: list[str], cmd: str) -> list[str] | None:
-    fns = _constructors()
     if not args:
         print(f"tools.proofs {cmd}: name the constructors (no bulk {cmd})", file=sys.stderr)
         return None
+    fns = _constructors()
     unknown = [a for a in args if a not in fns]
     if unknown:
         print(f"tools.proofs {cmd}: unknown constructor(s): {', '.join(unknown)}", file=sys.stderr)
@@ -606,11 +607,11 @@ def main(argv: list[str]) -> int:
     if cmd == "list":
         print("\n".join(sorted(_constructors())))
         return 0
-    names = _names(args, cmd)
-    if names is None:
+    wanted = _names(args, cmd)
+    if wanted is None:
         return 2
     if cmd == "stamp":
-        for st in stamp(*names):
+        for st in stamp(*wanted):
             what = (
                 "already current"
                 if st.ok
@@ -621,7 +622,7 @@ def main(argv: list[str]) -> int:
             for q in st.changed:
                 print(f"  reviewed change: {q}")
         return 0
-    for name in names:
+    for name in wanted:
         if cmd == "header":
             print(header_for(name, _constructors()[name]))
         elif cmd == "deps":
@@ -629,7 +630,14 @@ def main(argv: list[str]) -> int:
                 print(f"{d.kind} {d.digest} {d.qualname} ({d.path}:{d.lineno}-{d.end_lineno})")
         elif cmd == "diff":
             text = diff(name)
-            print(f"== {name}: " + ("pinned code and proofs changed since the stamp" if text else "no change since the stamp"))
+            print(
+                f"== {name}: "
+                + (
+                    "pinned code and proofs changed since the stamp"
+                    if text
+                    else "no change since the stamp"
+                )
+            )
             print(text, end="")
     return 0
 
