@@ -212,7 +212,27 @@ def _parse_module(rel: str, text: str) -> tuple[Module, list[Unit]]:
                         qn = f"{mod.name}.{n.id}"
                         mod.defs[n.id] = qn
                         add(Unit(qn, mod.name, mod.path, [stmt]))
+        elif not isinstance(stmt, (ast.Import, ast.ImportFrom)) and not _is_docstring(stmt):
+            # a statement run at import (``register_backend(...)``, ``record_constructors(...)``):
+            # pinned by the proofs whose code it calls (see Index.closure); named by its ordinal
+            # so that moving it by a line keeps its name
+            k = sum(1 for q in units if q.startswith(f"{mod.name}.<toplevel "))
+            add(Unit(f"{mod.name}.<toplevel {k}>", mod.name, mod.path, [stmt]))
     return mod, list(units.values())
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+#: methods that change a container in place (a registry filled by a call)
+_MUTATING = frozenset(
+    {"append", "extend", "insert", "update", "setdefault", "add", "pop", "remove", "clear"}
+)
 
 
 class Index:
@@ -237,6 +257,8 @@ class Index:
                         self.methods_by_name.setdefault(mq.rsplit(".", 1)[1], []).append(mq)
         self._deps: dict[str, frozenset[str]] = {}
         self._direct: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._stores: dict[str, set[str]] = {}
+        self._reverse: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
 
     # -- resolution -----------------------------------------------------------------------------
 
@@ -290,7 +312,11 @@ class Index:
 
     def direct(self, qualname: str) -> tuple[frozenset[str], frozenset[str]]:
         """The units ``qualname``'s own code refers to, and the attribute names it reads on
-        objects the analysis cannot type (``plan.relax``, ``self._x``)."""
+        objects the analysis cannot type (``plan.relax``, ``self._x``).
+
+        Also records in ``self._stores[qualname]`` the module-level names (assignment units)
+        whose value it changes in place (``_BACKENDS[:] = ...``, ``_REGISTRY.append(...)``,
+        ``global X; X = ...``)."""
         if qualname in self._direct:
             return self._direct[qualname]
         unit = self.units[qualname]
@@ -315,6 +341,22 @@ class Index:
                 mod.name,
                 mod.is_package,
             )
+            stored: list[ast.expr] = []
+            for sub in stmts:
+                if isinstance(sub, ast.Global):
+                    stored += [ast.Name(n) for n in sub.names]
+                elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                    stored.append(sub.value)
+                elif (
+                    isinstance(sub, ast.Call)
+                    and isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr in _MUTATING
+                ):
+                    stored.append(sub.func.value)
+            for e in stored:
+                target = self._expr_target(e, mod, local)
+                if target is not None and target in self.units and target != qualname:
+                    self._stores.setdefault(qualname, set()).add(target)
             for sub in stmts:
                 if isinstance(sub, (ast.Name, ast.Attribute)):
                     target = self._expr_target(sub, mod, local)
@@ -350,6 +392,22 @@ class Index:
                 out += self._class_methods(target, seen)
         return out
 
+    def reverse(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """``(mutators, import-time users)``: for a module-level name, the units that change it
+        in place; for any unit, the import-time statements that refer to it."""
+        if self._reverse is None:
+            mutators: dict[str, set[str]] = {}
+            users: dict[str, set[str]] = {}
+            for q in self.units:
+                refs, _ = self.direct(q)
+                for x in self._stores.get(q, ()):
+                    mutators.setdefault(x, set()).add(q)
+                if ".<toplevel " in q:
+                    for r in refs:
+                        users.setdefault(r, set()).add(q)
+            self._reverse = (mutators, users)
+        return self._reverse
+
     def closure(self, qualname: str) -> frozenset[str]:
         """``qualname`` and every unit it reaches, transitively.
 
@@ -372,6 +430,11 @@ class Index:
                 seen.add(q)
                 refs, names = self.direct(q)
                 attrs |= names
+                # a registry the code reads is pinned with what fills it: the functions that
+                # change it in place and the import-time statements that call them
+                mutators, users = self.reverse()
+                todo.extend(mutators.get(q, ()))
+                todo.extend(users.get(q, ()))
                 if self.units[q].is_class:
                     classes.add(q)
                 todo.extend(r for r in refs if r not in seen)

@@ -321,10 +321,36 @@ def code_units(name: str) -> frozenset[str]:
     if name not in fns:
         raise KeyError(name)
     ix = index()
-    unit = _unit_of(fns[name])
+    fn = fns[name]
+    unit = _unit_of(fn)
     if unit not in ix.units:
         raise LookupError(f"{name}: its definition {unit} is not a module-level def")
-    return ix.closure(unit)
+    out = ix.closure(unit)
+    wrapper = _wrapper_unit(fn)
+    if wrapper is not None:
+        out = out | ix.closure(wrapper)
+    return out
+
+
+def _wrapper_unit(fn: Callable[..., Any]) -> str | None:
+    """The unit whose code wraps ``fn`` if the public object is a wrapper applied at import
+    (``serialization``'s call recording), found from the wrapper's code object."""
+    if fn is inspect.unwrap(fn):
+        return None
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    try:
+        rel = Path(code.co_filename).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
+    line = code.co_firstlineno
+    spans = [
+        (u.end_lineno - u.lineno, q)
+        for q, u in index().units.items()
+        if u.path == rel and u.lineno <= line <= u.end_lineno
+    ]
+    return min(spans)[1] if spans else None
 
 
 def dependencies(constructor_name: str) -> list[Dep]:
