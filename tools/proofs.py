@@ -282,12 +282,18 @@ _TICK = re.compile(r"`([A-Za-z_][\w.]*)")
 
 @cache
 def _doc_mentions(path: Path) -> frozenset[str]:
-    """The package units a supporting proof is *about*: those its text names in backticks
-    (``fast.int_noise``, ``_float_out``): a dotted name by its suffix, a bare name if exactly
-    one package unit has it."""
+    """The sampler code a supporting proof is *about*: the units of ``opendp_lite.samplers``
+    (the randomness source ``rng`` aside) its text names in backticks (``fast.int_noise``,
+    ``_float_out``): a dotted name by its suffix, a bare name if exactly one unit has it.
+
+    A constructor whose code reaches one of them rests on that proof, cited or not.  Names of
+    generic code (``vector_domain``, ``_arith.up``) do not count: a lemma that mentions them is
+    pinned only by the proofs that cite it."""
     ix = index()
     by_last: dict[str, list[str]] = {}
     for qn in ix.units:
+        if not qn.startswith("opendp_lite.samplers.") or qn.startswith("opendp_lite.samplers.rng."):
+            continue
         by_last.setdefault(qn.rsplit(".", 1)[1], []).append(qn)
     out: set[str] = set()
     for ident in set(_TICK.findall(_read(path))):
