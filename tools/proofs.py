@@ -573,17 +573,18 @@ def stamp(*names: str) -> list[Status]:
 
 
 def header_for(name: str, fn: Callable[..., Any]) -> str:
-    """A header skeleton for ``fn``, to be completed by hand."""
+    """A fresh header for ``fn``: the computed fields (module, signature, and ``source`` if the
+    proof exists) now; the hand-written ones from the proof's header, or ``TODO``."""
+    path = PROOFS / f"{name}.md"
+    old = read_header(path) if path.is_file() else {}
+    fields = {k: old.get(k, "TODO") for k in ("input_domain", "input_metric", "output", "map")}
     return format_header(
         {
             "constructor": name,
             "module": fn.__module__,
             "signature": signature_of(fn),
-            "input_domain": "TODO",
-            "input_metric": "TODO",
-            "output": "TODO",
-            "map": "TODO",
-            SOURCE_KEY: combined(dependencies(name)) if (PROOFS / f"{name}.md").exists() else "",
+            **fields,
+            SOURCE_KEY: combined(dependencies(name)) if path.is_file() else "",
         }
     )
 
