@@ -8,7 +8,6 @@ glob; rerun ``python -m tools.proof_nav`` to file it.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,13 +75,13 @@ FAMILIES: list[tuple[str, str, tuple[str, ...]]] = [
         ),
     ),
 ]
-MODULE = re.compile(r"^module:\s*(\S+)\s*$", re.MULTILINE)
 
 
 def module_of(proof: Path) -> str:
     """The ``module:`` of a proof's header ('' if none)."""
-    m = MODULE.search(proof.read_text(encoding="utf-8").split("\n---", 1)[0])
-    return m.group(1) if m else ""
+    from tools.proofs import read_header
+
+    return read_header(proof).get("module", "")
 
 
 def render() -> str:
