@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
 import numpy.typing as npt
 
 __all__ = ["BLOCK", "ArrayBackend", "FrameBackend", "of", "of_frame", "register", "registered"]
@@ -99,6 +100,8 @@ def registered() -> tuple[str, ...]:
 def of(x: object) -> ArrayBackend:
     """The backend that owns the vector ``x``: the first registered one that claims it, else
     numpy (which applies every function directly)."""
+    if type(x) is np.ndarray:  # the common case, without asking every backend
+        return NUMPY
     for b in _REGISTRY:
         if b.owns(x):
             return b
