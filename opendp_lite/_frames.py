@@ -113,7 +113,7 @@ def is_series(x: object) -> bool:
 
 
 def is_frame(x: object) -> bool:
-    """Whether ``x`` is a pandas/Polars DataFrame or pyarrow Table (Dask: see ``_dask``)."""
+    """Whether ``x`` is a pandas/Polars DataFrame or pyarrow Table (Dask: see ``backends.dask``)."""
     return _as_dataframe(x) is not None
 
 

@@ -36,7 +36,7 @@ from .errors import InvalidParameter, NotInDomain
 
 @dataclass(frozen=True)
 class Backend:
-    """How a lazy backend's vectors and frames are checked (see ``opendp_lite._dask``).
+    """How a lazy backend's vectors and frames are checked (see ``opendp_lite.backends.dask``).
 
     A backend module registers one of these when it is imported, so this module never imports
     a backend (the layers run one way: backends import domains).  ``owns_vector(x)`` says

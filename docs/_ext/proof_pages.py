@@ -60,7 +60,9 @@ PLUMBING = frozenset(
         "_types",
         "_validate",
         "_frames",
-        "_dask",
+        "backends",
+        "backends.dask",
+        "backends.numpy",
         "_spine",
         "serialization",
     )

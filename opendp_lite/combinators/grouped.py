@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast, overload
 import numpy as np
 
 from .. import _arith as ar
-from .. import _dask
+from .. import backends
 from .._spine import then
 from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, Transformation, check_fits
@@ -234,7 +234,7 @@ then_grouped = then(make_grouped)
 
 def _frame(data: Any) -> Any:
     """A dict of numpy columns (pandas, Polars, dict), or the Dask dataframe itself."""
-    if _dask.is_dask_dataframe(data) or isinstance(data, Mapping):
+    if backends.of_frame(data) is not None or isinstance(data, Mapping):
         return data
     columns = getattr(data, "columns", None)
     if columns is not None and hasattr(data, "__getitem__"):

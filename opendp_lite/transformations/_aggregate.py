@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _arith as ar
-from .._dask import clip_source, computed, is_dask_array, reduce_blocks
+from .. import backends
 from .._types import int_bounds, is_float, is_int
 from .._validate import check_metric  # re-exported for the families
 from ..core import (
@@ -60,34 +60,22 @@ SQ_BITS = 26
 _ROW = 1024
 
 
-#: Values pulled from a lazy (chunked) array at a time: 2^20 (8 MB of binary64).
-BLOCK = 1 << 20
+#: Values pulled from a lazy (chunked) duck array at a time: 2^20 (8 MB of binary64).
+BLOCK = backends.BLOCK
 
 
 def blocks(x: Any) -> Iterator[npt.NDArray[Any]]:
-    """``x`` as numpy arrays: itself, or consecutive blocks of a lazy duck array (e.g. Dask).
+    """``x`` as numpy arrays: itself, or consecutive blocks of a lazy array (e.g. Dask).
 
-    A lazy array is never materialised whole: each block of :data:`BLOCK` values (for a Dask
-    array, each of its chunks, whose lengths may be unknown) is converted with ``np.asarray``
-    (computing just that slice), consumed, and dropped.  This is the only
-    place the aggregates of part B handle a backend other than numpy, except Dask arrays,
-    whose exact partial sums are computed on the workers (``opendp_lite._dask``).
+    A lazy array is never materialised whole: each block (:data:`BLOCK` values of a duck
+    array, each chunk of a Dask array, whose lengths may be unknown) is converted with
+    ``np.asarray`` (computing just that slice), consumed, and dropped.  The backend that owns
+    ``x`` (``opendp_lite.backends``) says what its blocks are.
 
     >>> [b.tolist() for b in blocks(np.arange(3))]
     [[0, 1, 2]]
     """
-    if isinstance(x, np.ndarray):
-        yield x
-        return
-    if is_dask_array(x):
-        # chunk by chunk: works whether or not the chunk lengths are known (after a filter
-        # they are not, and len() would raise) and whatever they are, empty chunks included
-        for i in range(x.numblocks[0]):
-            yield computed(np.asarray, x.blocks[i])
-        return
-    n = len(x)
-    for i in range(0, n, BLOCK):
-        yield np.asarray(x[i : i + BLOCK])
+    return backends.of(x).blocks(x)
 
 
 def bounded_vector(
@@ -148,9 +136,8 @@ def exact_int_sum(x: Any) -> int:
     >>> exact_int_sum(np.array([2**62, 2**62, 2**62], dtype=np.int64)) == 3 * 2**62
     True
     """
-    if is_dask_array(x):
-        return int(reduce_blocks(x, _exact_int_sum_np))  # exact partials, any reduction tree
-    return sum((_exact_int_sum_np(b) for b in blocks(x)), 0)
+    # exact partials: the total is the same for any blocking and any reduction tree
+    return int(backends.of(x).reduce_blocks(x, _exact_int_sum_np))
 
 
 def _exact_int_sum_np(x: npt.NDArray[Any]) -> int:
@@ -177,15 +164,8 @@ def split_sums(x: Any) -> tuple[int, int]:
     >>> split_sums(np.array([3, -1, 4, -5]))
     (7, -6)
     """
-    if is_dask_array(x):
-        pos, neg = reduce_blocks(x, _split_sums_np)
-        return int(pos), int(neg)
-    pos = neg = 0
-    for b in blocks(x):
-        p, n = _split_sums_np(b)
-        pos += p
-        neg += n
-    return pos, neg
+    pos, neg = backends.of(x).reduce_blocks(x, _split_sums_np)
+    return int(pos), int(neg)
 
 
 def int_range(T: str) -> tuple[int, int]:
@@ -230,11 +210,10 @@ def grid_sums(x: Any, p: int, clip: tuple[Any, Any] | None = None) -> int:
     through :func:`grid_shift`.  ``clip`` (a clamp fused into the sum by the chain, see
     ``core.compose``) is applied to each cache-sized piece: no clamped copy is written.
     """
-    if is_dask_array(x):
-        # exact partials, any reduction tree; a clamp just before is applied per sub-chunk
-        base, bounds = (x, clip) if clip is not None else clip_source(x)
-        return int(reduce_blocks(base, _grid_sums_np, p, bounds))
-    return sum((_grid_sums_np(b, p, clip) for b in blocks(x)), 0)
+    # exact partials, any reduction tree; a clamp just before is applied per sub-chunk
+    b = backends.of(x)
+    base, bounds = (x, clip) if clip is not None else b.clip_source(x)
+    return int(b.reduce_blocks(base, _grid_sums_np, p, bounds))
 
 
 def _grid_sums_np(x: npt.NDArray[Any], p: int, clip: tuple[Any, Any] | None = None) -> int:
@@ -292,16 +271,10 @@ def centered_sums(
     Requires ``|x_i| · 2^p <= 2^46`` and ``|j_i| <= 2^26`` (so ``j²`` is exact in binary64 and
     rows of 1024 squares stay below 2^62), which the constructors guarantee.
     """
-    if is_dask_array(x):
-        base, bounds = (x, clip) if clip is not None else clip_source(x)
-        s1, s2 = reduce_blocks(base, _centered_sums_np, p, k_c, shift, bounds)
-        return int(s1), int(s2)
-    total, total_sq = 0, 0
-    for b in blocks(x):
-        t1, t2 = _centered_sums_np(b, p, k_c, shift, clip)
-        total += t1
-        total_sq += t2
-    return total, total_sq
+    b = backends.of(x)
+    base, bounds = (x, clip) if clip is not None else b.clip_source(x)
+    s1, s2 = b.reduce_blocks(base, _centered_sums_np, p, k_c, shift, bounds)
+    return int(s1), int(s2)
 
 
 def _centered_sums_np(

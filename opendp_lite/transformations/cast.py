@@ -27,7 +27,7 @@ from typing import Any, Literal, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._spine import into
 from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import Domain, Metric, Transformation
@@ -230,10 +230,11 @@ def make_cast(
     TIA, T = _spaces("make_cast", input_domain, TOA)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        if _dask.is_dask_array(arg):
+        backend = backends.of(arg)
+        if not backend.holds_objects:
             # an option vector is an object array of Python values, which Dask cannot hold
             raise FailedFunction(
-                "make_cast (option output) does not run on Dask arrays; use "
+                f"make_cast (option output) does not run on {backend.label}; use "
                 "make_cast_default or make_cast_inherent"
             )
         vals, ok = _cast_values(TIA, T, arg)

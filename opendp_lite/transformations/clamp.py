@@ -8,7 +8,7 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._spine import then
 from .._types import Vec, carrier_dtype
 from .._validate import check_no_nan
@@ -72,10 +72,8 @@ def make_clamp(
     hi = np.asarray(out_elem.bounds[1], dtype=dtype)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        if _dask.is_dask_array(arg):  # lazily; an exact aggregate may fuse it (see _dask.clip)
-            return _dask.clip(arg, lo, hi)  # type: ignore[no-any-return]
-        # np.clip dispatches on the array type (numpy, or a lazy array implementing the API)
-        out: npt.NDArray[Any] = np.clip(arg, lo, hi)
+        # lazily where the backend is lazy; an exact aggregate may fuse it (clip_source)
+        out: npt.NDArray[Any] = backends.of(arg).clip(arg, lo, hi)
         return out
 
     # deferred: an exact float aggregate chained next clamps each cache-sized piece itself

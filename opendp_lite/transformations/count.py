@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._spine import into
 from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import (
@@ -142,7 +142,7 @@ def make_count(
     def function(x: npt.NDArray[Any]) -> int | float:
         # a Dask vector is counted on the workers (its lengths may be unknown, and counting
         # runs the lazy membership checks); numpy knows its length
-        return _saturate(_dask.length(x) if _dask.is_dask_array(x) else len(x), T)
+        return _saturate(backends.of(x).length(x), T)
 
     return Transformation(
         input_domain,
@@ -447,14 +447,11 @@ def make_count_by_categories(
 
     def function(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
         out: npt.NDArray[np.int64]
-        if _dask.is_dask_array(x):
-            # counted per block on the workers against the public categories: no value of
-            # the data other than these counts ever reaches the driver
-            out = np.asarray(_dask.reduce_blocks(x, _category_counts, cats), dtype=np.int64)
-        else:
-            out = np.zeros(k + 1, dtype=np.int64)
-            for b in blocks(x):  # a lazy vector block by block, never materialised whole
-                out += _category_counts(b, cats)
+        # counted block by block (on the workers, for Dask) against the public categories:
+        # no value of the data other than these counts ever reaches the driver, and a lazy
+        # vector is never materialised whole
+        parts = backends.of(x).reduce_blocks(x, _category_counts, cats)
+        out = np.asarray(parts, dtype=np.int64)
         if top < 2**63 - 1:  # counts are int64 (< 2^63): saturate where T stops being exact
             out = np.minimum(out, top)
         if is_float(T):  # as float(count) then T, like a scalar count

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._types import carrier_dtype, carrier_name, is_float
 from ..core import Transformation
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, vector_domain
@@ -267,8 +267,8 @@ def make_select_column(
             out: Any = out_domain._normalize(col)
         except NotInDomain as e:
             raise FailedFunction(f"column {k!r} is not a vector of {out_domain!r}: {e}") from None
-        # a Dask column stays a lazily checked Dask array (np.asarray would compute it)
-        return out if _dask.is_dask_array(out) else np.asarray(out)
+        # a lazy column (Dask) stays a lazily checked array (np.asarray would compute it)
+        return out if backends.of(out).lazy else np.asarray(out)
 
     return Transformation(
         in_domain, symmetric_distance(), out_domain, symmetric_distance(), function, lambda d: d

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask, _frames
+from .. import backends
 from .._spine import then
 from .._types import carrier_name, is_float
 from ..core import Domain, Metric, Transformation
@@ -61,9 +61,9 @@ def _value_type(op: str, value: Any) -> Any:
 
 def _mask(col: Any, op: str, value: Any) -> Any:
     if op == "in":
-        return col.isin(list(value)) if _dask.is_dask(col) else np.isin(col, list(value))
+        return backends.of(col).isin(col, list(value))
     if op == "not in":
-        return ~col.isin(list(value)) if _dask.is_dask(col) else ~np.isin(col, list(value))
+        return ~backends.of(col).isin(col, list(value))
     return _COMPARE[op](col, value)
 
 
@@ -127,11 +127,12 @@ def make_filter_rows(
     def function(df: Mapping[Any, Any]) -> Any:
         if key not in df:
             raise FailedFunction(f"the dataframe has no column {key!r}; columns: {list(df)}")
-        if _dask.is_dask_dataframe(df):
-            carrier = (_frames.schema(df) or {}).get(key)
+        lazy = backends.of_frame(df)
+        if lazy is not None:  # a lazy frame (Dask): typed by its metadata, filtered lazily
+            carrier = lazy.frame_carrier(df, key)
             if carrier != T and not (is_float(T) and carrier in ("f32", "f64")):
                 raise FailedFunction(f"column {key!r} holds {carrier}, not {T}")
-            return df[_mask(df[key], op, value)]
+            return lazy.filter_frame(df, _mask(df[key], op, value))
         keep: npt.NDArray[np.bool_] = np.asarray(_mask(df[key], op, value), dtype=np.bool_)
         out = {}
         for name, col in df.items():

@@ -11,7 +11,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._spine import into, same
 from .._types import Vec, carrier_dtype, carrier_name, is_float
 from ..core import Domain, Metric, Transformation
@@ -128,10 +128,9 @@ def make_find(
     lookup = {c: i for i, c in enumerate(cats)}
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        if _dask.is_dask_array(arg):
-            # the output is an object array on the driver anyway; a Dask input is read whole
-            # (its chunk lengths may be unknown, and searchsorted does not dispatch on it)
-            arg = np.asarray(arg)
+        # the output is an object array on the driver anyway; a lazy (Dask) input is read
+        # whole (its chunk lengths may be unknown, and searchsorted does not dispatch on it)
+        arg = backends.of(arg).materialize(arg)
         out = np.empty(len(arg), dtype=object)
         if arg.dtype != object and cats:
             # numeric: vectorised by binary search in the sorted categories
@@ -189,9 +188,9 @@ def make_find_bin(
         return idx.view(np.uint64) if idx.dtype.itemsize == 8 else idx.astype(np.uint64)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        if _dask.is_dask_array(arg):  # searchsorted does not dispatch on its 2nd argument
-            return _dask.map_rows(arg, bins, np.uint64)  # type: ignore[no-any-return]
-        return bins(arg)
+        # per block: searchsorted does not dispatch on its 2nd argument
+        out: npt.NDArray[Any] = backends.of(arg).map_rows(arg, bins, np.uint64)
+        return out
 
     return row_by_row("make_find_bin", input_domain, input_metric, atom_domain(T="usize"), function)
 

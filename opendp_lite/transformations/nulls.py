@@ -15,7 +15,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._spine import into, keep, non_null
 from .._types import Vec, carrier_dtype, is_float
 from ..core import Domain, Metric, Transformation
@@ -236,11 +236,12 @@ def make_impute_uniform_float(
     lo, hi = float(lo_b[0]), float(lo_b[1])
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        if _dask.is_dask_array(arg):
+        backend = backends.of(arg)
+        if not backend.stable_blocks:
             # a recomputed block (after a worker failure) would get fresh draws, so two
             # consumers of one block could see different imputations: refuse
             raise FailedFunction(
-                "make_impute_uniform_float does not run on Dask arrays; use "
+                f"make_impute_uniform_float does not run on {backend.label}; use "
                 "make_impute_constant or make_drop_null"
             )
         mask = np.isnan(arg)

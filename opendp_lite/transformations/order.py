@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._spine import keep
 from ..core import Domain, Metric, Transformation
 from ..domains import VectorDomain
@@ -122,7 +122,7 @@ def make_ordered_random(
     )
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (threat model: finding 9)
+        arg = backends.of(arg).sized(arg)  # len() needs known lengths (threat model: finding 9)
         return arg[uniform_permutation(len(arg))]
 
     return Transformation(

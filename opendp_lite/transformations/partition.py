@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _arith as ar
-from .. import _dask
+from .. import backends
 from .._order import MISSING, group_codes, group_key, group_ranks, tie_ranks
 from .._spine import then
 from .._types import Vec
@@ -152,8 +152,10 @@ class Partitioned(Mapping[Any, Mapping[Any, Any]]):
 
     def _split(self) -> dict[Any, dict[Any, npt.NDArray[Any]]]:
         if self._parts is None:
-            if self.codes is None:  # a Dask frame: computed on the driver for a generic map
-                part = _partition_numpy(_dask_to_dict(self.frame), self.by, self.keys_)
+            if self.codes is None:  # a lazy frame: computed on the driver for a generic map
+                lazy = backends.of_frame(self.frame)
+                assert lazy is not None  # noqa: S101 - only a lazy frame is kept unsplit
+                part = _partition_numpy(lazy.frame_to_dict(self.frame), self.by, self.keys_)
                 self.codes, self.frame = part.codes, part.frame
             codes = self.codes
             assert codes is not None  # noqa: S101 - set just above
@@ -382,11 +384,6 @@ def _partition_numpy(
     return Partitioned(found, codes, dict(frame), by)
 
 
-def _dask_to_dict(frame: Any) -> dict[Any, npt.NDArray[Any]]:
-    pdf = frame.compute()
-    return {c: pdf[c].to_numpy() for c in pdf.columns}
-
-
 def _check_count(name: str, v: object) -> int:
     if isinstance(v, bool) or not isinstance(v, int | np.integer) or int(v) < 1:
         raise InvalidParameter(f"{name} must be a positive int, got {v!r}")
@@ -512,9 +509,10 @@ def make_partition_by(
     )
 
     def function(frame: Any) -> Partitioned:
-        if _dask.is_dask_dataframe(frame):
+        lazy = backends.of_frame(frame)
+        if lazy is not None:
             if bounds is not None or key_set is None:
-                return _partition_numpy(_dask_to_dict(frame), by_t, key_set, ident, bounds)
+                return _partition_numpy(lazy.frame_to_dict(frame), by_t, key_set, ident, bounds)
             for b in by_t:
                 if b not in frame.columns:
                     raise FailedFunction(f"the dataframe has no column {b!r}")
@@ -589,22 +587,12 @@ def _count_partial(pdf: Any, by: tuple[Any, ...], keys: tuple[Any, ...]) -> npt.
     return _bincount(codes, len(keys)).astype(np.int64)
 
 
-def _add(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    out: npt.NDArray[Any] = np.add(a, b)
-    return out
-
-
-def _reduce_dask(frame: Any, fn: Any, k: int, *args: Any) -> npt.NDArray[Any]:
-    """Per-partition partials (vectors of exact integers) added pairwise on the workers."""
-    from dask import compute, delayed  # type: ignore[attr-defined]
-
-    level = [delayed(fn)(part, *args) for part in frame.to_delayed()]
-    if not level:
-        return np.zeros(k, dtype=object)
-    while len(level) > 1:
-        nxt = [delayed(_add)(a, b) for a, b in zip(level[::2], level[1::2], strict=False)]
-        level = nxt + ([level[-1]] if len(level) % 2 else [])
-    return np.asarray(compute(level[0])[0])  # type: ignore[no-untyped-call]
+def _reduce_lazy(frame: Any, fn: Any, k: int, *args: Any) -> npt.NDArray[Any]:
+    """Per-partition partials (vectors of exact integers) of a lazy frame, added exactly by
+    the backend that owns it (on the workers, for Dask)."""
+    lazy = backends.of_frame(frame)
+    assert lazy is not None  # noqa: S101 - codes are None only for a lazy frame
+    return lazy.reduce_partitions(frame, fn, k, *args)
 
 
 def make_grouped_count(
@@ -638,7 +626,7 @@ def make_grouped_count(
 
     def function(x: Partitioned) -> npt.NDArray[np.int64]:
         if x.codes is None:
-            return np.asarray(_reduce_dask(x.frame, _count_partial, len(keys), x.by, keys)).astype(
+            return np.asarray(_reduce_lazy(x.frame, _count_partial, len(keys), x.by, keys)).astype(
                 np.int64
             )
         return _bincount(x.codes, len(keys)).astype(np.int64)
@@ -810,7 +798,7 @@ def make_grouped_sum(
             frame = x.frame
             if column not in frame.columns:
                 raise NotInDomain(f"the dataframe has no column {column!r}")
-            sums = list(_reduce_dask(frame, _sum_partial, len(keys), x.by, keys, column, p, lo, hi))
+            sums = list(_reduce_lazy(frame, _sum_partial, len(keys), x.by, keys, column, p, lo, hi))
         else:
             if column not in x.frame:
                 raise NotInDomain(f"the dataframe has no column {column!r}")

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._spine import into
 from .._types import Vec, carrier_name, is_float, is_int
 from .._validate import check_no_nan
@@ -19,7 +19,7 @@ from ..core import Domain, Function, Metric, Transformation
 from ..domains import atom_domain, vector_domain
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType, NotInDomain
 from ..metrics import InsertDeleteDistance, SymmetricDistance, linf_distance
-from ._aggregate import blocks, bounded_vector, check_metric
+from ._aggregate import bounded_vector, check_metric
 
 __all__ = [
     "make_cdf",
@@ -89,15 +89,8 @@ def make_quantile_score_candidates(
         return np.stack([lt, gt]).astype(np.int64)
 
     def function(x: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        if _dask.is_dask_array(x):  # per-block counts on the workers, added exactly
-            lt, gt = _dask.reduce_blocks(x, below_above)
-        else:
-            lt = np.zeros(len(cands), dtype=np.int64)
-            gt = np.zeros(len(cands), dtype=np.int64)
-            for b in blocks(x):  # counts below/above each candidate add up over blocks
-                lt_b, gt_b = below_above(b)
-                lt += lt_b
-                gt += gt_b
+        # per-block counts below/above each candidate (on the workers, for Dask), added exactly
+        lt, gt = backends.of(x).reduce_blocks(x, below_above)
         scores = np.abs((den - num) * lt - num * gt)  # <= 10^4 · n: no int64 overflow
         out: npt.NDArray[Any] = scores.astype(np.uint64)
         return out

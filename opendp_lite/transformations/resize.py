@@ -7,7 +7,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import _dask
+from .. import backends
 from .._spine import keep
 from .._types import Vec
 from .._validate import check_int
@@ -102,7 +102,7 @@ def make_resize(
     out_domain = vector_domain(elem, size=size)
 
     def function(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        arg = _dask.sized(arg)  # len() needs known Dask chunk lengths (threat model: finding 9)
+        arg = backends.of(arg).sized(arg)  # len() needs known lengths (threat model: finding 9)
         if shuffle:
             if len(arg) > size:
                 return arg[uniform_prefix(len(arg), size)]

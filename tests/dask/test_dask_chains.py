@@ -11,7 +11,7 @@ import numpy.typing as npt
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite import _dask
+from opendp_lite.backends import dask as _dask
 from opendp_lite.errors import FailedFunction, NotInDomain
 from opendp_lite.samplers import rng
 

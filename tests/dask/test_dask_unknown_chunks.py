@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite import _dask
+from opendp_lite.backends import dask as _dask
 from opendp_lite.errors import NotInDomain
 from tests.conftest import counting_source
 
