@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from ... import _arith as ar
 from ..._types import carrier_name, is_float, is_int
-from ..._validate import check_finite_nonneg
+from ..._validate import check_finite_nonneg, check_int
 from ...errors import InvalidParameter, NotImplementedForType, ParameterTypeError
 
 Array = npt.NDArray[Any]
@@ -48,9 +48,7 @@ def _check_T(T: object, who: str) -> str:
 def _check_count(name: str, v: object) -> int | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
-        raise InvalidParameter(f"{name} must be a non-negative int, got {v!r}")
-    return int(v)
+    return check_int(name, v, min=0)
 
 
 def _check_norm_p(norm: object, p: object) -> tuple[float | None, Literal[1, 2] | None]:

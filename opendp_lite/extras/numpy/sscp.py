@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from ... import _arith as ar
 from ..._types import carrier_dtype, is_float
-from ..._validate import check_finite_nonneg
+from ..._validate import check_finite_nonneg, check_int
 from ...core import (
     Domain,
     Metric,
@@ -142,12 +142,11 @@ def _sscp_domain(
     num_features: Any, T: Any, norm: Any = None, p: Any = None, size: Any = None
 ) -> NPSSCPDomain:
     """``make_np_sscp``'s output domain from a serialized document, checked field by field."""
-    if isinstance(num_features, bool) or not isinstance(num_features, int) or num_features < 1:
-        raise InvalidParameter(f"num_features must be a positive int, got {num_features!r}")
+    num_features = check_int("num_features", num_features, min=1)
     if p not in (None, 1, 2) or (norm is None) != (p is None):
         raise InvalidParameter(f"norm and p (1 or 2) come together, got {norm!r}, {p!r}")
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
-        raise InvalidParameter(f"size must be a non-negative int or None, got {size!r}")
+    if size is not None:
+        size = check_int("size", size, min=0, what="a non-negative int or None")
     return NPSSCPDomain(
         num_features=num_features,
         T=_check_T(T, "NPSSCPDomain"),
