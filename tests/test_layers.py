@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "opendp_lite"
 #: Layers from the bottom up.  A module is placed by the longest prefix listed here.
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("_types", "_validate", "_arith", "typing", "_frames", "_order"),
+    ("_types", "_validate", "_arith", "typing", "_frames", "_order", "_math", "_progress"),
     ("core", "_spine"),
     ("samplers",),
     ("domains", "metrics", "measures"),

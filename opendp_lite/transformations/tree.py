@@ -221,9 +221,7 @@ def choose_branching_factor(size_guess: int) -> int:
     Raises:
         InvalidParameter: if ``size_guess`` is not an int in [0, 2^32 − 1].
     """
-    if isinstance(size_guess, bool) or not isinstance(size_guess, (int, np.integer)):
-        raise InvalidParameter(f"size_guess must be an int, got {size_guess!r}")
-    n = int(size_guess)
+    n = check_int("size_guess", size_guess)
     if not 0 <= n < 2**32:
         raise InvalidParameter(f"size_guess must be in [0, 2^32 - 1], got {n}")
     if n < 2:

@@ -48,7 +48,7 @@ def _rewrite(package: Any, text: str, at: str = "transformations.sum") -> str:
 def test_roles_resolve_to_the_canonical_path_or_fall_back_to_code(package: Any) -> None:
     out = _rewrite(package, "See :func:`make_clamp` and :class:`~opendp_lite.context.Context`.")
     assert 'identifier="opendp_lite.transformations.clamp.make_clamp"' in out
-    assert 'identifier="opendp_lite.context.Context" optional><code>Context</code>' in out
+    assert 'identifier="opendp_lite.context.core.Context" optional><code>Context</code>' in out
     assert _rewrite(package, ":func:`_private_helper`") == "`_private_helper`"
     spanning = _rewrite(package, "as :func:`make_sized_bounded_float_checked_sum\n`, then")
     assert "make_sized_bounded_float_checked_sum" in spanning and ":func:" not in spanning

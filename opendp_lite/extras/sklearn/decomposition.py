@@ -18,7 +18,7 @@ from sklearn.decomposition import PCA as _SkPCA
 
 from ... import _arith as ar
 from ... import serialization as _serialization
-from ..._validate import check_finite_nonneg
+from ..._validate import check_finite_nonneg, check_int
 from ...core import Domain, Measurement, Metric, PartialMeasurement, Transformation
 from ...domains import atom_domain, vector_domain
 from ...errors import InvalidParameter, NotImplementedForType, NotInDomain
@@ -201,12 +201,8 @@ def make_private_pca(
     if dom.p not in (None, 2):
         raise NotImplementedForType(f"{who} needs an L2 norm on the input domain, got p={dom.p}")
     d, n = dom.num_columns, dom.size
-    if num_components is not None and (
-        isinstance(num_components, bool)
-        or not isinstance(num_components, int)
-        or not 1 <= num_components <= d
-    ):
-        raise InvalidParameter(f"num_components must be an int in [1, {d}], got {num_components!r}")
+    if num_components is not None:
+        num_components = check_int("num_components", num_components, min=1, max=d)
     k = d if num_components is None else num_components
     estimate_mean = dom.norm is None
     if dom.norm is not None:

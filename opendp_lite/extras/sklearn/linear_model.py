@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ... import serialization as _serialization
+from ..._validate import check_int
 from ...combinators import make_composition
 from ...core import Domain, Measure, Measurement, Transformation
 from ...domains import atom_domain, vector_domain
@@ -137,9 +138,8 @@ def make_private_theil_sen(
     """
     x_lo, x_hi = _bounds("x_bounds", x_bounds)
     y_lo, y_hi = _bounds("y_bounds", y_bounds)
-    for name, v, low in (("runs", runs, 1), ("candidates_count", candidates_count, 2)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise InvalidParameter(f"{name} must be an int >= {low}, got {v!r}")
+    runs = check_int("runs", runs, min=1, what="an int >= 1")
+    candidates_count = check_int("candidates_count", candidates_count, min=2, what="an int >= 2")
     f = _bounds("fraction_bounds", sorted(fraction_bounds)) if len(fraction_bounds) == 2 else None
     if f is None:
         raise InvalidParameter(f"fraction_bounds must be two fractions, got {fraction_bounds!r}")
