@@ -22,6 +22,7 @@ import ast
 import hashlib
 import html
 import importlib
+import json
 import logging
 import posixpath
 import re
@@ -84,6 +85,10 @@ class Dep:
 
 
 def _proofs_module() -> Any:
+    """``tools.proofs``, importable however MkDocs was started (its CLI does not put the
+    repository on ``sys.path``; without it every page would lose its pins and code)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     try:
         return importlib.import_module("tools.proofs")
     except ImportError:  # pragma: no cover - the tool is part of the repository
@@ -101,7 +106,10 @@ def _parse(text: str) -> dict[str, str]:
             return out
         key, sep, value = line.partition(":")
         if sep and not line[:1].isspace():
-            out[key.strip()] = value.strip()
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"':  # a YAML double-quoted string
+                value = json.loads(value)
+            out[key.strip()] = value
     return {}
 
 
