@@ -229,3 +229,20 @@ def test_private_modules_are_not_linked_to_a_package_page() -> None:
         "api/transformations/sum.md",
         "opendp_lite.transformations.sum.make_sum",
     )
+
+
+def test_the_pin_tool_is_found_when_mkdocs_does_not_put_the_repository_on_the_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The mkdocs CLI starts with the venv's bin directory, not the repository, on sys.path:
+    the hook must still reach tools.proofs (else every page lost its pins and its code), and
+    its own reader must decode the YAML-quoted header."""
+    mod = HOOK
+    root = str(ROOT)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in (root, "", ".")])
+    for name in [m for m in sys.modules if m == "tools" or m.startswith("tools.")]:
+        monkeypatch.delitem(sys.modules, name)
+    tool = mod._proofs_module()
+    assert tool is not None and hasattr(tool, "dependencies")
+    header = mod._parse((ROOT / "docs" / "proofs" / "make_sum.md").read_text(encoding="utf-8"))
+    assert header["module"] == "opendp_lite.transformations.sum"
