@@ -1,15 +1,152 @@
 """Regenerate the documentation's figures: ``python docs/make_figures.py [DIR]``.
 
-The plotting code lives in :func:`opendp_lite.tour.write_figures` (also run by
-``python -m opendp_lite --plots DIR``); the committed figures are in ``docs/figures``.
+The figures illustrate the seed documents' examples (``docs/seeds/``) with the tour's
+experiments (:mod:`opendp_lite.tour`); the committed figures are in ``docs/figures``.  This is
+documentation tooling, not part of the runtime package (it needs matplotlib:
+``pip install "opendp_lite[docs]"``).
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
+from typing import Any
 
-from opendp_lite.tour import write_figures
+import numpy as np
+
+from opendp_lite.tour import (
+    height_error,
+    heights_mixture,
+    random_dp_local_laplace,
+    release_error,
+    rr_experiment,
+)
+
+FIGURES = (
+    "seed000_heights.png",
+    "seed000_error_vs_epsilon.png",
+    "seed001_laplace_pdf.png",
+    "seed002_randomized_response.png",
+    "seed004_laplace_grid.png",
+)
+
+
+def write_figures(directory: str | Path, *, quick: bool = False) -> list[Path]:
+    """Write the documentation's figures into ``directory``; returns their paths.
+
+    ``quick`` uses fewer points and runs (for tests); the committed figures use the default.
+
+    Raises:
+        ImportError: if matplotlib is not installed.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import opendp_lite.prelude as dp
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+
+    def save(fig: Any, name: str) -> None:
+        path = out / name
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        paths.append(path)
+
+    # seed 000: the height distribution
+    mixture = heights_mixture()
+    x = np.linspace(100, 220, 600)
+    pdf_m = np.exp(-0.5 * ((x - 178) / 7) ** 2) / (7 * math.sqrt(2 * math.pi))
+    pdf_f = np.exp(-0.5 * ((x - 162) / 6.5) ** 2) / (6.5 * math.sqrt(2 * math.pi))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(x, pdf_m, label="Male")
+    ax.plot(x, pdf_f, label="Female")
+    ax.plot(x, 0.5 * (pdf_m + pdf_f), label="General")
+    ax.hist(mixture.sample(4000 if quick else 40_000), bins=80, density=True, alpha=0.3,
+            label="GaussianMixture.sample")  # fmt: skip
+    ax.set_xlabel("height (cm)")
+    ax.set_title("Height distribution")
+    ax.legend(loc="upper left")
+    save(fig, FIGURES[0])
+
+    # seed 000: error vs epsilon, through the two honest routes
+    from opendp_lite.sensitivity import sample_sensitivity
+
+    expected = mixture.expected_abs_difference()
+    sigma = math.sqrt(0.5 * (7**2 + 6.5**2) + 0.25 * 16**2)
+    epsilons = np.geomspace(0.05, 20, 8 if quick else 24)
+    runs = 1 if quick else 8
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, width in [("E[Δf]", expected), ("E[Δf] + σ", expected + sigma),
+                         ("E[Δf] + 2σ", expected + 2 * sigma)]:  # fmt: skip
+        errs = [np.mean([height_error(width, e) for _ in range(runs)]) for e in epsilons]
+        ax.plot(epsilons, errs, marker="o", ms=3, label=f"clamped, width {label}: ε-DP")
+    sampled = sample_sensitivity(lambda d: d, "l1", mixture, 1, gamma=0.05)
+    errs = [
+        np.mean([release_error(random_dp_local_laplace(sampled, e)) for _ in range(runs)])
+        for e in epsilons
+    ]
+    ax.plot(epsilons, errs, ls="--", marker="x", ms=3,
+            label=f"sampled Δ̂ = {sampled.sensitivity:.1f}: random DP (γ = 0.05)")  # fmt: skip
+    ax.set_xlabel("ε")
+    ax.set_ylabel("error (cm)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_title("Mean-height error, 500 people, local Laplace noise")
+    ax.legend(title="Each person's release", fontsize=8)
+    save(fig, FIGURES[1])
+
+    # seed 001: the Laplace pdf for several b, with opendp_lite draws
+    x = np.linspace(-10, 10, 1000)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for b in [1.0, 2.0, 3.0, 4.0]:
+        (line,) = ax.plot(x, np.exp(-np.abs(x) / b) / (2 * b), label=f"b = {b:g}")
+        lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                                dp.l1_distance(T=float), b)  # fmt: skip
+        draws = lap(np.zeros(2000 if quick else 20_000))
+        ax.hist(draws, bins=np.linspace(-10, 10, 81).tolist(), density=True, histtype="step",
+                color=line.get_color(), alpha=0.6)  # fmt: skip
+    ax.set_title("Lap(0, b): density and make_laplace draws")
+    ax.grid(True)
+    ax.legend()
+    save(fig, FIGURES[2])
+
+    # seed 002: p̂ and Δp vs epsilon for N = 100, 500, 2000
+    epsilons = np.linspace(0.001, 10, 8 if quick else 26)
+    runs = 2 if quick else 10
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for n in (100, 500, 2000):
+        res = [rr_experiment(float(e), 0.2, n, runs) for e in epsilons]
+        axes[0].plot(epsilons, [r[0] for r in res], label=f"N = {n}")
+        axes[1].plot(epsilons, [r[1] for r in res], label=f"N = {n}")
+    axes[0].axhline(0.2, color="grey", lw=0.8, ls="--")
+    axes[0].set(xlabel="ε", ylabel="p̂", xlim=(0, 10), ylim=(0, 1))
+    axes[1].set(xlabel="ε", ylabel="Δp", xlim=(0, 10), ylim=(0.01, 100), yscale="log")
+    axes[1].legend(title="Number of samples", loc="upper right")
+    fig.suptitle("Two-coin randomized response: estimate and uncertainty (true p = 0.2)")
+    save(fig, FIGURES[3])
+
+    # seed 004: make_base_laplace on the 2^k grid
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3))
+    n = 2000 if quick else 10_000
+    for axis, k in zip(axes, [1, 0, -1], strict=True):
+        lap = dp.m.make_base_laplace(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n),
+                                     dp.l1_distance(T=float), scale=1.0, k=k)  # fmt: skip
+        support, counts = np.unique(lap(np.zeros(n)), return_counts=True)
+        axis.bar(support, counts / n, width=0.8 * 2.0**k)
+        axis.set_xticks([-2, 0, 2])
+        axis.set_xlim(-6, 6)
+        axis.set_title(f"k = {k}; gap = {2.0**k:g}")
+    axes[0].set_ylabel("density")
+    fig.suptitle("make_base_laplace for different choices of k")
+    save(fig, FIGURES[4])
+    return paths
+
 
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name("figures")

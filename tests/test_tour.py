@@ -1,14 +1,17 @@
 """``python -m opendp_lite``: the tour runs every seed and prints the seeds' deterministic
-numbers next to ours, each computed by the library; ``--plots`` writes the figures.  (Its run
+numbers next to ours, each computed by the library; ``docs/make_figures.py`` draws the
+documentation's figures of the same experiments.  (Its run
 time is measured by ``benchmarks/bench_tour.py``, not asserted here.)"""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,22 +100,27 @@ def test_module_entry_point() -> None:
     assert "tour done" in proc.stdout
 
 
+def _figures() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "make_figures", Path(__file__).resolve().parents[1] / "docs" / "make_figures.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_plots_are_written(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    paths = tour.write_figures(tmp_path, quick=True)
-    assert sorted(p.name for p in paths) == sorted(tour.FIGURES)
+    figures = _figures()
+    paths = figures.write_figures(tmp_path, quick=True)
+    assert sorted(p.name for p in paths) == sorted(figures.FIGURES)
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plots_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    written: list[Path] = []
-
-    def fake(directory: str | Path, *, quick: bool = False) -> list[Path]:
-        written.append(Path(directory))
-        return []
-
-    monkeypatch.setattr(tour, "write_figures", fake)
-    monkeypatch.setattr(tour, "run_seeds", lambda: {})
-    assert tour.main(["--plots", str(tmp_path)]) == 0
-    assert written == [tmp_path]
+def test_the_runtime_package_draws_no_figures() -> None:
+    """The figure writer is documentation tooling (docs/make_figures.py), not package code."""
+    assert not hasattr(tour, "write_figures")
+    source = Path(tour.__file__).read_text(encoding="utf-8")
+    assert "matplotlib" not in source
