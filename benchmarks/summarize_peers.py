@@ -107,7 +107,7 @@ REASONS: dict[tuple[str, str], str] = {
     ),
     ("pandas-f64", "to_numpy+check"): (
         "open (marginal at 10^6: 0.97, jitter; was 0.53 with the same timing loop, "
-        "peers_frames_plainpath_before.jsonl). A float column's values now take the vector "
+        "commit 705b48c). A float column's values now take the vector "
         "domain's plain path without a NaN scan of their own (a NaN is re-explained naming "
         "the column only when the check refuses), so the work is the manual route's; what "
         "remains at n <= 10^3 is ~1.5-2 us of fixed cost per call (0.5-0.8, was 0.2-0.34): "
@@ -145,8 +145,6 @@ def main() -> int:
     slower: dict[tuple[str, str, str, str], list[tuple[int, float]]] = defaultdict(list)
     total = faster = 0
     for path in sorted(RESULTS.glob("peers_*.jsonl")):
-        if path.stem.endswith("_before"):
-            continue
         for line in path.read_text().splitlines():
             row = json.loads(line)
             ratio = row.get("ratio_peer_over_ours")
