@@ -1,4 +1,4 @@
-"""Unsized float sums on Dask (issue 12, finding 3): no silent saturation at realistic sizes,
+"""Unsized float sums on Dask: no silent saturation at realistic sizes,
 and the same limit logic as numpy at the boundary."""
 
 from __future__ import annotations

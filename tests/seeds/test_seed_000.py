@@ -123,8 +123,8 @@ def test_federated_noise_is_laplace_of_scale_delta_over_epsilon() -> None:
 
 
 def test_the_typical_sensitivity_is_not_taken_as_a_worst_case() -> None:
-    # issue 12: make_local_release(record_distance=Δ) on unbounded heights labelled a typical
-    # sensitivity as worst-case MaxDivergence.  It is now refused without the trust opt-in,
+    # make_local_release(record_distance=Δ) on unbounded heights would label a typical
+    # sensitivity as worst-case MaxDivergence: it is refused without the trust opt-in,
     # and the clamped route's ε holds for heights far outside the typical range.
     lap = dp.m.make_laplace(
         dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 11.99
