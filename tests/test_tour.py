@@ -88,7 +88,7 @@ def test_seed_000_experiment_runs_through_honest_routes() -> None:
     assert isinstance(rdp.output_measure, RandomDivergence)
     numbers = tour.seed_000()
     assert numbers["epsilon_clamped"] == clamped.map(1)
-    # the unclamped mechanism the old route relabelled: 150 vs 190 cm lose 40/11.99 > 1
+    # the unclamped mechanism, which a relabelling would call 1-DP: 150 vs 190 cm lose 40/11.99 > 1
     assert numbers["epsilon_unclamped_150_190"] >= 40 / numbers["expected"] > 3
 
 

@@ -198,7 +198,7 @@ class _Holder:
 
 WRAPS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     # name: (post-processing of the child compositor, how to get the child back out)
-    "bare": (lambda q: q, lambda r: r),  # the case the old guard covered
+    "bare": (lambda q: q, lambda r: r),  # the release is the Queryable itself
     "list": (lambda q: [q], lambda r: r[0]),
     "tuple": (lambda q: (q,), lambda r: r[0]),
     "dict": (lambda q: {"child": q}, lambda r: r["child"]),

@@ -134,7 +134,7 @@ def test_the_typical_sensitivity_is_not_taken_as_a_worst_case() -> None:
             dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), lap, 11.99
         )
     # 100 cm vs 250 cm, one person: the unclamped mechanism loses 150/11.99 ≈ 12.5, and the
-    # auditor sees far more than the old claim of 1; the clamped route's claim holds
+    # auditor sees far more than a claim of 1; the clamped route's claim holds
     assert lap.map(150.0) > 12
     dp.enable_features("honest-but-curious")
     trusted = make_local_release(
