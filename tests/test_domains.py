@@ -224,7 +224,7 @@ def test_bad_cell_error_names_its_position() -> None:
     ],
 )
 def test_plain_carrier_array_fast_path_is_the_general_path(atom, x) -> None:
-    """Issue 16: a plain 1-d array already of the carrier dtype skips the dispatch; it gives
+    """A plain 1-d array already of the carrier dtype skips the dispatch; it gives
     the same read-only values as the general path (which a list of the same values takes)."""
     from opendp_lite.domains import _coerce_vector, _plain_vector
 

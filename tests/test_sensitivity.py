@@ -236,15 +236,15 @@ def test_neighbours_share_all_but_one_record() -> None:
         differ = np.flatnonzero(a != b)
         assert len(differ) == 1  # one record replaced, all others shared
         where.append(int(differ[0]))
-    # the replaced position is uniform over the 4 positions (issue 12 audit: it was always
-    # the last, so a query reading position 0 was sampled as insensitive)
+    # the replaced position is uniform over the 4 positions (always the last would sample a
+    # query reading position 0 as insensitive)
     counts = np.bincount(where, minlength=4)
     assert_fits(scipy_stats.chisquare(counts).pvalue)
     assert counts[:3].sum() > 0  # not always the last position
 
 
 def test_a_query_reading_by_position_is_sampled_at_every_position() -> None:
-    # issue 12 audit: with x / x′ always last, the query d[0] was sampled as Δ̂ = 0
+    # with x / x′ always last, the query d[0] would be sampled as Δ̂ = 0
     s = sample_sensitivity(lambda d: float(d[0]), "l1", Normal(0.0, 1.0), 2, m=400)
     # G = |x - x'| when the replaced position is 0 (Pr 1/2), else 0: E[G] = (2/√π)/2 ≈ 0.564
     assert s.sensitivity > 0
@@ -417,7 +417,7 @@ def test_random_dp_requires_the_norm_the_measurement_reads() -> None:
     assert make_random_dp(*space, lambda d: d, s2, gauss_l2).map(1) == gauss_l2.map(s2.sensitivity)
 
 
-# -- norms: never below the exact distance (issue 21, finding 4) ----------------------------
+# -- norms: never below the exact distance ----------------------------------------------------
 
 _A, _B = 1.0 + 2.0**-52, -(2.0**-54)  # fl(A − B) = A < |A − B| = 1 + 2^-52 + 2^-54
 
@@ -426,7 +426,7 @@ def _exact_sq(a: list[float], b: list[float]) -> Fraction:
     return sum(((Fraction(x) - Fraction(y)) ** 2 for x, y in zip(a, b, strict=True)), Fraction(0))
 
 
-def test_norms_of_the_issue_pair_are_not_below_the_exact_distance() -> None:
+def test_norms_of_a_rounded_down_pair_are_not_below_the_exact_distance() -> None:
     exact = Fraction(_A) - Fraction(_B)
     assert Fraction(_A - _B) < exact  # the round-to-nearest difference is below it
     for norm in (L1Norm(), L2Norm()):
@@ -435,7 +435,7 @@ def test_norms_of_the_issue_pair_are_not_below_the_exact_distance() -> None:
         assert norm.compute(_A, _B) == _arith.up(_arith.q(exact))  # and rounded up once
 
 
-def test_sampled_sensitivity_of_the_issue_pair_is_not_below_the_exact_distance() -> None:
+def test_sampled_sensitivity_of_a_rounded_down_pair_is_not_below_the_exact_distance() -> None:
     # records A and B, each with probability 1/2: G = |A − B| on half of the pairs, so the
     # k = m order statistic of 1305 draws is that pair's distance (all but 2^-1305 of runs)
     s = sample_sensitivity(lambda d: float(d[0]), "l1", Empirical([_A, _B]), 1, gamma=0.05)
@@ -488,7 +488,7 @@ def test_integer_outputs_are_not_rounded_through_floats(xs: list[int]) -> None:
     assert Fraction(L2Norm().compute(xs, ys)) ** 2 >= len(xs)
 
 
-# -- a SampledSensitivity is consistent or refused (issue 21, finding 3) ---------------------
+# -- a SampledSensitivity is consistent or refused --------------------------------------------
 
 
 def _fields(s: Any, **edits: Any) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def test_seed_functions_return_the_deterministic_numbers() -> None:
 
 
 def test_biased_coin_row_runs_a_biased_coin() -> None:
-    # issue 12: the row "first coin 2(1-f), f=3/4" ran the fair coin (2(1 - 3/4) = 1/2)
+    # the row "first coin 2(1-f), f=3/4" runs a biased coin, not the fair one (2(1 - 3/4) = 1/2)
     numbers = tour.seed_002()
     eps, seed = numbers["epsilon_biased"], numbers["epsilon_biased_seed"]
     assert eps != numbers["epsilon"]  # not the fair coin
@@ -64,7 +64,7 @@ def test_biased_coin_row_runs_a_biased_coin() -> None:
 
 
 def test_two_counts_sensitivity_is_computed_from_the_queries() -> None:
-    # issue 12: the Δf_c row was the constant 2 · Δf; now the stability maps of the two real
+    # the Δf_c row is not a constant 2 · Δf but the stability maps of the two real
     # queries (adults, readers) on the notes' census, which also compute f_c(D1) = (120, 10)
     numbers = tour.seed_001()
     assert numbers["delta_fc"] == 2.0 == 2 * numbers["delta_count"]
@@ -72,8 +72,8 @@ def test_two_counts_sensitivity_is_computed_from_the_queries() -> None:
 
 
 def test_seed_000_experiment_runs_through_honest_routes() -> None:
-    # issue 12: the experiment labelled a typical sensitivity as worst-case MaxDivergence via
-    # make_local_release(record_distance=Δ).  Now: clamping to a public range of width Δ
+    # a typical sensitivity is not labelled worst-case MaxDivergence via
+    # make_local_release(record_distance=Δ): either clamping to a public range of width Δ
     # (worst case, ε derived from the bounds) or the sampled Δ̂ (typed random DP).
     import opendp_lite.prelude as dp
     from opendp_lite.sensitivity import RandomDivergence, sample_sensitivity
@@ -88,7 +88,7 @@ def test_seed_000_experiment_runs_through_honest_routes() -> None:
     assert isinstance(rdp.output_measure, RandomDivergence)
     numbers = tour.seed_000()
     assert numbers["epsilon_clamped"] == clamped.map(1)
-    # the unclamped mechanism the old route relabelled: 150 vs 190 cm lose 40/11.99 > 1
+    # the unclamped mechanism, which a relabelling would call 1-DP: 150 vs 190 cm lose 40/11.99 > 1
     assert numbers["epsilon_unclamped_150_190"] >= 40 / numbers["expected"] > 3
 
 

@@ -69,7 +69,7 @@ def test_amplified_epsilon(n: int, N: int, eps: float, d: int) -> None:
 
 
 def test_one_substitution_is_charged_the_one_record_bound() -> None:
-    """Issue 22: on a sized domain one substituted record is d_in = 2 under the symmetric
+    """On a sized domain one substituted record is d_in = 2 under the symmetric
     distance; the docstring's example is charged ln(1 + 0.1(e − 1)) = 0.1586 (OpenDP 0.16's
     value), not 0.2837 (the hit probability of two records with ε(2))."""
     amp = dp.c.make_population_amplification(

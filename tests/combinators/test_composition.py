@@ -399,9 +399,9 @@ def test_adaptive_map_is_exact_sum_rounded_up_and_check_holds(d_mids: list[float
     assert comp.check(1.0, comp.map(1.0))
 
 
-# --- odometers and filters keep an exact running total (issue 16, item 2) ----------------------
-# The odometer used to re-map every past query on each privacy_loss call (and so the filter, on
-# each query).  It now keeps, per d_in, the exact sums of the past losses; these tests check
+# --- odometers and filters keep an exact running total -----------------------------------------
+# The odometer does not re-map every past query on each privacy_loss call (nor the filter, on
+# each query): it keeps, per d_in, the exact sums of the past losses; these tests check
 # that the running total is the re-mapped one on random query sequences, and that each past
 # query is mapped O(1) times.
 

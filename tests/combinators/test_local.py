@@ -62,7 +62,7 @@ def _exact_release_probability(x: list[bool], y: list[bool]) -> float:
 
 
 def test_change_one_distance_is_refused_because_the_release_is_positional() -> None:
-    # finding 2 (issue 12): change-one distance is between *unordered* datasets, so a
+    # change-one distance is between *unordered* datasets, so a
     # reordering is at distance 0, but the release is positional.  [T, F] and [F, T] have
     # exact loss ln(Pr[(T,F) | (T,F)] / Pr[(T,F) | (F,T)]) = 2 ln 3 > 0, which no map can meet
     # with map(0) = 0.
@@ -147,7 +147,7 @@ def test_laplace_on_bounded_records_uses_the_domain_width() -> None:
 
 
 def test_asserted_record_distance_needs_honest_but_curious() -> None:
-    # finding 6 (issue 12): with nothing bounding a record, record_distance is a bare claim
+    # with nothing bounding a record, record_distance is a bare claim
     unbounded = dp.m.make_laplace(
         dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0
     )
@@ -170,7 +170,7 @@ def test_asserted_record_distance_needs_honest_but_curious() -> None:
 def test_record_distance_contradicting_the_domain_is_refused(
     elem: object, metric: object, claimed: float, derived: str
 ) -> None:
-    # finding 6: even with the feature, a value the bounds contradict is refused, naming both
+    # even with the feature, a value the bounds contradict is refused, naming both
     dp.enable_features("honest-but-curious")
     if isinstance(metric, dp.DiscreteDistance):
         inner = make_randomized_response_coins()
@@ -232,7 +232,7 @@ def test_random_dp_per_record_covers_one_record() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Issue 12, finding 2 audit: every constructor that accepts an *unordered* dataset metric
+# Every constructor that accepts an *unordered* dataset metric
 # (symmetric / change-one: a reordering is at distance 0) must not reveal the order.  Each case
 # builds the constructor on adversarial data x and a permutation of it, and checks the sound
 # behaviour: the outputs agree within map(0) (transformations into a sensitivity metric), the

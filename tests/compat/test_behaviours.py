@@ -1,4 +1,4 @@
-"""Behaviours of OpenDP 0.16 that code written for it relies on (issue 14).
+"""Behaviours of OpenDP 0.16 that code written for it relies on.
 
 Where the behaviour is deterministic, the same snippet runs once with ``import opendp.prelude
 as dp`` and once with ``import opendp_lite.prelude as dp`` and both must record the same

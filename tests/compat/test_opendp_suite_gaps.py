@@ -1,4 +1,4 @@
-"""Names and behaviours OpenDP 0.16 documents that its own test suite relies on (issue 14):
+"""Names and behaviours OpenDP 0.16 documents that its own test suite relies on:
 ``Approximate.inner_measure``, the odometer's type getters and queryable repr, ``space_of`` with
 metric classes, ``RuntimeType.parse``/``infer`` cases.  Where OpenDP is installed, the same
 calls are compared with it."""

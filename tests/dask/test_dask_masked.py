@@ -1,4 +1,4 @@
-"""Masked arrays (issue 12, finding 1): refused by type on every path, before any randomness.
+"""Masked arrays: refused by type on every path, before any randomness.
 
 A masked block's own reductions (``min``, ``max``, ``isnan(...).any()``) skip the masked
 entries, while the aggregate kernels write into plain buffers and read them; a check that
@@ -70,7 +70,7 @@ def test_every_dask_aggregate_refuses_masked_blocks(
         assert not isinstance(x._meta, np.ma.MaskedArray)  # only the blocks are masked
     for t in _aggregates(T):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # NaN arithmetic would warn before the fix
+            warnings.simplefilter("ignore")  # NaN arithmetic on the blocks may warn
             with pytest.raises(NotInDomain, match="masked"):
                 t(x)
 

@@ -23,7 +23,7 @@ import pytest
 
 import opendp_lite.prelude as dp
 from opendp_lite.samplers import rng
-from tests.stat._reference import assert_fits, assert_rejects, chi2_power
+from tests.stat._reference import assert_fits, assert_rejects, chi2_power, discrete_laplace_pmf
 
 da = pytest.importorskip("dask.array")
 stats = pytest.importorskip("scipy.stats")
@@ -39,7 +39,7 @@ CUTS = np.arange(-24, 25, 4)  # χ² cells on the integer noise: (-inf, -24), [-
 def _dl_cells(t: float) -> npt.NDArray[np.float64]:
     """The exact probabilities of the χ² cells under DL(t) (tails summed far out)."""
     z = np.arange(-4000, 4001)
-    p = np.tanh(1 / (2 * t)) * np.exp(-np.abs(z) / t)
+    p = discrete_laplace_pmf(t)(z)  # type: ignore[arg-type]
     return np.bincount(np.searchsorted(CUTS, z, side="right"), weights=p, minlength=len(CUTS) + 1)
 
 

@@ -1,4 +1,4 @@
-"""Unsized float sums on Dask (issue 12, finding 3): no silent saturation at realistic sizes,
+"""Unsized float sums on Dask: no silent saturation at realistic sizes,
 and the same limit logic as numpy at the boundary."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ da = pytest.importorskip("dask.array")
 SYM = dp.symmetric_distance()
 
 
-def test_unsized_f64_sum_does_not_saturate_above_the_former_limit(client: Any) -> None:
-    # 2^25 + 2^21 values at the upper bound: the former 2^25-row limit released 2^25·10
+def test_unsized_f64_sum_does_not_saturate_above_2_to_25_rows(client: Any) -> None:
+    # 2^25 + 2^21 values at the upper bound: a 2^25-row limit would release 2^25·10
     # (-6 %), silently; generated on the workers, so nothing large is built on the driver
     n = 2**25 + 2**21
     space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 10.0))), SYM

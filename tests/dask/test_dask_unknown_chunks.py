@@ -1,4 +1,4 @@
-"""Dask arrays with an empty chunk and unknown chunk lengths (issue 12, finding 9): every
+"""Dask arrays with an empty chunk and unknown chunk lengths: every
 vector transformation gives the numpy answer, never Dask's untyped ``ValueError``."""
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def test_sized_keeps_the_callers_array() -> None:
     assert _dask.sized(z) is z
 
 
-def _issue_array() -> Any:
-    """Issue 21, finding 7: a length-1 array with an empty chunk, filtered (chunks unknown)."""
+def _unknown_array() -> Any:
+    """A length-1 array with an empty chunk, filtered (chunks unknown)."""
     x = da.from_array(np.array([-6]), chunks=((0, 1),))
     return x[x >= x.min()]
 
@@ -103,16 +103,16 @@ def test_an_array_dask_cannot_compute_is_refused_typed_before_noise(client: Any)
     count = space >> dp.t.then_count()
     total = space >> dp.t.then_sum()
     try:
-        values = np.asarray(_issue_array().compute())
+        values = np.asarray(_unknown_array().compute())
     except (ValueError, IndexError, KeyError):
         values = None
     if values is not None:  # a Dask that computes it: the numpy answer
-        assert count(_issue_array()) == count(values) and total(_issue_array()) == total(values)
+        assert count(_unknown_array()) == count(values) and total(_unknown_array()) == total(values)
         return
     noisy = count >> dp.m.then_laplace(1.0)
     for t in (count, total, noisy):
         with counting_source() as calls, pytest.raises(NotInDomain, match="Dask could not") as e:
-            t(_issue_array())
+            t(_unknown_array())
         assert calls == []
         assert "-6" not in str(e.value)
         assert e.value.__context__ is None and e.value.__cause__ is None

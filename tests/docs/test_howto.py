@@ -1,4 +1,4 @@
-"""The how-to pages against the peers: the line-count acceptance of issue 15.
+"""The how-to pages against the peers: line counts, feature use and sample data.
 
 Each page's examples run in ``test_docs_examples.py``.  Here: every task we have written takes
 no more lines than the shortest peer's version; the table in ``docs/how-to/line-counts.md`` is

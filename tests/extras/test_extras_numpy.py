@@ -315,7 +315,7 @@ def test_law_1_catches_an_understated_np_sum() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# the vectorised paths (issue 16) against the exact, row-by-row rules
+# the vectorised paths against the exact, row-by-row rules
 
 
 def _boundary_rows(

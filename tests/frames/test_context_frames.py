@@ -124,7 +124,7 @@ def test_column_errors_name_the_fix(lib: str, frame: Any) -> None:
 def test_missing_value_in_an_integer_column_is_refused_at_the_data_boundary() -> None:
     """The context's domain declares the schema's columns, so the data owner's call that
     builds the context refuses the missing value (naming it: only the owner sees this); no
-    query can then fail on it (it used to be refused at release, naming the position to the
+    query can then fail on it (a refusal at release would name the position to the
     analyst)."""
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"n": pd.Series([1, None, 3] * 10, dtype="Int64")})

@@ -1,4 +1,4 @@
-"""One record never decides whether a frame release raises (issue 21, finding 5).
+"""One record never decides whether a frame release raises.
 
 Every frame-consuming constructor runs on neighbouring frames that differ in one bad cell (a
 missing value, a NaN, a string in a numeric column, an integer beyond the declared type).
@@ -165,9 +165,9 @@ CONTEXT_QUERIES: dict[str, Callable[[Any], Any]] = {
 def test_one_bad_cell_never_decides_whether_a_context_query_raises(
     query: str, bad: tuple[str, int, Any], lib: str
 ) -> None:
-    """Critical in a Context: a None in the first column, or in a pandas Int64 / Polars i64
-    column, raised at release (naming its position); it is now refused when the owner
-    builds the context, so no query can raise on it."""
+    """In a Context, a None in the first column, or in a pandas Int64 / Polars i64 column, is
+    refused when the owner builds the context (a refusal at release would name its position),
+    so no query can raise on it."""
     pd = pytest.importorskip("pandas")
 
     def frame(cols: dict[str, list[Any]]) -> Any:

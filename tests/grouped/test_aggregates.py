@@ -140,8 +140,8 @@ def test_refused_before_noise() -> None:
     ],
 )
 def test_a_cell_that_is_not_a_number_is_missing(x: list[Any], sums: list[float]) -> None:
-    """Issue 21 (5): a NaN (or a string, None, a bool) used to be refused, even in a row whose
-    key is dropped, so one cell decided whether the release raised; it now adds clamp(0)."""
+    """A NaN (or a string, None, a bool) adds clamp(0), even in a row whose key is dropped: a
+    refusal would let one cell decide whether the release raised."""
     t = part() >> dp.t.then_grouped_sum("x", (0.0, 10.0))
     assert t({"g": ["a", "b", "b"], "x": x}) == sums
 
@@ -172,7 +172,7 @@ def test_dask_equals_numpy(npartitions: int) -> None:
 
 
 def test_dask_refused_before_noise() -> None:
-    # a missing column (a NaN cell is a missing value since issue 21: no longer refused)
+    # a missing column (a NaN cell is a missing value, not refused)
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")
     import dask

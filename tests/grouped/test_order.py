@@ -1,5 +1,5 @@
 """make_partition_by under symmetric_id_distance: the rows kept for an individual, its group
-indices and its tie-breaks depend on its own rows only (issue 21, findings 2 and 6).
+indices and its tie-breaks depend on its own rows only.
 
 The order is opendp_lite._order's: a fixed function of each value, numbers by value whatever
 their Python type or the dtype the column was given."""

@@ -204,7 +204,7 @@ def test_adding_one_individual_moves_counts_within_the_map(k: int, m: int) -> No
     assert t.map(1) == l1  # the count vector's l1 sensitivity is the map
 
 
-# -- key matching edge cases (regressions found in review) -----------------------------------
+# -- key matching edge cases -----------------------------------------------------------------
 
 
 def test_private_keys_drop_nan_rows_without_mixing_groups() -> None:

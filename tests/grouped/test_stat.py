@@ -18,6 +18,7 @@ from tests.stat._reference import (
     assert_within,
     check_continuous,
     check_integer_law,
+    chi2_pvalue,
     discrete_gaussian_pmf,
     discrete_laplace_pmf,
 )
@@ -34,14 +35,12 @@ DATA = {
 def discrete_laplace_pvalue(z: np.ndarray, scale: float) -> float:
     """χ² of integer noise against 𝓛_ℤ(scale), bins -B..B and two tails."""
     b = int(4 * scale)
-    a = math.exp(-1 / scale)
-    pmf = lambda k: (1 - a) / (1 + a) * a ** abs(k)  # noqa: E731
+    pmf = discrete_laplace_pmf(scale)
     probs = [pmf(k) for k in range(-b, b + 1)]
     tail = (1 - sum(probs)) / 2
     obs = [int(np.sum(z < -b))] + [int(np.sum(z == k)) for k in range(-b, b + 1)]
     obs.append(int(np.sum(z > b)))
-    exp = np.array([tail, *probs, tail]) * len(z)
-    return float(stats.chisquare(obs, exp).pvalue)
+    return chi2_pvalue(obs, [tail, *probs, tail])
 
 
 def assert_uncorrelated(z: np.ndarray) -> None:

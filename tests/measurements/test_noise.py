@@ -384,7 +384,7 @@ def test_maps_are_monotone_and_check_consistent(dist, k, size, scale, d1, d2) ->
 @pytest.mark.parametrize("T", [float, "f32", int])
 @pytest.mark.parametrize("dist", ["laplace", "gaussian"])
 def test_scalar_release_is_the_scalar_sampler_on_the_same_bits(T: object, dist: str) -> None:
-    """Issue 16: the scalar measurement looks its sampling plan up once, at construction; each
+    """The scalar measurement looks its sampling plan up once, at construction; each
     release is still exactly ``batch.*_noise_scalar`` (the certified exact sampler) on the same
     bits, for several scales, grids and inputs (including saturation at the type's edge)."""
     from opendp_lite.samplers import batch

@@ -376,8 +376,8 @@ def test_small_and_vector_paths_agree_on_the_same_bits() -> None:
 
 
 def test_race_reads_32_bits_per_candidate() -> None:
-    # The vectorised race reads 4 bytes per candidate in one call (plus rare refinements);
-    # the old per-candidate samplers read bytes candidate by candidate.
+    # The vectorised race reads 4 bytes per candidate in one call (plus rare refinements),
+    # not candidate by candidate.
     reads: list[int] = []
 
     def source(n: int) -> bytes:

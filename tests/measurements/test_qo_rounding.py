@@ -1,4 +1,4 @@
-"""The ``QO`` loss type: maps are rounded *up* to f32/f64 (issue 22's blind spot).
+"""The ``QO`` loss type: maps are rounded *up* to f32/f64.
 
 Each map is recomputed here in exact rationals from its documented formula, and the expected
 value is the least float of type ``QO`` at or above it, found by stepping with numpy's
@@ -52,7 +52,7 @@ def test_base_laplace_map_is_rounded_up_to_qo(QO: str, scale: float, k: int | No
         assert got == least_at_or_above(exact, QO)
 
 
-def test_base_laplace_f32_example_from_the_issue() -> None:
+def test_base_laplace_f32_map_at_0_7_is_the_f32_just_above() -> None:
     meas = dp.m.make_base_laplace(
         dp.atom_domain(T=float), dp.absolute_distance(T=float), 1.0, QO="f32"
     )

@@ -78,7 +78,7 @@ def test_scores_are_exact() -> None:
 
 
 def test_selection_sees_the_exact_scores_over_scale(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 16: the selection gets integer scores (no rational per candidate) whose ratios
+    """The selection gets integer scores (no rational per candidate) whose ratios
     to the scale it gets are exactly s(c)/scale, the ratios the law depends on."""
     import opendp_lite.measurements.quantile as quantile_mod
 
@@ -127,7 +127,7 @@ def _oracle(seed: int) -> Any:
 def test_selection_is_the_certified_race_on_the_same_bits(
     zcdp: bool, band: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 16: the quantile selects by the certified race of samplers/selection.py, and its
+    """The quantile selects by the certified race of samplers/selection.py, and its
     release equals the exact race over every candidate (noisy_top_k_reference) on the exact
     integer scores den·s(c) with scale·den, reading the same bits; band = 2 widens every float
     interval so that the exact race decides (almost) every call."""

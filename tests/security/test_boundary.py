@@ -124,7 +124,7 @@ def test_a_query_of_the_schema_s_types_still_releases(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", ["pandas", "polars"])
 def test_select_as_another_type_is_refused_when_built_naming_column_and_types(kind: str) -> None:
-    """Critical 1 of issue 21: the refusal named the first SSN through the cell check."""
+    """The refusal names the column and both types, never a cell (such as the first SSN)."""
     query = _context(kind).query(epsilon=0.1)
     with pytest.raises(DomainMismatch) as info:
         query.select("ssn", TOA=int)
@@ -135,8 +135,8 @@ def test_select_as_another_type_is_refused_when_built_naming_column_and_types(ki
 
 @pytest.mark.parametrize("kind", ["pandas", "polars"])
 def test_group_by_with_a_narrower_inner_column_is_refused_when_built(kind: str) -> None:
-    """Critical 1: keys=["bob"] put Bob at position 0 of his group, and the i16 range check
-    printed his salary."""
+    """keys=["bob"] puts Bob at position 0 of his group: the refusal, made when the query is
+    built, names the column and the types, never his salary."""
     grouped = _context(kind).query(epsilon=0.1).group_by("name", keys=["bob"])
     with pytest.raises(DomainMismatch, match=r"column 'salary'.*\n.*i64.*\n.*i16") as info:
         grouped.grouped(_inner_i16_salary())
@@ -150,7 +150,7 @@ def test_group_by_with_a_narrower_inner_column_is_refused_when_built(kind: str) 
     ids=["adaptive", "sequential"],
 )
 def test_a_compositor_on_an_untyped_domain_withholds_the_refusal(kind: str, make: Any) -> None:
-    """Critical 1: a query sent straight to a compositor on ``dataframe_domain()``."""
+    """A query sent straight to a compositor on ``dataframe_domain()``."""
     space = dp.dataframe_domain(), dp.symmetric_distance()
     queryable = make(*space, dp.max_divergence(), 1, [1.0, 1.0])(_data(kind))
     query = dp.t.make_select_column("ssn", TOA=int) >> dp.t.then_count() >> dp.m.then_laplace(1.0)

@@ -183,11 +183,10 @@ def test_map_refuses_larger_d_in_than_checked() -> None:
         comp.check(1.5, 10.0)
 
 
-# --- finding 4: the sequencer guard must hold however the release wraps the child ------------
+# --- the sequencer guard must hold however the release wraps the child -----------------------
 # Under a measure without concurrent composition (approximate zCDP), a child queryable must stop
-# answering once its parent answers a later query.  The guard used to be applied to the child
-# only if the query's release *was* a Queryable; post-processing it into a container or a user
-# object handed out an unguarded child.
+# answering once its parent answers a later query, whether the query's release is a Queryable
+# or post-processes one into a container or a user object.
 
 
 class _Holder:
@@ -199,7 +198,7 @@ class _Holder:
 
 WRAPS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     # name: (post-processing of the child compositor, how to get the child back out)
-    "bare": (lambda q: q, lambda r: r),  # the case the old guard covered
+    "bare": (lambda q: q, lambda r: r),  # the release is the Queryable itself
     "list": (lambda q: [q], lambda r: r[0]),
     "tuple": (lambda q: (q,), lambda r: r[0]),
     "dict": (lambda q: {"child": q}, lambda r: r["child"]),

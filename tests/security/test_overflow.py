@@ -158,7 +158,7 @@ def test_every_int_sum_refuses_or_saturates(name: str, bounds: tuple[int, int]) 
     assert -I32_MAX - 1 <= mixed <= I32_MAX
 
 
-# -- finding 8: a Python int too large for a float is outside the domain, not an OverflowError
+# -- a Python int too large for a float is outside the domain, not an OverflowError
 
 
 HUGE = 2**1100  # beyond the f64 range: float(HUGE) raises OverflowError

@@ -14,7 +14,6 @@ the precision histogram of ``M(0)`` and ``M(0.1)`` is the same law; numpy's is n
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +27,7 @@ import opendp_lite.prelude as dp
 from opendp_lite.audit import _granularity
 from opendp_lite.samplers import rng
 from tests.conftest import ALPHA
-from tests.stat._reference import assert_fits
+from tests.stat._reference import assert_fits, chi2_pvalue, discrete_laplace_pmf
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -53,21 +52,15 @@ def _residual_units(ys: list[float], x: float, k: int) -> np.ndarray:
     return np.array([int(v) for v in r])
 
 
-def _dlap_pmf(z: np.ndarray, scale: float) -> np.ndarray:
-    a = math.exp(-1.0 / scale)
-    return (1 - a) / (1 + a) * np.exp(-np.abs(z) / scale)
-
-
 def _gof_pvalue(units: np.ndarray, scale: float) -> float:
     """χ² goodness of fit of integer samples to the discrete Laplace(scale), tails pooled."""
     edge = 12
     z = np.arange(-edge, edge + 1)
-    pmf = _dlap_pmf(z, scale)
+    pmf = discrete_laplace_pmf(scale)(z)  # type: ignore[arg-type]
     tail = (1 - pmf.sum()) / 2
-    expected = np.concatenate([[tail], pmf, [tail]]) * len(units)
     clipped = np.clip(units, -edge - 1, edge + 1) + edge + 1
     observed = np.bincount(clipped, minlength=2 * edge + 3)
-    return float(stats.chisquare(observed, expected).pvalue)
+    return chi2_pvalue(observed, np.concatenate([[tail], pmf, [tail]]))
 
 
 @contextmanager

@@ -123,8 +123,8 @@ def test_federated_noise_is_laplace_of_scale_delta_over_epsilon() -> None:
 
 
 def test_the_typical_sensitivity_is_not_taken_as_a_worst_case() -> None:
-    # issue 12: make_local_release(record_distance=Δ) on unbounded heights labelled a typical
-    # sensitivity as worst-case MaxDivergence.  It is now refused without the trust opt-in,
+    # make_local_release(record_distance=Δ) on unbounded heights would label a typical
+    # sensitivity as worst-case MaxDivergence: it is refused without the trust opt-in,
     # and the clamped route's ε holds for heights far outside the typical range.
     lap = dp.m.make_laplace(
         dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 11.99
@@ -134,7 +134,7 @@ def test_the_typical_sensitivity_is_not_taken_as_a_worst_case() -> None:
             dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.hamming_distance(), lap, 11.99
         )
     # 100 cm vs 250 cm, one person: the unclamped mechanism loses 150/11.99 ≈ 12.5, and the
-    # auditor sees far more than the old claim of 1; the clamped route's claim holds
+    # auditor sees far more than a claim of 1; the clamped route's claim holds
     assert lap.map(150.0) > 12
     dp.enable_features("honest-but-curious")
     trusted = make_local_release(

@@ -7,7 +7,7 @@ wrong law must be rejected: it fails by chance with probability ``1 - power``). 
 is rejected) for the common test statistics, computing each rejection's power from the sample
 size actually drawn.
 
-Two budgets (issue 21), both checked by ``tests/stat/test_budget.py``:
+Two budgets, both checked by ``tests/stat/test_budget.py``:
 
 * **False alarms.**  The fit assertions of each test are counted from its source
   (:func:`count_fits`: helper calls, the module's own functions that make them, times the

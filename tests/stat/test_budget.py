@@ -1,4 +1,4 @@
-"""The suite's statistical budgets (issue 21), counted from the sources and the collection.
+"""The suite's statistical budgets, counted from the sources and the collection.
 
 * False alarms: every fit assertion of the suite goes through ``tests/stat/_reference.py``
   (no test compares a p-value or a normal quantile with ``ALPHA`` itself), its count per test

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
 
-import numpy as np
 import pytest
-from scipy import stats
 
 import opendp_lite.prelude as dp
 from opendp_lite.transformations.user import make_user_transformation
-from tests.stat._reference import check_cells
+from tests.stat._reference import check_cells, discrete_laplace_pmf
 
 N = 6000
 VALUES = [-4, -1, 1, 3]
@@ -29,8 +26,8 @@ Z = range(-300, 301)
 
 
 def dlap_pmf(b: float) -> dict[int, float]:
-    a = math.exp(-1 / b)
-    return {z: (1 - a) / (1 + a) * a ** abs(z) for z in Z}
+    pmf = discrete_laplace_pmf(b)
+    return {z: pmf(z) for z in Z}
 
 
 def tail(pmf: dict[int, float], x: float) -> float:
@@ -59,11 +56,6 @@ def law(b_t: float, b_q: float, shared: bool = True) -> list[float]:
             none *= 1 - p
         out[-1] += pz * none
     return out
-
-
-def pvalue(counts: Sequence[int], probs: Sequence[float]) -> float:
-    p = np.array(probs) / sum(probs)
-    return float(stats.chisquare(np.array(counts), p * sum(counts)).pvalue)
 
 
 @pytest.fixture(autouse=True)

@@ -251,8 +251,8 @@ def test_f64_to_string_matches_opendp(odp, x: list[float]) -> None:  # type: ign
 def test_string_casts_read_the_carrier_range_once_per_vector(
     TOA: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 16: a cast of n strings looks the carrier's range up a constant number of times
-    (it was once per element), with the same results as a cast of each string alone."""
+    """A cast of n strings looks the carrier's range up a constant number of times
+    (not once per element), with the same results as a cast of each string alone."""
     words = ["1", "-3", "+7", "128", "-129", "255", "2147483648", "1e3", "nan", "", " 1", "x"]
     x = [words[i % len(words)] for i in range(1000)]
     cast = dp.t.make_cast_default(STR, SD, TOA=TOA)

@@ -126,7 +126,7 @@ def test_matches_opendp() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# clamp >> exact float aggregate: fused on numpy (issue 16), the same value, no clamped copy
+# clamp >> exact float aggregate: fused on numpy, the same value, no clamped copy
 
 
 def _fused_and_apart(
@@ -181,7 +181,7 @@ def test_fused_clamp_inside_longer_chains() -> None:
 
 
 def test_clamp_then_sum_writes_no_clamped_copy() -> None:
-    """Issue 16: on numpy the chain clamps piece by piece inside the exact sum; its peak memory
+    """On numpy the chain clamps piece by piece inside the exact sum; its peak memory
     stays far below one copy of the input (8 MiB here)."""
     import tracemalloc
 

@@ -163,7 +163,7 @@ def test_count_stability_law(x: list[int], removed: int, added: list[int], which
 
 
 # ----------------------------------------------------------------------------------------------
-# Linear-time counting on numpy (issue 16): the same counts as a reference, without sorting
+# Linear-time counting on numpy: the same counts as a reference, without sorting
 
 _CARRIERS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "bool", "String"]
 
@@ -305,7 +305,7 @@ def test_float32_counts_saturate_where_f32_stops_being_exact(how: str) -> None:
     """Neighbours with 2^24 + 1 and 2^24 + 2 records stay within map(1) = 1 in f32.
 
     Cast to f32, 2^24 + 1 rounds down to 2^24 while 2^24 + 2 is exact: a distance of 2 for
-    neighbours at distance 1 (found in an attack round). Float counts saturate at 2^24 (f32)
+    neighbours at distance 1. Float counts saturate at 2^24 (f32)
     and 2^53 (f64), as OpenDP's counts saturate at the carrier's largest consecutive integer.
     """
     space = dp.vector_domain(dp.atom_domain(T="i64")), dp.symmetric_distance()

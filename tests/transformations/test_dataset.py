@@ -177,8 +177,8 @@ def _release(meas: Any, frame: Any) -> list[int]:
 BAD_FLOAT_CELLS = [
     pytest.param(None, id="None"),
     pytest.param("x", id="str"),
-    pytest.param(True, id="bool"),  # finding 7: was read as 1.0
-    pytest.param(2**1100, id="huge-int"),  # finding 8: was OverflowError
+    pytest.param(True, id="bool"),  # not read as 1.0
+    pytest.param(2**1100, id="huge-int"),  # refused, not an OverflowError
     pytest.param([0.5], id="nested"),
 ]
 
@@ -210,9 +210,9 @@ def test_bad_cell_refused_before_any_randomness(bad: Any, container: str) -> Non
 @pytest.mark.parametrize(
     ("TOA", "col"),
     [
-        (float, np.array([True, False])),  # finding 7: a bool column is not a float column
+        (float, np.array([True, False])),  # a bool column is not a float column
         (int, [1, 2.5]),
-        (int, [1, 2**70]),  # finding 8 on the integer side
+        (int, [1, 2**70]),  # beyond i64 on the integer side
         (str, ["a", 1]),
         (bool, [True, 1]),
     ],

@@ -1,4 +1,4 @@
-"""f32 float sums: the stability map carries the f32 rounding term (issue 22's blind spots).
+"""f32 float sums: the stability map carries the f32 rounding term.
 
 The documented map of an exact grid sum is ``d_in-part + 2·e_T(c)`` with ``c`` the saturation
 bound (``size · M'`` when sized, ``size_limit · M'`` when not) and, for f32 (the binary64 total

@@ -122,12 +122,12 @@ def test_float_sum_saturates_beyond_size_limit() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# the size limit of unsized float sums (issue 12, finding 3)
+# the size limit of unsized float sums
 
 
 def test_unsized_f64_sum_limit_is_2_to_40_rows_and_charged_in_the_map() -> None:
     # the limit is read off the public map: r = 2·e_f64(limit·M') = 2^-52·limit·M' exactly
-    # (bounds (0, 10): M' = 10, the grid keeps 10 exactly); before the fix limit was 2^25
+    # (bounds (0, 10): M' = 10, the grid keeps 10 exactly); the limit is not 2^25
     t = dp.t.make_sum(vec((0.0, 10.0)), SYM)
     assert Fraction(t.map(1)) == 10 + Fraction(10 * 2**40, 2**52)  # 10.00244140625
     assert t.map(1) == 10.00244140625

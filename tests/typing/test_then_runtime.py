@@ -90,7 +90,6 @@ def test_derived_partials_carry_the_makes_metadata(name: str, then: Any, make: A
 
 
 def test_compositor_partials_build_on_the_space() -> None:
-    # (the examples formerly in the then_* docstrings)
     space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
     adaptive = space >> dp.c.then_adaptive_composition(dp.max_divergence(), 1.0, [0.5, 0.25])
     assert adaptive.map(1.0) == 0.75

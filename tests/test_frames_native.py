@@ -1,4 +1,4 @@
-"""The native column reads of ``_frames`` (issue 16: no narwhals round trip for common column
+"""The native column reads of ``_frames`` (no narwhals round trip for common column
 types) give exactly what the narwhals path gives: same values, same Python/numpy types, same
 dtype, zero-copy where it was, and every missing value still goes to the narwhals path that
 maps it or refuses it by name."""
