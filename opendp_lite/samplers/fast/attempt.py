@@ -147,7 +147,7 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
     neg = w0 & 1
     if lazy and R == 0:  # R = 0 possible (Pr 2^-64 of the top bits): reveal, decide exactly
         R, lazy = _reveal(R, lazy)
-    # R accepted iff W < exp(−R/T)  (the float tests below are _cert_below, written out)
+    # R accepted iff W < exp(−R/T): the certified float test, else exactly from the same bits
     if R:
         a = p.a
         rcoef = p.rcoef
@@ -157,11 +157,10 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
         wf = ((w0 >> 1) & 0x7FFFFFFF) * 2.0**-31
         p_c = e_c - tail / 2
         err = e_c * EPS + v_c * EPS + tail + TINY
-        if wf + 2.0**-31 <= p_c - err - _band:
-            pass  # accepted
-        elif wf >= p_c + err + _band:
+        cert = _cert_below(wf, 2.0**-31, p_c, err)
+        if cert is False:
             return None
-        else:
+        if cert is None:
             _counts["exact_lanes"] += 1
             if lazy:
                 R, lazy = _reveal(R, lazy)
@@ -198,15 +197,11 @@ def _attempt(p: _Plan, w0: int, R: int, w2: int, lazy: int = 0) -> tuple[int, in
             sq_hi = max(d_lo * d_lo, d_hi * d_hi)
             q_lo = _exp(-sq_hi * i2s_L * (1 + EPS)) * (1 - EPS) - TINY
             q_hi = _exp(-sq_lo * i2s_L * (1 - EPS)) * (1 + EPS) + TINY
-            if p.v_in_w0:  # _v_prefix and _cert_below, written out
+            if p.v_in_w0:  # V's revealed bits (_v_prefix, written out: a call costs 3% here)
                 vw, vf = 2.0**-31, ((w0 >> 1) & 0x7FFFFFFF) * 2.0**-31
             else:
                 vw, vf = 2.0**-64, w2 * 2.0**-64
-            q_c, q_err = (q_lo + q_hi) / 2, (q_hi - q_lo) / 2
-            if vf + vw <= q_c - q_err - _band:
-                dec = True
-            elif vf >= q_c + q_err + _band:
-                dec = False
+            dec = _cert_below(vf, vw, (q_lo + q_hi) / 2, (q_hi - q_lo) / 2)
         if dec is None:
             _counts["exact_lanes"] += 1
             if lazy:
