@@ -565,10 +565,10 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "fast-plan-gauss",
         "samplers",
-        SAMP + "fast.py",
+        SAMP + "fast/plan.py",
         "T, center, two_sigma2 = t, s * s / t, 2 * s * s",
         "T, center, two_sigma2 = t, s * s / t, s * s",
-        "fast._plan: Gaussian variance halved",
+        "fast.plan._plan: Gaussian variance halved",
     ),
     # -- _arith ---------------------------------------------------------------------------------
     Mutation(

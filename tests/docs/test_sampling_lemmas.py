@@ -1,6 +1,6 @@
 """The sampler lemmas (docs/proofs/sampling/) stay checkable one at a time and in step with the
 code: each states its claim, names the functions it covers (which exist), and names tests of its
-exact fallback (which exist); every function of ``samplers/fast.py`` and ``samplers/selection.py``'s
+exact fallback (which exist); every function of ``samplers/fast/`` and ``samplers/selection.py``'s
 race is covered by some lemma; every noise proof cites the lemmas of the path that runs."""
 
 from __future__ import annotations
@@ -64,17 +64,35 @@ def test_lemma_states_covers_proves_and_names_its_tests(lemma: Path) -> None:
 
 
 def _top_level(module: str) -> set[str]:
-    path = ROOT / (module.replace(".", "/") + ".py")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    """Qualified names of the functions and classes defined at top level in ``module``, or in
+    every module of the package ``module`` (as ``package.submodule.name``)."""
+    base = ROOT / module.replace(".", "/")
+    if base.is_dir():
+        paths = {f"{module}.{f.stem}": f for f in sorted(base.glob("*.py")) if f.stem != "__init__"}
+        paths[module] = base / "__init__.py"
+    else:
+        paths = {module: base.with_suffix(".py")}
     kinds = (ast.FunctionDef, ast.ClassDef)
-    return {f"{module}.{node.name}" for node in tree.body if isinstance(node, kinds)}
+    return {
+        f"{name}.{node.name}"
+        for name, path in paths.items()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, kinds)
+    }
+
+
+def test_the_fast_sampler_is_a_package_of_modules() -> None:
+    """The walk below sees the package's modules (a split that moved them would empty it)."""
+    names = _top_level("opendp_lite.samplers.fast")
+    assert "opendp_lite.samplers.fast.attempt._attempt" in names
+    assert len({n.rsplit(".", 1)[0] for n in names}) >= 5
 
 
 def test_every_fast_sampler_function_is_covered_by_a_lemma() -> None:
-    """A helper added to samplers/fast.py needs a lemma that says why it keeps the law."""
+    """A helper added to samplers/fast/ needs a lemma that says why it keeps the law."""
     covered = {name for lemma in LEMMAS for name in _covers(lemma.read_text(encoding="utf-8"))}
     missing = _top_level("opendp_lite.samplers.fast") - covered
-    assert not missing, f"functions of samplers/fast.py no lemma covers: {sorted(missing)}"
+    assert not missing, f"functions of samplers/fast/ no lemma covers: {sorted(missing)}"
 
 
 NOISE_PROOFS = [
@@ -91,7 +109,7 @@ NOISE_PROOFS = [
 
 @pytest.mark.parametrize("proof", NOISE_PROOFS)
 def test_noise_proofs_cite_the_fast_samplers(proof: str) -> None:
-    """The noise mechanisms release through samplers/batch.py -> samplers/fast.py: their proofs
+    """The noise mechanisms release through samplers/batch.py -> samplers/fast/: their proofs
     cite the lemmas of that path (directly or through make_laplace/make_gaussian), and none
     says the noise is drawn by the reference samplers."""
     text = (PROOFS / proof).read_text(encoding="utf-8")

@@ -139,7 +139,7 @@ def test_scalar_float_from_x_is_the_exact_rounding(
     exactly rounded J ± (m·2^lazy + tail) for the tail the same stream would reveal."""
     k, lazy = -1074, 1002
     p = fast._plan_for(1.0, k, "laplace")
-    monkeypatch.setattr(fast, "_scalar_draw", lambda p, pool=None: (neg, m, lazy))
+    monkeypatch.setattr(fast.scalar, "_scalar_draw", lambda p, pool=None: (neg, m, lazy))
     with warnings.catch_warnings():
         with _quiet(b"tail-x"):
             got = fast._scalar_float_x(p, x, k, "f64")

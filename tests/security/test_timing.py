@@ -8,7 +8,7 @@ timing side channels **out of scope** (docs/threat-model.md) and measures them i
 * the amount of randomness a draw consumes is a deterministic, noise-free proxy for its running
   time.  For the scalar *reference* sampler (a CKS geometric loop) it grows with ``|noise|``:
   the channel exists there, and this test's instrument detects it;
-* the mechanisms run on the certified fast path (``samplers/fast.py``), which reads a fixed
+* the mechanisms run on the certified fast path (``samplers/fast/``), which reads a fixed
   number of bytes per rejection-sampling attempt; the number of attempts of a rejection
   sampler is independent of the accepted value, so its consumption does not grow with
   ``|noise|`` (only the rare exact-path lanes reveal extra bits);

@@ -1,7 +1,7 @@
 """The variance of the *reference* discrete Gaussian sampler (CKS20 Algorithm 3, exact, scalar).
 
 ``samplers.discrete_gaussian.sample_discrete_gaussian`` is called directly (not the certified
-fast path of ``samplers/fast.py``).  A changed constant in its acceptance test (the 2 of 2σ², or
+fast path of ``samplers/fast/``).  A changed constant in its acceptance test (the 2 of 2σ², or
 the centre σ²/t) leaves a symmetric law with a smaller variance (6–31% smaller for the centre
 σ²/(t + 1); 9–15% for 1.4σ² in place of 2σ²); such an edit can pass the unit and law
 tests.
