@@ -22,6 +22,11 @@ _SENSITIVITY = "re-exported by opendp_lite/sensitivity.py: tests/test_sensitivit
 
 #: Package modules without a mirrored test module, each with where it is tested (one line).
 UNMIRRORED: dict[str, str] = {
+    **{
+        f"samplers/fast/{m}.py": "the certified sampler is tested across its modules: "
+        "tests/samplers/test_fast_differential.py, test_fast_certified.py, test_exact_fallback.py"
+        for m in ("attempt", "plan", "release", "reservoir", "rounding", "scalar", "vector")
+    },
     "__main__.py": "the command line runs the tour: tests/test_tour.py",
     "_math.py": "parameter-choosing special functions, used by sensitivity sampling: "
     "tests/test_sensitivity.py",
