@@ -4,22 +4,23 @@ A document records the *constructor calls* that built an object (name and argume
 recursively), never code: ``deserialize`` rebuilds the object by calling the same public
 constructors again, so every check they make runs again.  See ``docs/serialization.md``.
 
-How calls are recorded: at import, each public ``make_*`` and ``then_*`` of ``dp.t``, ``dp.m``
-and ``dp.c`` (and the chaining constructors and ``new_function`` of the core) is replaced, in
-every ``opendp_lite`` module that holds it, by a thin wrapper that stores ``(name, args,
-kwargs)`` on the Transformation, Measurement or Function it returns (the ``_record`` slot of
-the core classes).  A partial stores its call on its constructor, and what it builds records the
-``make_*`` call with the domain and metric it was applied to.  Domains, metrics and measures
-are plain frozen values, written from their fields as calls of their public constructors.
+How calls are recorded: every public constructor is declared with ``@constructor``
+(``opendp_lite/_registry.py``), which stores ``(name, args, kwargs)`` on the Transformation,
+Measurement or Function it returns (the ``_record`` slot of the core classes).  A partial
+stores its call on its constructor, and what it builds records the ``make_*`` call with the
+domain and metric it was applied to.  Domains, metrics and measures are plain frozen values,
+written from their fields as calls of their public constructors.  The encoder
+(:class:`_Encoder`) writes those calls; the decoder (:func:`_decode`) reads a node through a
+table of node kinds (:data:`_NODES`, :data:`_COMPOUND_NODES`).
 
 Deserialization is safe on untrusted input: a call names one of the constructors in
-:data:`ALLOWED` (an allow-list built here; nothing is imported, looked up by attribute or
-evaluated), and a user-defined piece is found only in the registry filled by
-:func:`register_serializable` in this process.  Nothing a document carries may lower a map:
-constructors recompute their maps from the document's arguments, and a value a map would take
-as a fact that cannot be recomputed (a :class:`SampledSensitivity`, estimated from data) is
-refused unless the reader registered it; ``docs/serialization.md`` lists every node and what
-it can carry into a map.
+:data:`ALLOWED` (the constructors registered by ``@constructor``, and ``apply_partial``; nothing
+is imported, looked up by attribute or evaluated), and a user-defined piece is found only in the
+registry filled by :func:`register_serializable` in this process. Nothing a document carries may
+lower a map: constructors recompute their maps from the document's arguments, and a value a map
+would take as a fact that cannot be recomputed (a :class:`SampledSensitivity`, estimated from
+data) is refused unless the reader registered it; ``docs/serialization.md`` lists every node and
+what it can carry into a map.
 
 >>> import opendp_lite.prelude as dp
 >>> space = dp.vector_domain(dp.atom_domain(bounds=(0, 10))), dp.symmetric_distance()
@@ -35,18 +36,17 @@ True
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
-import sys
-import types
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any, TypeVar
 
 import numpy as np
 
-from . import combinators, core, domains, measurements, measures, metrics, transformations
+from . import domains, measures, metrics
+from ._registry import CONSTRUCTORS, RecordedConstructor
 from .combinators.composition import Odometer
 from .core import (
     _UNTRUSTED_DOCUMENT,
@@ -75,7 +75,6 @@ __all__ = [
     "ALLOWED",
     "FORMAT_VERSION",
     "deserialize",
-    "record_constructors",
     "register_serializable",
     "register_space",
     "serialize",
@@ -88,15 +87,12 @@ T = TypeVar("T")
 FORMAT_VERSION = 1
 _FORMAT = "opendp_lite"
 
-#: Constructor name -> the callable that deserialization may call (the allow-list).
-ALLOWED: dict[str, Callable[..., Any]] = {}
-
 #: Names given by the user to user-defined pieces (functions, user domains, whole objects).
 _REGISTERED: dict[str, object] = {}
 
 _Record = tuple[str, tuple[Any, ...], dict[str, Any]]
 
-#: What carries the call that built it.
+#: What carries the call that built it (in its ``_record`` slot).
 _RECORDED = (Transformation, Measurement, Function, Odometer)
 
 #: Plain frozen values that constructors take, written field by field.  None today: the one
@@ -113,62 +109,16 @@ _UNTRUSTED: dict[type, str] = {
 }
 
 # ----------------------------------------------------------------------------------------------
-# Recording constructor calls
-
-
-def _set_record(out: object, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Store the call on ``out`` unless ``out`` is one of its own arguments (no cycles)."""
-    if not isinstance(out, _RECORDED):
-        return
-    if any(out is a for a in args) or any(out is v for v in kwargs.values()):
-        return
-    try:
-        out._record = (name, args, dict(kwargs))  # type: ignore[union-attr]
-    except AttributeError:  # pragma: no cover - a subclass without the slot
-        pass
+# Recorded constructor calls (recorded by ``@constructor``, opendp_lite/_registry.py)
 
 
 def _record_of(obj: object) -> _Record | None:
     return getattr(obj, "_record", None)
 
 
-def _recording(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``fn`` that records its calls; a function of ``fn``'s own module (so doctest finds it)."""
-    record = _set_record
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        out = fn(*args, **kwargs)
-        record(out, name, args, kwargs)
-        return out
-
-    return _rehome(wrapper, fn)
-
-
-class _RecordedConstructor:
-    """A partial's constructor that remembers the ``then_x`` call that made the partial.
-
-    What the partial builds normally records the ``make_x`` call itself (``then_x`` calls the
-    wrapped ``make_x``); if it does not, it records ``apply_partial(then_x(...), domain,
-    metric)``, which rebuilds it the same way.
-    """
-
-    __slots__ = ("call", "inner", "partial")
-
-    def __init__(self, inner: Callable[[Any, Any], Any], partial: Any, call: _Record) -> None:
-        self.inner = inner
-        self.partial = partial
-        self.call = call
-
-    def __call__(self, input_domain: Any, input_metric: Any) -> Any:
-        out = self.inner(input_domain, input_metric)
-        if _record_of(out) is None:
-            _set_record(out, "apply_partial", (self.partial, input_domain, input_metric), {})
-        return out
-
-
 def _apply_partial(partial: Any, input_domain: Any, input_metric: Any) -> Any:
     """``partial(input_domain, input_metric)``, for a partial rebuilt from a document."""
-    if not isinstance(_partial_constructor(partial), _RecordedConstructor):
+    if not isinstance(_partial_constructor(partial), RecordedConstructor):
         raise SerializationError(f"apply_partial needs a then_x partial, got {partial!r}")
     return partial(input_domain, input_metric)
 
@@ -181,94 +131,12 @@ def _partial_constructor(partial: object) -> Any:
     return None
 
 
-def _partial_recording(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``then_x`` whose partial remembers its call (to serialize the partial itself)."""
-    wrap_constructor = _RecordedConstructor
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        partial = fn(*args, **kwargs)
-        for slot in ("constructor", "_make"):
-            inner = getattr(partial, slot, None)
-            if callable(inner) and not isinstance(inner, wrap_constructor):
-                try:
-                    setattr(partial, slot, wrap_constructor(inner, partial, (name, args, kwargs)))
-                except AttributeError:  # pragma: no cover - a partial of another shape
-                    pass
-                break
-        return partial
-
-    return _rehome(wrapper, fn)
-
-
-def _rehome(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A copy of ``wrapper`` whose globals are ``fn``'s, dressed as ``fn``.
-
-    ``wrapper`` reads only its closure, so its globals are free to choose: giving it ``fn``'s
-    keeps doctest, which keeps a module's functions by their globals, finding ``fn``'s examples.
-    """
-    code = wrapper.__code__
-    closure = wrapper.__closure__
-    out = types.FunctionType(code, fn.__globals__, fn.__name__, None, closure)
-    functools.update_wrapper(out, fn)
-    out.__kwdefaults__ = None
-    return out
-
-
-def _install(namespaces: tuple[types.ModuleType, ...] | None = None) -> None:
-    """Wrap the public constructors of ``namespaces`` once, in every loaded ``opendp_lite`` module.
-
-    Without ``namespaces``: the three families and the core chains (at import).  Modules that
-    load later (the extras) call :func:`record_constructors` on themselves.
-    """
-    core_names: tuple[str, ...] = ()
-    if namespaces is None:
-        namespaces = (transformations, measurements, combinators)
-        core_names = ("make_chain_tt", "make_chain_mt", "make_chain_pm", "new_function")
-    found: dict[int, tuple[str, Callable[..., Any]]] = {}
-    for ns in namespaces:
-        for attr, obj in sorted(vars(ns).items()):
-            if not attr.startswith(("make_", "then_")) or not isinstance(obj, types.FunctionType):
-                continue
-            if getattr(obj, "__wrapped__", None) is not None:
-                continue  # already wrapped (a reload, or re-exported from a wrapped module)
-            prev = found.get(id(obj))
-            if prev is None or obj.__name__ == attr:  # an alias: prefer the function's own name
-                found[id(obj)] = (attr, obj)
-    for attr in core_names:
-        obj = getattr(core, attr)
-        if getattr(obj, "__wrapped__", None) is None:
-            found[id(obj)] = (attr, obj)
-
-    wrapped: dict[int, Callable[..., Any]] = {}
-    ALLOWED["apply_partial"] = _apply_partial
-    for key, (name, fn) in found.items():
-        if name.startswith("then_"):
-            w = _partial_recording(fn, name)
-        else:
-            w = _recording(fn, name)
-        wrapped[key] = w
-        ALLOWED[name] = w
-    for modname, module in list(sys.modules.items()):
-        if module is None or not (modname == "opendp_lite" or modname.startswith("opendp_lite.")):
-            continue
-        for attr, val in list(vars(module).items()):
-            replacement = wrapped.get(id(val))
-            if replacement is not None and found[id(val)][1] is val:
-                setattr(module, attr, replacement)
-    # aliases of a wrapped constructor deserialize too
-    for ns in namespaces:
-        for attr, obj in vars(ns).items():
-            if attr.startswith(("make_", "then_")) and attr not in ALLOWED and callable(obj):
-                if getattr(obj, "__wrapped__", None) is not None:
-                    ALLOWED[attr] = obj
-
-
-def record_constructors(module_name: str) -> None:
-    """Make the ``make_*``/``then_*`` of a module loaded after ``opendp_lite`` serializable.
-
-    An extras module calls this on itself as its last line (``record_constructors(__name__)``).
-    """
-    _install((sys.modules[module_name],))
+#: Constructor name -> the callable that deserialization may call (the allow-list): every
+#: constructor declared with ``@constructor`` (read live from the registry, so the extras'
+#: constructors are in it once their module is loaded), and ``apply_partial``.
+ALLOWED: Mapping[str, Callable[..., Any]] = ChainMap(
+    {"apply_partial": _apply_partial}, CONSTRUCTORS
+)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -615,7 +483,7 @@ class _Encoder:
     @staticmethod
     def _partial_call(obj: object) -> _Record | None:
         inner = _partial_constructor(obj)
-        return inner.call if isinstance(inner, _RecordedConstructor) else None
+        return inner.call if isinstance(inner, RecordedConstructor) else None
 
     def _call(self, call: _Record, where: str) -> Any:
         name, args, kwargs = call
@@ -725,116 +593,144 @@ def _decode(node: Any) -> Any:
         raise SerializationError("a bare JSON array is not a value here; lists are {'list': [...]}")
     if not isinstance(node, dict) or not node:
         raise SerializationError(f"unexpected node {node!r}")
-    keys = set(node)
-    if keys == {"call", "args", "kwargs"}:
-        return _decode_call(node)
-    if keys == {"ndarray", "dtype"}:
-        dtype = _decode_dtype(node["dtype"])
-        data = _decode(node["ndarray"])
-        if not isinstance(data, list):
-            raise SerializationError("ndarray data must be a list")
-        if dtype.kind == "O":
-            arr = np.empty(len(data), dtype=object)
-            arr[:] = data
-            return arr
-        return np.asarray(data, dtype=dtype)
-    if keys == {"np_scalar", "dtype"}:
-        value = _decode(node["np_scalar"])
-        if not isinstance(value, (bool, int, float, str, bytes)):
-            raise SerializationError(f"a numpy scalar must be a plain value, got {value!r}")
-        return _decode_dtype(node["dtype"]).type(value)
-    if keys == {"value", "fields"}:
-        for untrusted, why in _UNTRUSTED.items():
-            if node["value"] == untrusted.__name__:
-                raise SerializationError(f"{why}{_FIX}")
-        cls = _VALUES.get(node["value"]) if isinstance(node["value"], str) else None
-        fields = _decode(node["fields"])
-        if cls is None or not isinstance(fields, dict):
-            raise SerializationError(f"unknown value class {node['value']!r}")
-        try:
-            return cls(**fields)
-        except TypeError as e:
-            raise SerializationError(f"{node['value']}: {e}") from None
+    keys = frozenset(node)
+    compound = _COMPOUND_NODES.get(keys)
+    if compound is not None:
+        return compound(node)
     if len(keys) != 1:
         raise SerializationError(f"unexpected node with keys {sorted(keys)}")
     (kind,) = keys
-    value = node[kind]
-    if kind in ("list", "tuple", "set", "frozenset"):
-        if not isinstance(value, list):
-            raise SerializationError(f"{kind} must hold a JSON array")
-        items = [_decode(v) for v in value]
-        if kind == "list":
-            return items
-        if kind == "tuple":
-            return tuple(items)
+    decode = _NODES.get(kind)
+    if decode is None:
+        raise SerializationError(f"unknown node kind {kind!r}")
+    return decode(node[kind])
+
+
+def _decode_ndarray(node: dict[str, Any]) -> Any:
+    dtype = _decode_dtype(node["dtype"])
+    data = _decode(node["ndarray"])
+    if not isinstance(data, list):
+        raise SerializationError("ndarray data must be a list")
+    if dtype.kind == "O":
+        arr = np.empty(len(data), dtype=object)
+        arr[:] = data
+        return arr
+    return np.asarray(data, dtype=dtype)
+
+
+def _decode_np_scalar(node: dict[str, Any]) -> Any:
+    value = _decode(node["np_scalar"])
+    if not isinstance(value, (bool, int, float, str, bytes)):
+        raise SerializationError(f"a numpy scalar must be a plain value, got {value!r}")
+    return _decode_dtype(node["dtype"]).type(value)
+
+
+def _decode_value(node: dict[str, Any]) -> Any:
+    for untrusted, why in _UNTRUSTED.items():
+        if node["value"] == untrusted.__name__:
+            raise SerializationError(f"{why}{_FIX}")
+    cls = _VALUES.get(node["value"]) if isinstance(node["value"], str) else None
+    fields = _decode(node["fields"])
+    if cls is None or not isinstance(fields, dict):
+        raise SerializationError(f"unknown value class {node['value']!r}")
+    try:
+        return cls(**fields)
+    except TypeError as e:
+        raise SerializationError(f"{node['value']}: {e}") from None
+
+
+def _decode_items(kind: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise SerializationError(f"{kind} must hold a JSON array")
+    return [_decode(v) for v in value]
+
+
+def _decode_hashables(kind: str, build: Callable[[list[Any]], Any]) -> Callable[[Any], Any]:
+    def decode(value: Any) -> Any:
+        items = _decode_items(kind, value)
         try:
-            return set(items) if kind == "set" else frozenset(items)
+            return build(items)
         except TypeError as e:
             raise SerializationError(f"{kind}: {e}") from None
-    if kind == "dict":
-        if not isinstance(value, list) or not all(
-            isinstance(p, list) and len(p) == 2 for p in value
-        ):
-            raise SerializationError("dict must hold [key, value] pairs")
-        try:
-            return {_decode(k): _decode(v) for k, v in value}
-        except TypeError as e:
-            raise SerializationError(f"dict: {e}") from None
-    if kind == "float":
-        table = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
-        if value not in table:
-            raise SerializationError(f"unknown float {value!r}")
-        return table[value]
-    if kind == "fraction":
-        if not (
-            isinstance(value, list)
-            and len(value) == 2
-            and all(type(v) is int for v in value)
-            and value[1] > 0
-        ):
-            raise SerializationError(
-                f"fraction must be [numerator, positive denominator], got {value!r}"
-            )
-        return Fraction(value[0], value[1])
-    if kind == "range":
-        if not (isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value)):
-            raise SerializationError(f"range must be [start, stop, step], got {value!r}")
-        if value[2] == 0:
-            raise SerializationError("range step must not be 0")
-        return range(*value)
-    if kind == "runtime_type":
-        if not isinstance(value, str):
-            raise SerializationError("runtime_type must be a string")
-        try:
-            return RuntimeType.parse(value)
-        except OpenDPLiteError as e:
-            raise SerializationError(f"runtime_type {value!r}: {e}") from None
-    if kind == "type":
-        if value not in _PY_TYPES:
-            raise SerializationError(f"unknown type {value!r}; known: {sorted(_PY_TYPES)}")
-        return _PY_TYPES[value]
-    if kind == "np_type":
-        return _decode_dtype(value).type
-    if kind == "np_dtype":
-        return _decode_dtype(value)
-    if kind == "class":
-        if value not in _CLASSES:
-            raise SerializationError(f"unknown class {value!r}; known: {sorted(_CLASSES)}")
-        return _CLASSES[value]
-    if kind == "registered":
-        if not isinstance(value, str) or value not in _REGISTERED:
-            raise SerializationError(
-                f"the document refers to the user-defined piece {value!r}, which is not "
-                f"registered in this process: call dp.register_serializable({value!r}, obj) "
-                "with the same code first"
-            )
-        return _REGISTERED[value]
-    if kind == "invoke":
-        target = _decode(value)
-        if not isinstance(target, (Transformation, Measurement)):
-            raise SerializationError("invoke must refer to a transformation or measurement")
-        return target.invoke
-    raise SerializationError(f"unknown node kind {kind!r}")
+
+    return decode
+
+
+def _decode_dict(value: Any) -> Any:
+    if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
+        raise SerializationError("dict must hold [key, value] pairs")
+    try:
+        return {_decode(k): _decode(v) for k, v in value}
+    except TypeError as e:
+        raise SerializationError(f"dict: {e}") from None
+
+
+_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def _decode_float(value: Any) -> Any:
+    if value not in _FLOATS:
+        raise SerializationError(f"unknown float {value!r}")
+    return _FLOATS[value]
+
+
+def _decode_fraction(value: Any) -> Any:
+    if not (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(type(v) is int for v in value)
+        and value[1] > 0
+    ):
+        raise SerializationError(
+            f"fraction must be [numerator, positive denominator], got {value!r}"
+        )
+    return Fraction(value[0], value[1])
+
+
+def _decode_range(value: Any) -> Any:
+    if not (isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value)):
+        raise SerializationError(f"range must be [start, stop, step], got {value!r}")
+    if value[2] == 0:
+        raise SerializationError("range step must not be 0")
+    return range(*value)
+
+
+def _decode_runtime_type(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise SerializationError("runtime_type must be a string")
+    try:
+        return RuntimeType.parse(value)
+    except OpenDPLiteError as e:
+        raise SerializationError(f"runtime_type {value!r}: {e}") from None
+
+
+def _decode_type(value: Any) -> Any:
+    if value not in _PY_TYPES:
+        raise SerializationError(f"unknown type {value!r}; known: {sorted(_PY_TYPES)}")
+    return _PY_TYPES[value]
+
+
+def _decode_class(value: Any) -> Any:
+    if value not in _CLASSES:
+        raise SerializationError(f"unknown class {value!r}; known: {sorted(_CLASSES)}")
+    return _CLASSES[value]
+
+
+def _decode_registered(value: Any) -> Any:
+    if not isinstance(value, str) or value not in _REGISTERED:
+        raise SerializationError(
+            f"the document refers to the user-defined piece {value!r}, which is not "
+            f"registered in this process: call dp.register_serializable({value!r}, obj) "
+            "with the same code first"
+        )
+    return _REGISTERED[value]
+
+
+def _decode_invoke(value: Any) -> Any:
+    target = _decode(value)
+    if not isinstance(target, (Transformation, Measurement)):
+        raise SerializationError("invoke must refer to a transformation or measurement")
+    return target.invoke
 
 
 def _decode_dtype(name: Any) -> np.dtype[Any]:
@@ -872,4 +768,29 @@ def _decode_call(node: dict[str, Any]) -> Any:
         raise SerializationError(f"{name}: the document's arguments are refused: {e!r}") from e
 
 
-_install()
+#: Nodes of several keys, by their key set -> decoder of the node.
+_COMPOUND_NODES: dict[frozenset[str], Callable[[dict[str, Any]], Any]] = {
+    frozenset({"call", "args", "kwargs"}): _decode_call,
+    frozenset({"ndarray", "dtype"}): _decode_ndarray,
+    frozenset({"np_scalar", "dtype"}): _decode_np_scalar,
+    frozenset({"value", "fields"}): _decode_value,
+}
+
+#: Nodes of one key, by that key (the node's kind) -> decoder of the key's value.
+_NODES: dict[str, Callable[[Any], Any]] = {
+    "list": lambda value: _decode_items("list", value),
+    "tuple": lambda value: tuple(_decode_items("tuple", value)),
+    "set": _decode_hashables("set", set),
+    "frozenset": _decode_hashables("frozenset", frozenset),
+    "dict": _decode_dict,
+    "float": _decode_float,
+    "fraction": _decode_fraction,
+    "range": _decode_range,
+    "runtime_type": _decode_runtime_type,
+    "type": _decode_type,
+    "np_type": lambda value: _decode_dtype(value).type,
+    "np_dtype": _decode_dtype,
+    "class": _decode_class,
+    "registered": _decode_registered,
+    "invoke": _decode_invoke,
+}
