@@ -6,7 +6,3 @@ Use it through the OpenDP-style prelude::
 """
 
 __version__ = "0.1.0"
-
-# Records the constructor call on everything built from now on, so that ``dp.serialize`` can
-# write it (see opendp_lite/serialization.py); it must run before any constructor is imported.
-from . import serialization as _serialization  # noqa: F401

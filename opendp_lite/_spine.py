@@ -62,6 +62,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 import numpy.typing as npt
 
+from ._registry import constructor
 from ._types import Never, Vec
 from .core import (
     Domain,
@@ -159,7 +160,7 @@ def derive(make: Callable[..., Any], partial: type[Any]) -> Callable[..., Any]:
 
     def then_x(*args: Any, **kwargs: Any) -> Any:
         partial_signature.bind(*args, **kwargs)  # a wrong call fails here, as a def would
-        # the module's public ``make_x`` at call time: ``serialization`` wraps it to record calls
+        # the module's public ``make_x`` at call time (the one ``@constructor`` declared)
         public = getattr(module, make_name, make)
         return partial(lambda d, m: public(d, m, *args, **kwargs))
 
@@ -169,7 +170,7 @@ def derive(make: Callable[..., Any], partial: type[Any]) -> Callable[..., Any]:
     then_x.__signature__ = partial_signature.replace(  # type: ignore[attr-defined]
         return_annotation=_partial_annotation(signature, partial)
     )
-    return then_x
+    return constructor(then_x)
 
 
 def _partial_annotation(signature: inspect.Signature, partial: type[Any]) -> str:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar, overload
 
+from ._registry import constructor
 from ._validate import is_real_value
 from .errors import (
     DomainMismatch,
@@ -342,6 +343,7 @@ class Function(Generic[TI, TO]):
         return f"Function({getattr(self.function, '__name__', 'function')})"
 
 
+@constructor
 def new_function(function: Callable[[TI], TO], TO: object = None) -> Function[TI, TO]:
     """Wrap a Python callable as a :class:`Function` (``TO`` is accepted for OpenDP parity)."""
     return Function(function)
@@ -848,6 +850,7 @@ def _assert_join(left_domain: Any, left_metric: Any, right_domain: Any, right_me
         raise MetricMismatch(left_metric, right_metric)
 
 
+@constructor
 def make_chain_tt(
     transformation1: Transformation[U, TO, DU, DO],
     transformation0: Transformation[TI, U, DI, DU],
@@ -890,6 +893,7 @@ def make_chain_tt(
     return chain
 
 
+@constructor
 def make_chain_mt(
     measurement1: Measurement[U, TO, DU, MO],
     transformation0: Transformation[TI, U, DI, DU],
@@ -928,6 +932,7 @@ def make_chain_mt(
     )
 
 
+@constructor
 def make_chain_pm(
     postprocess1: Function[U, TO], measurement0: Measurement[TI, U, DI, MO]
 ) -> Measurement[TI, TO, DI, MO]:

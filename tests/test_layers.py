@@ -19,7 +19,17 @@ PACKAGE = Path(__file__).resolve().parent.parent / "opendp_lite"
 #: Layers from the bottom up.  A module is placed by the longest prefix listed here.
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("_types", "_validate", "_arith", "typing", "_frames", "_order", "_math", "_progress"),
+    (
+        "_types",
+        "_validate",
+        "_arith",
+        "typing",
+        "_frames",
+        "_order",
+        "_math",
+        "_progress",
+        "_registry",
+    ),
     ("core", "_spine"),
     ("samplers",),
     ("domains", "metrics", "measures"),

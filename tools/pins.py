@@ -213,7 +213,7 @@ def _parse_module(rel: str, text: str) -> tuple[Module, list[Unit]]:
                         mod.defs[n.id] = qn
                         add(Unit(qn, mod.name, mod.path, [stmt]))
         elif not isinstance(stmt, (ast.Import, ast.ImportFrom)) and not _is_docstring(stmt):
-            # a statement run at import (``register_backend(...)``, ``record_constructors(...)``):
+            # a statement run at import (``register_backend(...)``, ``register_space(...)``):
             # pinned by the proofs whose code it calls (see Index.closure); named by its ordinal
             # so that moving it by a line keeps its name
             k = sum(1 for q in units if q.startswith(f"{mod.name}.<toplevel "))

@@ -77,24 +77,24 @@ HEADER_ORDER = REQUIRED_KEYS
 
 
 def public_constructors() -> Iterator[tuple[str, Callable[..., Any]]]:
-    """Every public ``make_*`` constructor reachable from ``dp.t``, ``dp.m``, ``dp.c`` and the
-    extras (``dp.numpy``; ``dp.sklearn``'s modules when scikit-learn is installed)."""
-    import opendp_lite.prelude as dp
+    """Every public ``make_*`` constructor declared with ``@constructor`` (the registry
+    ``opendp_lite._registry.CONSTRUCTORS``) in ``dp.t``, ``dp.m``, ``dp.c`` and the extras
+    (``dp.numpy``; ``dp.sklearn``'s modules when scikit-learn is installed), family by family."""
+    import opendp_lite.prelude  # noqa: F401 - declares the families' constructors and dp.numpy's
+    from opendp_lite._registry import CONSTRUCTORS, family
 
-    mods: list[Any] = [dp.t, dp.m, dp.c, dp.numpy]
     try:
-        from opendp_lite.extras.sklearn import decomposition, linear_model
-
-        mods += [decomposition, linear_model]
+        from opendp_lite.extras.sklearn import decomposition, linear_model  # noqa: F401
     except ImportError:  # pragma: no cover - the optional extra is not installed
         pass
-    seen: set[str] = set()
-    for mod in mods:
-        for name in sorted(getattr(mod, "__all__", dir(mod))):
-            fn = getattr(mod, name, None)
-            if name.startswith("make_") and callable(fn) and name not in seen:
-                seen.add(name)
-                yield name, fn
+    order = ("t", "m", "c", "numpy", "sklearn")
+    makes = [
+        (order.index(family(fn)), name, fn)
+        for name, fn in list(CONSTRUCTORS.items())
+        if name.startswith("make_") and family(fn) in order
+    ]
+    for _, name, fn in sorted(makes, key=lambda m: m[:2]):
+        yield name, fn
 
 
 @lru_cache(maxsize=1)

@@ -6,6 +6,7 @@ import math
 from typing import Any, TypeVar
 
 from .. import _arith
+from .._registry import constructor
 from .._validate import check_int
 from ..core import Measurement, assert_features
 from ..domains import VectorDomain
@@ -89,6 +90,7 @@ def _group_delta(delta: float, epsilon: float, k: int) -> float:
     return _arith.mul_up(delta, k, _arith.exp_up(_arith.mul_up(k - 1, epsilon)))
 
 
+@constructor
 def make_population_amplification(
     measurement: Measurement[TI, TO, int, MO], population_size: int
 ) -> Measurement[TI, TO, int, MO]:

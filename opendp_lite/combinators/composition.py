@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from .. import _arith
+from .._registry import constructor
 from .._spine import derive
 from ..core import (
     Domain,
@@ -216,6 +217,7 @@ def _check_d_in(metric: Metric[Any], d_in: object, bound: Any) -> Any:
 # Non-interactive composition
 
 
+@constructor
 def make_composition(
     measurements: Sequence[Measurement[TI, Any, DI, MO]],
 ) -> Measurement[TI, list[Any], DI, MO]:
@@ -270,6 +272,7 @@ def make_composition(
     return Measurement(domain, first.input_metric, measure, function, privacy_map)
 
 
+@constructor
 def make_basic_composition(
     measurements: Sequence[Measurement[TI, Any, DI, MO]],
 ) -> Measurement[TI, list[Any], DI, MO]:
@@ -297,6 +300,7 @@ def make_basic_composition(
 # Interactive composition with a budget fixed up front
 
 
+@constructor
 def make_adaptive_composition(
     input_domain: Domain[TI],
     input_metric: Metric[DI],
@@ -375,6 +379,7 @@ def make_adaptive_composition(
     return Measurement(input_domain, input_metric, output_measure, function, privacy_map)
 
 
+@constructor
 def make_sequential_composition(
     input_domain: Domain[TI],
     input_metric: Metric[DI],
@@ -579,6 +584,7 @@ class Odometer(_InputTypes, Generic[TI, DI, MO]):
         )
 
 
+@constructor
 def make_fully_adaptive_composition(
     input_domain: Domain[TI],
     input_metric: Metric[DI],
@@ -658,6 +664,7 @@ def make_fully_adaptive_composition(
 then_fully_adaptive_composition = odometer(make_fully_adaptive_composition)
 
 
+@constructor
 def make_privacy_filter(
     odometer: Odometer[TI, DI, MO], d_in: DI, d_out: MO
 ) -> Measurement[TI, OdometerQueryable, DI, MO]:

@@ -10,6 +10,7 @@ import math
 from typing import Any, TypeVar
 
 from .. import _arith
+from .._registry import constructor
 from .._validate import check_finite_nonneg
 from ..core import Measurement
 from ..errors import FailedMap, InvalidParameter, NotImplementedForType
@@ -42,6 +43,7 @@ def _measure_error(name: str, measurement: Measurement[Any, Any, Any, Any], want
     )
 
 
+@constructor
 def make_pureDP_to_zCDP(
     measurement: Measurement[TI, TO, DI, float],
 ) -> Measurement[TI, TO, DI, float]:
@@ -123,6 +125,7 @@ def _zcdp_profile(rho: float) -> PrivacyProfile:
     return PrivacyProfile(lambda eps: _cdp_delta(rho, eps))
 
 
+@constructor
 def make_zCDP_to_approxDP(
     measurement: Measurement[TI, TO, DI, Any],
 ) -> Measurement[TI, TO, DI, Any]:
@@ -181,6 +184,7 @@ def make_zCDP_to_approxDP(
     raise AssertionError  # pragma: no cover - _measure_error raises
 
 
+@constructor
 def make_approximate(
     measurement: Measurement[TI, TO, DI, MO],
 ) -> Measurement[TI, TO, DI, tuple[MO, float]]:
@@ -217,6 +221,7 @@ def make_approximate(
     )
 
 
+@constructor
 def make_fix_delta(
     measurement: Measurement[TI, TO, DI, Any], delta: float
 ) -> Measurement[TI, TO, DI, tuple[float, float]]:
@@ -279,6 +284,7 @@ def make_fix_delta(
     )
 
 
+@constructor
 def make_fixed_approxDP_to_approxDP(
     measurement: Measurement[TI, TO, DI, tuple[float, float]],
 ) -> Measurement[TI, TO, DI, PrivacyProfile]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _arith as ar
 from .. import backends
+from .._registry import constructor
 from .._spine import then
 from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, Transformation, check_fits
@@ -96,6 +97,7 @@ def make_grouped(
     threshold: int | None,
     threshold_scale: float | None,
 ) -> Measurement[Partitioned, dict[Any, _TO], Triple, Any]: ...
+@constructor
 def make_grouped(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import mul_up, q, up
+from .._registry import constructor
 from .._spine import release_vec
 from .._validate import check_finite_nonneg
 from ..core import Measurement, Metric, assert_features
@@ -103,6 +104,7 @@ def _is_random_dp(measure: object) -> bool:
     return isinstance(measure, RandomDivergence)
 
 
+@constructor
 def make_local_release(
     input_domain: VectorDomain[T],
     input_metric: Metric[int],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from .._registry import constructor
 from ..core import Measurement, assert_features
 from ..errors import NotImplementedForType
 from ..measures import RandomDivergence
@@ -13,6 +14,7 @@ __all__ = ["make_random_dp_as_worst_case"]
 Q = TypeVar("Q")
 
 
+@constructor
 def make_random_dp_as_worst_case(
     measurement: Measurement[Any, Any, Any, Q],
 ) -> Measurement[Any, Any, Any, Q]:

@@ -7,6 +7,7 @@ import numbers
 from typing import Any, TypeVar
 
 from .. import _arith
+from .._registry import constructor
 from .._validate import check_finite_nonneg, check_real
 from ..core import Measurement
 from ..errors import FailedFunction, InvalidParameter, NotImplementedForType
@@ -19,6 +20,7 @@ TI = TypeVar("TI")
 DI = TypeVar("DI")
 
 
+@constructor
 def make_select_private_candidate(
     measurement: Measurement[TI, Any, DI, float],
     stop_probability: float,

@@ -6,9 +6,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .. import combinators as _c
-from .. import measurements as _m
-from .. import transformations as _t
+from .. import combinators as _c  # noqa: F401 - loads (declares) dp.c's constructors
+from .. import measurements as _m  # noqa: F401 - loads (declares) dp.m's constructors
+from .. import transformations as _t  # noqa: F401 - loads (declares) dp.t's constructors
+from .._registry import CONSTRUCTORS, family
 from ..errors import InvalidParameter
 
 # constructors registered by plugins: name -> (constructor, takes input_domain/input_metric)
@@ -25,18 +26,22 @@ def _lookup(name: str) -> tuple[Callable[..., Any], str]:
     if name in _REGISTERED:
         f, partial = _REGISTERED[name]
         return f, "space" if partial else "plain"
-    for module in (_t, _m, _c):
-        then = getattr(module, f"then_{name}", None)
-        if callable(then):
-            return then, "then"
-    for module in (_t, _m, _c):
-        make = getattr(module, f"make_{name}", None)
-        if callable(make):
-            return make, _kind(make)
+    then = _family_constructor(f"then_{name}")
+    if then is not None:
+        return then, "then"
+    make = _family_constructor(f"make_{name}")
+    if make is not None:
+        return make, _kind(make)
     raise AttributeError(
         f"unrecognized constructor: {name!r} (no then_{name} or make_{name} in dp.t, dp.m, dp.c"
         " or the plugins); did you mean to .release() first?"
     )
+
+
+def _family_constructor(name: str) -> Callable[..., Any] | None:
+    """The constructor declared (``@constructor``) as ``name`` in ``dp.t``, ``dp.m`` or ``dp.c``."""
+    fn = CONSTRUCTORS.get(name)
+    return fn if fn is not None and family(fn) in ("t", "m", "c") else None
 
 
 def _kind(f: Callable[..., Any]) -> str:
@@ -50,11 +55,10 @@ def _kind(f: Callable[..., Any]) -> str:
 
 def _constructor_names() -> list[str]:
     names = set(_REGISTERED)
-    for module in (_t, _m, _c):
-        for attr in dir(module):
-            for prefix in ("then_", "make_"):
-                if attr.startswith(prefix):
-                    names.add(attr[len(prefix) :])
+    for attr in list(CONSTRUCTORS):
+        for prefix in ("then_", "make_"):
+            if attr.startswith(prefix) and _family_constructor(attr) is not None:
+                names.add(attr[len(prefix) :])
     return sorted(names)
 
 

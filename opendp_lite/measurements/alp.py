@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import Rational, q, up
+from .._registry import constructor
 from .._spine import key_queries
 from .._types import int_bounds, is_int
 from .._validate import check_int, check_real
@@ -176,6 +177,7 @@ def _check_space(
     return key, value
 
 
+@constructor
 def make_alp_queryable(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+from .._registry import constructor
 from .._spine import then
 from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric
@@ -33,6 +34,7 @@ from ..samplers.tulap import TulapSampler
 __all__ = ["make_canonical_noise", "then_canonical_noise"]
 
 
+@constructor
 def make_canonical_noise(
     input_domain: Domain[float],
     input_metric: Metric[float],

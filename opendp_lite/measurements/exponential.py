@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import Rational, q, up
+from .._registry import constructor
 from .._spine import release
 from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, assert_features
@@ -85,6 +86,7 @@ def _all_floats(values: list[Any]) -> bool:
     return all(isinstance(v, (float, np.floating)) for v in values)
 
 
+@constructor
 def make_exponential(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

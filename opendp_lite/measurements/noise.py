@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import q, up
+from .._registry import constructor
 from .._spine import int_noise, noise
 from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
 from .._validate import check_finite_nonneg, check_int, is_int_value
@@ -374,6 +375,7 @@ def make_laplace(
     k: int | None = None,
     MO: object = ...,
 ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@constructor
 def make_laplace(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -449,6 +451,7 @@ def make_gaussian(
     k: int | None = None,
     MO: object = ...,
 ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@constructor
 def make_gaussian(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -503,6 +506,7 @@ def make_geometric(
     bounds: tuple[int, int] | None = None,
     MO: object = ...,
 ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@constructor
 def make_geometric(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -597,6 +601,7 @@ def make_base_laplace(
     k: int | None = None,
     QO: object = None,
 ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@constructor
 def make_base_laplace(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -662,6 +667,7 @@ def make_base_gaussian(
     MO: object = ...,
     QO: object = None,
 ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@constructor
 def make_base_gaussian(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -703,6 +709,7 @@ def make_base_discrete_laplace(
 def make_base_discrete_laplace(
     input_domain: Domain[Vec[int]], input_metric: Metric[_D], scale: float, QO: object = None
 ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@constructor
 def make_base_discrete_laplace(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -746,6 +753,7 @@ def make_base_discrete_gaussian(
     MO: object = ...,
     QO: object = None,
 ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@constructor
 def make_base_discrete_gaussian(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from .._registry import constructor
 from .._spine import keyed, noise
 from ..core import Domain, Measure, Measurement, Metric
 from ..errors import NotImplementedForType
@@ -34,6 +35,7 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 
 
+@constructor
 def make_noise(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -81,6 +83,7 @@ def make_noise(
 then_noise = noise(make_noise)
 
 
+@constructor
 def make_noise_threshold(
     input_domain: Domain[Mapping[_K, _V]],
     input_metric: Metric[Any],

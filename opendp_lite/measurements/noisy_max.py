@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._arith import Rational, q, up
+from .._registry import constructor
 from .._spine import release_vec
 from .._types import is_float, is_int
 from .._validate import check_finite_nonneg, check_int, check_no_nan
@@ -131,6 +132,7 @@ def _select_vector(arg: Any, scale: float, k: int, gumbel: bool, negate: bool) -
     return select_exact(_exact_scores(arg, negate), q(scale), k, gumbel)
 
 
+@constructor
 def make_noisy_top_k(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -185,6 +187,7 @@ def make_noisy_top_k(
     )
 
 
+@constructor
 def make_noisy_max(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -225,6 +228,7 @@ def make_noisy_max(
     )
 
 
+@constructor
 def make_report_noisy_max_gumbel(
     input_domain: Domain[Any], input_metric: Metric[Any], scale: float, optimize: str = "max"
 ) -> Measurement[Any, int, Any, float]:

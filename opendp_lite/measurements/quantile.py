@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import Rational, q, up
+from .._registry import constructor
 from .._spine import pick
 from .._types import carrier_dtype, is_float, is_int
 from .._validate import check_finite_nonneg, check_no_nan, check_real
@@ -73,6 +74,7 @@ def _race_scale(scaled: Rational) -> float | None:
     return f if f > 0 and math.isfinite(f) and q(f) == scaled else None
 
 
+@constructor
 def make_private_quantile(
     input_domain: Domain[Any],
     input_metric: Metric[int],

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .._arith import Rational, log1p_up, mul_up, q
+from .._registry import constructor
 from .._spine import then
 from .._validate import check_int, check_real
 from ..core import Domain, Measurement, Metric
@@ -74,6 +75,7 @@ def _discrete_map(epsilon: float) -> Any:
     return privacy_map
 
 
+@constructor
 def make_randomized_response_bool(
     prob: float, constant_time: bool = False
 ) -> Measurement[bool, bool, int, float]:
@@ -129,6 +131,7 @@ def _category_type(categories: Sequence[object], T: object) -> str:
     raise NotImplementedForType(f"cannot infer a category type from {first!r}; pass T")
 
 
+@constructor
 def make_randomized_response(
     categories: Sequence[C], prob: float, T: object = None
 ) -> Measurement[C, C, int, float]:
@@ -233,6 +236,7 @@ def bitvector_domain(max_weight: int | None = None) -> BitVectorDomain:
     return BitVectorDomain(max_weight)
 
 
+@constructor
 def make_randomized_response_bitvec(
     input_domain: Domain[bytes], input_metric: Metric[int], f: float, constant_time: bool = False
 ) -> Measurement[bytes, bytes, int, float]:

@@ -44,6 +44,7 @@ import numpy.typing as npt
 from .. import _arith
 from .._math import lambert_w_minus1
 from .._progress import ProgressBar
+from .._registry import constructor
 from .._validate import check_int
 from ..core import Domain, Measurement, Metric
 from ..domains import VectorDomain
@@ -353,6 +354,7 @@ class SensitivitySampler:
 # Random DP: the measure and the constructors
 
 
+@constructor
 def make_random_dp(
     input_domain: Domain[Any],
     input_metric: Metric[int],

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._arith import q, up
+from .._registry import constructor
 from .._spine import MeasurementPattern, derive
 from .._types import is_int
 from .._validate import check_exact_real, check_finite_nonneg, check_int
@@ -66,6 +67,7 @@ class SparseVectorHalted(QueryableError):
     """The sparse-vector queryable has given all its positive answers; nothing was released."""
 
 
+@constructor
 def make_sparse_vector(
     input_domain: Domain[TI],
     input_metric: Metric[DI],

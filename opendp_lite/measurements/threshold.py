@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from .._arith import Rational, exp_down, exp_up, q, sqrt_up, up
+from .._registry import constructor
 from .._spine import keyed
 from .._types import int_bounds, is_float, is_int
 from .._validate import check_exact_real, check_finite_nonneg, check_int
@@ -267,6 +268,7 @@ def _delta(l0: int, linf: Any, grid: _Grid, threshold: Rational, tail: Any) -> f
     return min(1.0, up(q(l0) * q(tail(m))))
 
 
+@constructor
 def make_laplace_threshold(
     input_domain: Domain[Mapping[_K, _V]],
     input_metric: Metric[Any],
@@ -342,6 +344,7 @@ def make_laplace_threshold(
     )
 
 
+@constructor
 def make_gaussian_threshold(
     input_domain: Domain[Mapping[_K, _V]],
     input_metric: Metric[Any],

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arith import Rational, exp_down, log_up, q, up
+from .._registry import constructor
 from .._validate import check_finite_nonneg, check_int, check_real
 from ..core import Measurement
 from ..domains import atom_domain
@@ -99,6 +100,7 @@ def epsilon_two_coin(prob_head_first: float = 0.5, prob_head_second: float = 0.5
     return max(_log_ratio_up(yy, yn), _log_ratio_up(nn, ny))
 
 
+@constructor
 def make_randomized_response_coins(
     prob_head_first: float = 0.5, prob_head_second: float = 0.5
 ) -> Measurement[bool, bool, int, float]:

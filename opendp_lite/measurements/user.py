@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from .._registry import constructor
 from .._spine import release
 from ..core import Domain, Measure, Measurement, Metric, assert_features
 
@@ -16,6 +17,7 @@ DI = TypeVar("DI")
 MO = TypeVar("MO")
 
 
+@constructor
 def make_user_measurement(
     input_domain: Domain[TI],
     input_metric: Metric[DI],

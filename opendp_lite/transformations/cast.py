@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import into
 from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import Domain, Metric, Transformation
@@ -206,6 +207,7 @@ def make_cast(
 def make_cast(
     input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
 ) -> Transformation[_TI, Any, int, int]: ...
+@constructor
 def make_cast(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
 ) -> Transformation[Any, Any, int, int]:
@@ -264,6 +266,7 @@ def make_cast_default(
 def make_cast_default(
     input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
 ) -> Transformation[_TI, Any, int, int]: ...
+@constructor
 def make_cast_default(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
 ) -> Transformation[Any, Any, int, int]:
@@ -307,6 +310,7 @@ def make_cast_inherent(
 def make_cast_inherent(
     input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
 ) -> Transformation[_TI, Any, int, int]: ...
+@constructor
 def make_cast_inherent(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
 ) -> Transformation[Any, Any, int, int]:

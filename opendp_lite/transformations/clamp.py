@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import then
 from .._types import Vec, carrier_dtype
 from .._validate import check_no_nan
@@ -30,6 +31,7 @@ def make_clamp(
 def make_clamp(
     input_domain: Domain[Vec[float]], input_metric: Metric[int], bounds: tuple[float, float]
 ) -> Transformation[Vec[float], Vec[float], int, int]: ...
+@constructor
 def make_clamp(
     input_domain: Domain[Any], input_metric: Metric[Any], bounds: tuple[Any, Any]
 ) -> Transformation[Any, Any, int, int]:

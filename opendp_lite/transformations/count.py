@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import into
 from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import (
@@ -115,6 +116,7 @@ def make_count(
 def make_count(
     input_domain: Domain[_TI], input_metric: Metric[int], TO: object
 ) -> Transformation[_TI, Any, int, Any]: ...
+@constructor
 def make_count(
     input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "int"
 ) -> Transformation[Any, Any, int, Any]:
@@ -179,6 +181,7 @@ def make_count_distinct(
 def make_count_distinct(
     input_domain: Domain[_TI], input_metric: Metric[int], TO: object
 ) -> Transformation[_TI, Any, int, Any]: ...
+@constructor
 def make_count_distinct(
     input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "int"
 ) -> Transformation[Any, Any, int, Any]:
@@ -273,6 +276,7 @@ def _int_value_counts(x: npt.NDArray[Any]) -> tuple[list[Any], list[int]]:
     return [lo + i for i in present.tolist()], counts[present].tolist()
 
 
+@constructor
 def make_count_by(
     input_domain: Domain[Any], input_metric: Metric[Any], TV: object = "int"
 ) -> Transformation[Any, Any, int, Any]:
@@ -390,6 +394,7 @@ def make_count_by_categories(
     MO: object = ...,
     TOA: object = ...,
 ) -> Transformation[_TI, Any, int, Any]: ...
+@constructor
 def make_count_by_categories(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

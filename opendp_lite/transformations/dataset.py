@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._types import carrier_dtype, carrier_name, is_float
 from ..core import Transformation
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, vector_domain
@@ -56,6 +57,7 @@ def _split_record(line: str, separator: str) -> npt.NDArray[Any]:
     return out
 
 
+@constructor
 def make_split_lines() -> Transformation[str, Any, int, int]:
     r"""Split a string into its lines.
 
@@ -85,6 +87,7 @@ def _check_separator(separator: object) -> str:
     return separator
 
 
+@constructor
 def make_split_records(separator: str) -> Transformation[Any, Any, int, int]:
     r"""Split each line into fields at ``separator``, trimming whitespace around each field.
 
@@ -146,6 +149,7 @@ def _records_to_frame(records: Any, names: list[Any]) -> dict[Any, npt.NDArray[A
     return dict(zip(names, cols, strict=True))
 
 
+@constructor
 def make_create_dataframe(col_names: Any, K: object = None) -> Transformation[Any, Any, int, int]:
     r"""Make a dataframe from records: column ``col_names[j]`` holds each record's ``j``-th cell.
 
@@ -176,6 +180,7 @@ def make_create_dataframe(col_names: Any, K: object = None) -> Transformation[An
     )
 
 
+@constructor
 def make_split_dataframe(
     separator: str, col_names: Any, K: object = None
 ) -> Transformation[str, Any, int, int]:
@@ -211,6 +216,7 @@ def make_split_dataframe(
     )
 
 
+@constructor
 def make_select_column(
     key: Any, TOA: object, K: object = None
 ) -> Transformation[Any, Any, int, int]:

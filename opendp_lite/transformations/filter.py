@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import then
 from .._types import carrier_name, is_float
 from ..core import Domain, Metric, Transformation
@@ -67,6 +68,7 @@ def _mask(col: Any, op: str, value: Any) -> Any:
     return _COMPARE[op](col, value)
 
 
+@constructor
 def make_filter_rows(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

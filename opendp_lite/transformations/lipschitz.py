@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import _arith as ar
+from .._registry import constructor
 from .._spine import then
 from .._types import is_float
 from .._validate import check_no_nan
@@ -20,6 +21,7 @@ from ._aggregate import float_max, rounding_error
 __all__ = ["make_lipschitz_float_mul", "then_lipschitz_float_mul"]
 
 
+@constructor
 def make_lipschitz_float_mul(
     input_domain: Domain[Any], input_metric: Metric[Any], constant: float, bounds: tuple[Any, Any]
 ) -> Transformation[float, float, float, float]:

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import into, same
 from .._types import Vec, carrier_dtype, carrier_name, is_float
 from ..core import Domain, Metric, Transformation
@@ -36,6 +37,7 @@ _TI = TypeVar("_TI")
 _C = TypeVar("_C")
 
 
+@constructor
 def make_identity(domain: Domain[Any], metric: Metric[Any]) -> Transformation[Any, Any, Any, Any]:
     r"""The identity on ``(domain, metric)``.
 
@@ -64,6 +66,7 @@ def _member(elem: AtomDomain[Any], what: str, value: Any) -> Any:
         raise InvalidParameter(f"{what} must be a member of {elem!r}, got {value!r}: {e}") from None
 
 
+@constructor
 def make_is_equal(
     input_domain: Domain[Any], input_metric: Metric[Any], value: Any
 ) -> Transformation[Any, Vec[bool], int, int]:
@@ -103,6 +106,7 @@ def _categories(name: str, elem: AtomDomain[Any], categories: Any) -> list[Any]:
     return cats
 
 
+@constructor
 def make_find(
     input_domain: Domain[Any], input_metric: Metric[Any], categories: Any
 ) -> Transformation[Any, Vec[int | None], int, int]:
@@ -148,6 +152,7 @@ def make_find(
     return row_by_row("make_find", input_domain, input_metric, out_elem, function)
 
 
+@constructor
 def make_find_bin(
     input_domain: Domain[Any], input_metric: Metric[Any], edges: Any
 ) -> Transformation[Any, Vec[int], int, int]:
@@ -212,6 +217,7 @@ def make_index(
 def make_index(
     input_domain: Domain[_TI], input_metric: Metric[int], categories: Any, null: Any, TOA: object
 ) -> Transformation[_TI, Any, int, int]: ...
+@constructor
 def make_index(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -13,6 +13,7 @@ from typing import Any, overload
 import numpy.typing as npt
 
 from .. import _arith as ar
+from .._registry import constructor
 from .._spine import into, then
 from .._types import Vec, is_float
 from .._validate import check_int
@@ -72,6 +73,7 @@ def make_mean(
 def make_mean(
     input_domain: Domain[Vec[float]], input_metric: Metric[int]
 ) -> Transformation[Vec[float], float, int, float]: ...
+@constructor
 def make_mean(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, float, int, float]:
@@ -180,6 +182,7 @@ def _ssd(
     )
 
 
+@constructor
 def make_sum_of_squared_deviations(
     input_domain: Domain[Any], input_metric: Metric[Any], S: object = "Pairwise<T>"
 ) -> Transformation[Any, float, int, float]:
@@ -212,6 +215,7 @@ def make_sum_of_squared_deviations(
 then_sum_of_squared_deviations = into(make_sum_of_squared_deviations)
 
 
+@constructor
 def make_variance(
     input_domain: Domain[Any], input_metric: Metric[Any], ddof: int = 1, S: object = "Pairwise<T>"
 ) -> Transformation[Any, float, int, float]:

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import into, keep, non_null
 from .._types import Vec, carrier_dtype, is_float
 from ..core import Domain, Metric, Transformation
@@ -76,6 +77,7 @@ def _values(inner: AtomDomain[Any], vals: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return np.asarray(vals.tolist(), dtype=carrier_dtype(inner.T)).reshape(len(vals))
 
 
+@constructor
 def make_is_null(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, Vec[bool], int, int]:
@@ -103,6 +105,7 @@ def make_is_null(
     return row_by_row("make_is_null", input_domain, input_metric, atom_domain(T=bool), function)
 
 
+@constructor
 def make_drop_null(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, Any, int, int]:
@@ -152,6 +155,7 @@ def make_impute_constant(
 def make_impute_constant(
     input_domain: Domain[Vec[float]], input_metric: Metric[int], constant: float
 ) -> Transformation[Vec[float], Vec[float], int, int]: ...
+@constructor
 def make_impute_constant(
     input_domain: Domain[Any], input_metric: Metric[Any], constant: Any
 ) -> Transformation[Any, Any, int, int]:
@@ -192,6 +196,7 @@ def make_impute_constant(
     return row_by_row("make_impute_constant", input_domain, input_metric, out_elem, function)
 
 
+@constructor
 def make_impute_uniform_float(
     input_domain: Domain[Any], input_metric: Metric[Any], bounds: tuple[Any, Any]
 ) -> Transformation[Any, Any, int, int]:

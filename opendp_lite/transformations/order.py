@@ -10,6 +10,7 @@ from typing import Any
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import keep
 from ..core import Domain, Metric, Transformation
 from ..domains import VectorDomain
@@ -57,6 +58,7 @@ def _pick(name: str, metric: Metric[Any], table: dict[type, Metric[Any]]) -> Met
     raise NotImplementedForType(f"{name} needs input_metric in ({names}), got {metric!r}")
 
 
+@constructor
 def make_unordered(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, Any, int, int]:
@@ -92,6 +94,7 @@ def _same(arg: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return arg
 
 
+@constructor
 def make_ordered_random(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, Any, int, int]:
@@ -130,6 +133,7 @@ def make_ordered_random(
     )
 
 
+@constructor
 def make_metric_bounded(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, Any, int, int]:
@@ -165,6 +169,7 @@ def make_metric_bounded(
     )
 
 
+@constructor
 def make_metric_unbounded(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, Any, int, int]:

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from .. import _arith as ar
 from .. import backends
 from .._order import MISSING, group_codes, group_key, group_ranks, tie_ranks
+from .._registry import constructor
 from .._spine import then
 from .._types import Vec
 from ..core import Domain, Metric, Transformation, _check_distance
@@ -414,6 +415,7 @@ def _check_keys(keys: object, n_by: int) -> tuple[Any, ...] | None:
     return out
 
 
+@constructor
 def make_partition_by(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -595,6 +597,7 @@ def _reduce_lazy(frame: Any, fn: Any, k: int, *args: Any) -> npt.NDArray[Any]:
     return lazy.reduce_partitions(frame, fn, k, *args)
 
 
+@constructor
 def make_grouped_count(
     input_domain: Domain[Any], input_metric: Metric[Any], norm: int = 1
 ) -> Transformation[Partitioned, Vec[int], Triple, int | float]:
@@ -728,6 +731,7 @@ def _float_cell(v: object) -> float:
         return math.inf if v > 0 else -math.inf
 
 
+@constructor
 def make_grouped_sum(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import into
 from .._types import Vec, carrier_name, is_float, is_int
 from .._validate import check_no_nan
@@ -41,6 +42,7 @@ def _alpha_fraction(name: str, alpha: float) -> tuple[int, int]:
     return f.numerator, f.denominator
 
 
+@constructor
 def make_quantile_score_candidates(
     input_domain: Domain[Any], input_metric: Metric[Any], candidates: Sequence[Any], alpha: float
 ) -> Transformation[Any, Vec[int], int, int]:
@@ -118,6 +120,7 @@ def make_quantile_score_candidates(
 then_quantile_score_candidates = into(make_quantile_score_candidates)
 
 
+@constructor
 def make_cdf(TA: object = "float") -> Function[Any, npt.NDArray[Any]]:
     r"""Post-process noisy counts into a cumulative distribution: ``cumsum(c) / sum(c)``.
 
@@ -149,6 +152,7 @@ def make_cdf(TA: object = "float") -> Function[Any, npt.NDArray[Any]]:
     return Function(function)
 
 
+@constructor
 def make_quantiles_from_counts(
     bin_edges: Sequence[Any],
     alphas: Sequence[float],

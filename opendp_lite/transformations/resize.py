@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from .._registry import constructor
 from .._spine import keep
 from .._types import Vec
 from .._validate import check_int
@@ -55,6 +56,7 @@ def make_resize(
     constant: Any,
     MO: object = ...,
 ) -> Transformation[_TI, _TI, int, int]: ...
+@constructor
 def make_resize(
     input_domain: Domain[Any],
     input_metric: Metric[Any],

@@ -21,6 +21,7 @@ from typing import Any, overload
 import numpy.typing as npt
 
 from .. import _arith as ar
+from .._registry import constructor
 from .._spine import fold
 from .._types import Vec, is_float
 from .._validate import check_int
@@ -196,6 +197,7 @@ def _int_T(bounds: tuple[Any, Any], T: object) -> str:
     return name
 
 
+@constructor
 def make_sized_bounded_int_checked_sum(
     size: int, bounds: tuple[Any, Any], T: object = None
 ) -> Transformation[Any, int, int, int]:
@@ -223,6 +225,7 @@ def make_sized_bounded_int_checked_sum(
     )
 
 
+@constructor
 def make_bounded_int_monotonic_sum(
     bounds: tuple[Any, Any], T: object = None
 ) -> Transformation[Any, int, int, int]:
@@ -247,6 +250,7 @@ def make_bounded_int_monotonic_sum(
     )
 
 
+@constructor
 def make_sized_bounded_int_monotonic_sum(
     size: int, bounds: tuple[Any, Any], T: object = None
 ) -> Transformation[Any, int, int, int]:
@@ -272,6 +276,7 @@ def make_sized_bounded_int_monotonic_sum(
     )
 
 
+@constructor
 def make_bounded_int_split_sum(
     bounds: tuple[Any, Any], T: object = None
 ) -> Transformation[Any, int, int, int]:
@@ -294,6 +299,7 @@ def make_bounded_int_split_sum(
     return _int_sum("make_bounded_int_split_sum", Tn, lo, hi, None, symmetric_distance(), "split")
 
 
+@constructor
 def make_sized_bounded_int_split_sum(
     size: int, bounds: tuple[Any, Any], T: object = None
 ) -> Transformation[Any, int, int, int]:
@@ -319,6 +325,7 @@ def make_sized_bounded_int_split_sum(
     )
 
 
+@constructor
 def make_bounded_int_ordered_sum(
     bounds: tuple[Any, Any], T: object = None
 ) -> Transformation[Any, int, int, int]:
@@ -344,6 +351,7 @@ def make_bounded_int_ordered_sum(
     )
 
 
+@constructor
 def make_sized_bounded_int_ordered_sum(
     size: int, bounds: tuple[Any, Any], T: object = None
 ) -> Transformation[Any, int, int, int]:
@@ -446,6 +454,7 @@ def _float_bounds(name: str, T: str, bounds: tuple[Any, Any]) -> tuple[float, fl
     return float(dom.bounds[0]), float(dom.bounds[1])
 
 
+@constructor
 def make_bounded_float_checked_sum(
     size_limit: int, bounds: tuple[Any, Any], S: object = "Pairwise<T>"
 ) -> Transformation[Any, float, int, float]:
@@ -481,6 +490,7 @@ def make_bounded_float_checked_sum(
     return _float_sum(name, T, lo, hi, None, limit, symmetric_distance())
 
 
+@constructor
 def make_bounded_float_ordered_sum(
     size_limit: int, bounds: tuple[Any, Any], S: object = "Pairwise<T>"
 ) -> Transformation[Any, float, int, float]:
@@ -507,6 +517,7 @@ def make_bounded_float_ordered_sum(
     return _float_sum(name, T, lo, hi, None, limit, insert_delete_distance())
 
 
+@constructor
 def make_sized_bounded_float_checked_sum(
     size: int, bounds: tuple[Any, Any], S: object = "Pairwise<T>"
 ) -> Transformation[Any, float, int, float]:
@@ -536,6 +547,7 @@ def make_sized_bounded_float_checked_sum(
     return _float_sum(name, T, lo, hi, n, max(n, 1), symmetric_distance())
 
 
+@constructor
 def make_sized_bounded_float_ordered_sum(
     size: int, bounds: tuple[Any, Any], S: object = "Pairwise<T>"
 ) -> Transformation[Any, float, int, float]:
@@ -574,6 +586,7 @@ def make_sum(  # type: ignore[overload-overlap]  # both Vecs admit an ndarray
 def make_sum(
     input_domain: Domain[Vec[float]], input_metric: Metric[int]
 ) -> Transformation[Vec[float], float, int, float]: ...
+@constructor
 def make_sum(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Any, Any, int, Any]:

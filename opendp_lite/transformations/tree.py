@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._registry import constructor
 from .._spine import keep
 from .._types import carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from .._validate import check_int
@@ -40,6 +41,7 @@ def _check_tree_args(name: str, leaf_count: object, b: object) -> tuple[int, int
     )
 
 
+@constructor
 def make_b_ary_tree(
     input_domain: Domain[Any], input_metric: Metric[Any], leaf_count: int, branching_factor: int
 ) -> Transformation[Any, Any, int, int]:
@@ -137,6 +139,7 @@ def make_b_ary_tree(
 then_b_ary_tree = keep(make_b_ary_tree)
 
 
+@constructor
 def make_consistent_b_ary_tree(
     branching_factor: int, TIA: object = "int", TOA: object = "float"
 ) -> Function[Any, npt.NDArray[Any]]:

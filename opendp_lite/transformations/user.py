@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from .._registry import constructor
 from ..core import Domain, Metric, Transformation, assert_features
 
 __all__ = ["make_user_transformation"]
@@ -15,6 +16,7 @@ DI = TypeVar("DI")
 DO = TypeVar("DO")
 
 
+@constructor
 def make_user_transformation(
     input_domain: Domain[TI],
     input_metric: Metric[DI],

@@ -59,9 +59,7 @@ __all__ = [
 ]
 
 
-# serialization records calls to this package's constructors (it loads after the families), and
-# writes its domains as the public calls that build them
-_serialization.record_constructors(__name__)
+# serialization writes this package's domains as the public calls that build them
 _serialization.register_space(
     NPArray2Domain,
     "array2_domain",

@@ -7,6 +7,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from ..._registry import constructor
 from ..._types import carrier_dtype, is_float
 from ...core import (
     Domain,
@@ -25,6 +26,7 @@ Array = npt.NDArray[Any]
 # Clamp
 
 
+@constructor
 def make_np_clamp(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -157,6 +159,7 @@ def make_np_clamp(
     return Transformation(input_domain, input_metric, out, input_metric, function, lambda d: d)
 
 
+@constructor
 def then_np_clamp(
     norm: float, p: Literal[1, 2], origin: Any = None
 ) -> PartialTransformation[Array, Array, int, int]:

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy.typing as npt
 
+from ..._registry import constructor
 from ...core import (
     Domain,
     Metric,
@@ -24,6 +25,7 @@ Array = npt.NDArray[Any]
 _I32_MAX = 2**31 - 1
 
 
+@constructor
 def make_np_count(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Array, int, int, int]:
@@ -66,6 +68,7 @@ def make_np_count(
     )
 
 
+@constructor
 def then_np_count() -> PartialTransformation[Array, int, int, int]:
     """Partial of :func:`make_np_count`."""
     return PartialTransformation(make_np_count)

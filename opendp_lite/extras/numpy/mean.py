@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ... import _arith as ar
+from ..._registry import constructor
 from ..._validate import check_finite_nonneg
 from ...core import (
     Domain,
@@ -27,6 +28,7 @@ Array = npt.NDArray[Any]
 # Mean
 
 
+@constructor
 def make_private_np_mean(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -81,6 +83,7 @@ def make_private_np_mean(
     return meas >> divide
 
 
+@constructor
 def then_private_np_mean(
     scale: float, norm: float | None = None, p: Literal[1, 2] | None = 2, origin: Any = None
 ) -> PartialMeasurement[Array, Array, int, float]:

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ... import _arith as ar
+from ..._registry import constructor
 from ..._types import carrier_dtype, is_float
 from ..._validate import check_finite_nonneg, check_int
 from ...core import (
@@ -84,6 +85,7 @@ def exact_sscp(x: Array, g: int) -> Array:
     return total
 
 
+@constructor
 def make_np_sscp(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Array, Array, int, int]:
@@ -133,6 +135,7 @@ def make_np_sscp(
     )
 
 
+@constructor
 def then_np_sscp() -> PartialTransformation[Array, Array, int, int]:
     """Partial of :func:`make_np_sscp`."""
     return PartialTransformation(make_np_sscp)

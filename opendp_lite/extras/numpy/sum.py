@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ... import _arith as ar
+from ..._registry import constructor
 from ..._types import carrier_dtype
 from ...core import (
     Domain,
@@ -74,6 +75,7 @@ def grid_column_sums(x: Array, p: int) -> list[int]:
     return totals
 
 
+@constructor
 def make_np_sum(
     input_domain: Domain[Any], input_metric: Metric[Any]
 ) -> Transformation[Array, Array, int, float]:
@@ -151,6 +153,7 @@ def make_np_sum(
     )
 
 
+@constructor
 def then_np_sum() -> PartialTransformation[Array, Array, int, float]:
     """Partial of :func:`make_np_sum`."""
     return PartialTransformation(make_np_sum)
@@ -167,6 +170,7 @@ def _noise(measure: Measure[Any], scale: float) -> Any:
     )
 
 
+@constructor
 def make_private_np_sum(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -199,6 +203,7 @@ def make_private_np_sum(
     return t_sum >> PartialMeasurement(_noise(privacy_measure, scale))
 
 
+@constructor
 def then_private_np_sum(
     privacy_measure: Measure[Any], scale: float
 ) -> PartialMeasurement[Array, Array, int, float]:

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from sklearn.decomposition import PCA as _SkPCA
 
 from ... import _arith as ar
-from ... import serialization as _serialization
+from ..._registry import constructor
 from ..._validate import check_finite_nonneg, check_int
 from ...core import Domain, Measurement, Metric, PartialMeasurement, Transformation
 from ...domains import atom_domain, vector_domain
@@ -146,6 +146,7 @@ def _eigendecomposition(sscp: Array, mean: Array) -> PCAResult:
     return PCAResult(mean=np.asarray(mean, dtype=np.float64), S=S, Vt=Vt * signs[:, None])
 
 
+@constructor
 def make_private_pca(
     input_domain: Domain[Any],
     input_metric: Metric[Any],
@@ -269,6 +270,7 @@ def make_private_pca(
     return Measurement(input_domain, input_metric, max_divergence(), function, privacy_map)
 
 
+@constructor
 def then_private_pca(
     unit_epsilon: float | PCAEpsilons, norm: float | None = None, num_components: int | None = None
 ) -> PartialMeasurement[Array, PCAResult, int, float]:
@@ -414,7 +416,3 @@ class PCA(_SkPCA):  # type: ignore[misc]
         self.explained_variance_ = explained[:k]
         self.explained_variance_ratio_ = ratio[:k]
         self.singular_values_ = S[:k]
-
-
-# serialization records calls to this module's constructors (it loads after the families)
-_serialization.record_constructors(__name__)

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ... import serialization as _serialization
+from ..._registry import constructor
 from ..._validate import check_int
 from ...combinators import make_composition
 from ...core import Domain, Measure, Measurement, Transformation
@@ -97,6 +97,7 @@ def _bounds(name: str, b: Any) -> tuple[float, float]:
     return lo, hi
 
 
+@constructor
 def make_private_theil_sen(
     output_measure: Measure[Any],
     x_bounds: tuple[float, float],
@@ -258,7 +259,3 @@ class LinearRegression(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             raise InvalidParameter(f"X must have shape (n_samples, 1), got {Xa.shape}")
         out: Array = Xa @ self.coef_ + self.intercept_
         return out
-
-
-# serialization records calls to this module's constructors (it loads after the families)
-_serialization.record_constructors(__name__)
