@@ -23,6 +23,11 @@ _SENSITIVITY = "re-exported by opendp_lite/sensitivity.py: tests/test_sensitivit
 #: Package modules without a mirrored test module, each with where it is tested (one line).
 UNMIRRORED: dict[str, str] = {
     **{
+        f"serialization/{m}.py": "the encoder, decoder and their shared tables are tested "
+        "through the round trip: tests/test_serialization.py, tests/compat/test_serialize.py"
+        for m in ("_decode", "_encode", "_tables")
+    },
+    **{
         f"samplers/fast/{m}.py": "the certified sampler is tested across its modules: "
         "tests/samplers/test_fast_differential.py, test_fast_certified.py, test_exact_fallback.py"
         for m in ("attempt", "plan", "release", "reservoir", "rounding", "scalar", "vector")
