@@ -121,8 +121,15 @@ class AtomDomain(Domain[C]):
         return self.T
 
     def _normalize(self, x: object) -> C:
-        # a Python float for f64 is already its own carrier value (what _coerce_scalar returns)
-        v: Any = x if type(x) is float and self.T == "f64" else _coerce_scalar(self.T, x)
+        # a Python float for f64 is already its own carrier value (what _coerce_scalar returns);
+        # for f32, the value the C cast gives (what _coerce_float_scalar returns)
+        v: Any
+        if type(x) is float and self.T == "f64":
+            v = x
+        elif type(x) is float and self.T == "f32":
+            v = _coerce_float_scalar("f32", x)
+        else:
+            v = _coerce_scalar(self.T, x)
         if isinstance(v, float) and math.isnan(v):
             if not self.nan:
                 raise NotInDomain(f"NaN is not a member of {self!r}")

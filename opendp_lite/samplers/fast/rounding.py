@@ -8,12 +8,15 @@ they can change the float.
 from __future__ import annotations
 
 import math
+import struct
 
 from ..noise_ref import round_to_grid
 from ..uniform import sample_uniform_bits
 from .plan import _MAXF
 
 _ldexp = math.ldexp
+_F32_PACK = struct.Struct("f").pack
+_F32_UNPACK = struct.Struct("f").unpack
 
 
 def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
@@ -38,6 +41,19 @@ def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
                 c = float(Y)
                 if c == float(Y2) * 0.5:
                     return _ldexp(c, e)
+    elif lazy and T == "f32":
+        num, den = x.as_integer_ratio()
+        sh = -k - (den.bit_length() - 1)
+        if sh >= 0:  # x on the 2^k grid: J = x·2^-k; the span test of _float_out, written out
+            J = num << sh
+            base = m << lazy
+            if neg:
+                y = _round_span_f32(J - base - (1 << lazy) + 1, J - base, k)
+            else:
+                y = _round_span_f32(J + base, J + base + (1 << lazy) - 1, k)
+            if y is not None:
+                return y
+            return _float_out(neg, m, lazy, J, k, T)
     return _float_out(neg, m, lazy, _grid_index(x, k, T), k, T)
 
 
@@ -61,11 +77,49 @@ def _float_out(neg: int, m: int, lazy: int, J: int, k: int, T: str) -> float:
             if neg
             else (J + base, J + base + (1 << lazy) - 1)
         )
+        if T == "f32":
+            y = _round_span_f32(ends[0], ends[1], k)
+            if y is not None:
+                return y
         first = _round_out(ends[0], k, T)
         if first == _round_out(ends[1], k, T) and (first != 0.0 or ends[0] == ends[1]):
             return first
         m = base | sample_uniform_bits(lazy)
     return _round_out(J - m if neg else J + m, k, T)
+
+
+def _round_span_f32(a: int, b: int, k: int) -> float | None:
+    """sat_f32(round_f32(v·2^k)) if it is the same nonzero float for every integer v between
+    ``a`` and ``b`` (in either order), else None (the caller then rounds the two ends exactly).
+
+    Certified on a wider span with cheap exact arithmetic (lemma S4, f32 form): with
+    lo ≤ v ≤ hi the span and s = max(0, bits(|hi| or |lo|) − 40), the span lies inside
+    [L·2^s, H·2^s] with L = ⌊lo/2^s⌋ and H = ⌊hi/2^s⌋ + 1, integers below 2^41 in magnitude.
+    L·2^(s+k) and H·2^(s+k) are exact binary64 values (41 bits, a normal exponent), and the C
+    cast to binary32 rounds each to nearest, ties to even (as round_f32).  round_f32 is
+    monotone, so if both casts give the same finite nonzero float, every value of the span
+    rounds to it, and sat_f32 leaves a finite float unchanged.  A span that reaches zero or
+    the f32 overflow threshold, or whose scaled ends are not normal binary64 numbers, is left
+    to the exact rounding.
+    """
+    lo, hi = (a, b) if a <= b else (b, a)
+    if lo <= 0 <= hi:
+        return None
+    top = hi if hi > 0 else -lo
+    s = top.bit_length() - 40
+    if s < 0:
+        s = 0
+    e = s + k
+    if not -1000 <= e <= 900:
+        return None
+    try:
+        c_lo = _F32_UNPACK(_F32_PACK(_ldexp(float(lo >> s), e)))[0]
+        c_hi = _F32_UNPACK(_F32_PACK(_ldexp(float((hi >> s) + 1), e)))[0]
+    except OverflowError:
+        return None
+    if c_lo != c_hi or c_lo == 0.0 or c_lo in (math.inf, -math.inf):
+        return None
+    return c_lo  # type: ignore[no-any-return]
 
 
 def _round_lazy_f64(Y: int, neg: int, e: int) -> float | None:
