@@ -38,7 +38,7 @@ mechanism through a post-processing ``meas >> f`` to a scalar, which can only lo
 ...     dp.atom_domain(T=bool), dp.discrete_distance(), dp.max_divergence(),
 ...     lambda b: b if sample_uniform_below(4) < 3 else not b, lambda d: 1.0987 * d)
 >>> res = audit.audit(rr, True, False, d_in=1, samples=20_000)
->>> 0.9 < res.epsilon_lower <= res.claimed_epsilon
+>>> 0.9 < res.epsilon_lower < 1.2  # near ln 3 = 1.0986... (a 95% lower bound, so mostly below)
 True
 >>> liar = dp.m.make_user_measurement(*rr.input_space, rr.output_measure, rr.function,
 ...     lambda d: 0.5 * d)  # claims ε = 0.5: too little

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,14 +45,19 @@ def scaled(n: int, minimum: int = 1000) -> int:
 
 
 @contextmanager
-def counting_source() -> Iterator[list[int]]:
+def counting_source(this_thread_only: bool = False) -> Iterator[list[int]]:
     """Route ``fill_bytes`` through the active source while recording every request's size
-    (entering it warns, as any scripted source does; the warning is expected here)."""
+    (entering it warns, as any scripted source does; the warning is expected here).
+
+    ``this_thread_only`` records only the requests of the thread that entered (an instrument
+    of one release's own draws, blind to a thread that an earlier test left running)."""
     calls: list[int] = []
     source = rng._current_source()
+    owner = threading.get_ident()
 
     def counted(n: int) -> bytes:
-        calls.append(n)
+        if not this_thread_only or threading.get_ident() == owner:
+            calls.append(n)
         return source(n)  # type: ignore[no-any-return]
 
     with pytest.warns(OpenDPLiteWarning), rng.scripted_randomness(counted):

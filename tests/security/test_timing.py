@@ -43,7 +43,7 @@ SCALE = 10.0
 def measure(meas: Any, x: Any, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(|noise|, bytes drawn, nanoseconds) for n draws of meas(x)."""
     noise, used, ns = np.empty(n), np.empty(n), np.empty(n)
-    with counting_source() as requests:
+    with counting_source(this_thread_only=True) as requests:
         for i in range(n):
             requests.clear()
             t0 = time.perf_counter_ns()
@@ -128,15 +128,22 @@ def test_float_laplace_timing_reported() -> None:
     noise, used, ns = measure(meas, 0.0, 1000)
     _report("make_laplace(f64, scale=1, default k)", noise, used, ns, [0, 0.5, 1, 2, 3, 5, 1e9])
     assert np.isfinite(ns).all()
-    # repeated releases take their noise from the plan's reservoir (proof §2, "Reservoir"):
-    # bytes are drawn by the first release (its own attempt) and by the refills, at call
-    # indices fixed by the batch sizes 32, 64, ... alone, never by the data or the noise
-    # (a lane's tail is revealed at another index only at a rounding tie, Pr < 2^-40 here)
+    # repeated releases take their noise from the plan's reservoir (lemma S5): bytes are drawn
+    # by the first release (its own attempt) and by the refills, at call indices fixed by the
+    # batch sizes 32, 64, ... alone.  The one exception is a lane whose lazy tail must be
+    # revealed: at scale 1 and k = -1074 the tail has λ = 1002 bits, Y = J + Z in units of
+    # 2^(k+λ) has about 72 bits, and a tie of the f64 rounding (Y a midpoint) has probability at
+    # most about 2^-18 per release (lemma S4), under 0.4% for the 1000 releases here; four or more
+    # such reveals have probability below 1e-9.
     refills, at = [0, 1], 1
     for size in (32, 64, 128, 256, 512):
         at += size
         refills.append(at)
-    assert np.flatnonzero(used).tolist() == refills
+    drawn = np.flatnonzero(used).tolist()
+    assert set(refills) <= set(drawn)
+    reveals = [i for i in drawn if i not in refills]
+    assert len(reveals) <= 3, reveals
+    assert all(used[i] <= 130 for i in reveals)  # a tail of λ bits: ceil(1002 / 8) bytes
 
 
 def test_randomized_response_bool_draws_a_fixed_amount() -> None:
