@@ -58,7 +58,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, cast, overload
 
 import numpy.typing as npt
 
@@ -76,7 +76,9 @@ from .core import (
 )
 
 __all__ = [
+    "IntNoiseCarriers",
     "MeasurementPattern",
+    "NoiseCarriers",
     "ThenFold",
     "ThenIntNoise",
     "ThenInto",
@@ -93,11 +95,13 @@ __all__ = [
     "derive",
     "fold",
     "int_noise",
+    "int_noise_carriers",
     "into",
     "keep",
     "key_queries",
     "keyed",
     "noise",
+    "noise_carriers",
     "non_null",
     "pick",
     "release",
@@ -404,6 +408,61 @@ class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
         return super().__call__(input_domain, input_metric)
 
 
+# The carrier tables of the noise mechanisms, written once.  ``@noise_carriers`` on a
+# ``make_x(input_domain, input_metric, *params)`` types it by :class:`NoiseCarriers` (the
+# ``params`` carried by a ``ParamSpec``); at run time it returns ``make_x`` itself.
+# Vec[float] and Vec[int] both admit a numpy array, hence the overlap ignore.
+
+
+class NoiseCarriers(Protocol[P]):
+    """Noise on int or float scalars and vectors: the carrier is kept, vectors release arrays."""
+
+    @overload
+    def __call__(
+        self, input_domain: Domain[float], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[float, float, _D, float]: ...
+    @overload
+    def __call__(
+        self, input_domain: Domain[int], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[int, int, _D, float]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self,
+        input_domain: Domain[Vec[float]],
+        input_metric: Metric[_D],
+        /,
+        *a: P.args,
+        **k: P.kwargs,
+    ) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
+    @overload
+    def __call__(
+        self, input_domain: Domain[Vec[int]], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+
+
+class IntNoiseCarriers(Protocol[P]):
+    """Noise on integer scalars and vectors only: the carrier is kept, vectors release arrays."""
+
+    @overload
+    def __call__(
+        self, input_domain: Domain[int], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[int, int, _D, float]: ...
+    @overload
+    def __call__(
+        self, input_domain: Domain[Vec[int]], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+
+
+def noise_carriers(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> NoiseCarriers[P]:
+    """Type ``make`` by :class:`NoiseCarriers`; returns ``make`` itself."""
+    return cast(NoiseCarriers[P], make)
+
+
+def int_noise_carriers(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> IntNoiseCarriers[P]:
+    """Type ``make`` by :class:`IntNoiseCarriers`; returns ``make`` itself."""
+    return cast(IntNoiseCarriers[P], make)
+
+
 class ThenNoise(MeasurementPattern):
     """Noise on int or float scalars and vectors (Laplace, Gaussian): the carrier is kept.
 
@@ -568,14 +627,14 @@ class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
         return _on_space(self, other)  # type: ignore[no-any-return]
 
 
-def noise(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> Callable[P, ThenNoise]:
+def noise(make: NoiseCarriers[P]) -> Callable[P, ThenNoise]:
     """The partial of ``make``, typed by :class:`ThenNoise`."""
-    return derive(make, ThenNoise)
+    return derive(cast(Callable[..., Any], make), ThenNoise)
 
 
-def int_noise(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> Callable[P, ThenIntNoise]:
+def int_noise(make: IntNoiseCarriers[P]) -> Callable[P, ThenIntNoise]:
     """The partial of ``make``, typed by :class:`ThenIntNoise`."""
-    return derive(make, ThenIntNoise)
+    return derive(cast(Callable[..., Any], make), ThenIntNoise)
 
 
 def release(
