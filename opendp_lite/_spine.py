@@ -58,7 +58,17 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, cast, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import numpy.typing as npt
 
@@ -397,7 +407,10 @@ class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
 
     A pattern defines ``_after(left)`` (typing ``left >> partial``) and ``__rrshift__(space)``
     (typing ``space >> partial``) with type variables of the method; at run time both are the
-    ordinary chain (``_chain``, ``_on_space``).
+    ordinary chain (``_chain``, ``_on_space``).  A pattern whose release depends only on the
+    space it is built on (the noise patterns) defines ``__rrshift__`` alone: ``left >> partial``
+    is then typed by ``__rrshift__`` on ``left``'s output space (``core._OnSpace``), so its
+    carrier table is written once.
     """
 
     __slots__ = ()
@@ -406,6 +419,11 @@ class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
         self, input_domain: Domain[Any], input_metric: Metric[Any]
     ) -> Measurement[Any, Any, Any, Any]:
         return super().__call__(input_domain, input_metric)
+
+    if not TYPE_CHECKING:  # a pattern typed by ``__rrshift__`` alone (core._OnSpace)
+
+        def _after(self, left):
+            return _chain(left, self)
 
 
 # The carrier tables of the noise mechanisms, written once.  ``@noise_carriers`` on a
@@ -473,29 +491,6 @@ class ThenNoise(MeasurementPattern):
     __slots__ = ()
 
     @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, _DO]
-    ) -> Measurement[_TI, Any, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, float, _DI, _DO]
-    ) -> Measurement[_TI, float, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, int, _DI, _DO]
-    ) -> Measurement[_TI, int, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[float], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[int], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return _chain(left, self)
-
-    @overload
     def __rrshift__(
         self, other: tuple[Domain[Never], Metric[_D]]
     ) -> Measurement[Any, Any, _D, float]: ...
@@ -523,21 +518,6 @@ class ThenIntNoise(MeasurementPattern):
     """Noise on integer scalars and vectors only (geometric, discrete Laplace/Gaussian)."""
 
     __slots__ = ()
-
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, _DO]
-    ) -> Measurement[_TI, Any, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, int, _DI, _DO]
-    ) -> Measurement[_TI, int, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[int], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return _chain(left, self)
 
     @overload
     def __rrshift__(

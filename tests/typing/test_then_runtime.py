@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -33,7 +33,7 @@ def test_after_is_the_ordinary_chain() -> None:
     assert via_after.map(1) == via_rshift.map(1)
     assert via_after.output_domain == via_rshift.output_domain
     lap = dp.m.then_laplace(2.0)
-    m_after, m_rshift = lap._after(via_rshift), via_rshift >> lap
+    m_after, m_rshift = cast(Any, lap)._after(via_rshift), via_rshift >> lap
     assert m_after.map(1) == m_rshift.map(1) == via_rshift.map(1) / 2.0
     with pytest.warns(OpenDPLiteWarning), rng.scripted_randomness(seed=b"then"):
         a = m_after(data)
