@@ -243,6 +243,11 @@ class TransformationPattern(PartialTransformation[Never, Any, Any, Any]):
     ) -> Transformation[Any, Any, Any, Any]:
         return super().__call__(input_domain, input_metric)
 
+    if not TYPE_CHECKING:  # a pattern typed by ``__rrshift__`` alone (core._OnSpaceT)
+
+        def _after(self, left):
+            return _chain(left, self)
+
     @overload
     def __rshift__(
         self, other: Transformation[Any, _U, Any, _DU]
@@ -335,21 +340,6 @@ class ThenFold(TransformationPattern):
     """
 
     __slots__ = ()
-
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, int]
-    ) -> Transformation[_TI, Any, _DI, Any]: ...
-    @overload
-    def _after(  # type: ignore[overload-overlap]
-        self, left: Transformation[_TI, Vec[int], _DI, int]
-    ) -> Transformation[_TI, int, _DI, int]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[float], _DI, int]
-    ) -> Transformation[_TI, float, _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return _chain(left, self)
 
     @overload
     def __rrshift__(

@@ -117,6 +117,12 @@ class _OnSpace(Protocol[T, D, U, Q]):
     def __rrshift__(self, other: tuple[Domain[T], Metric[D]]) -> Measurement[Any, U, Any, Q]: ...
 
 
+class _OnSpaceT(Protocol[T, D, U, Q]):
+    """Typing only: :class:`_OnSpace` for a partial transformation (``_spine``'s fold)."""
+
+    def __rrshift__(self, other: tuple[Domain[T], Metric[D]]) -> Transformation[Any, U, Any, Q]: ...
+
+
 # ----------------------------------------------------------------------------------------------
 # Feature flags
 
@@ -619,6 +625,8 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
     def __rshift__(self, other: _Then[Transformation[TI, TO, DI, DO], R]) -> R: ...
     @overload
     def __rshift__(self, other: _OnSpace[TO, DO, U, Q]) -> Measurement[TI, U, DI, Q]: ...
+    @overload
+    def __rshift__(self, other: _OnSpaceT[TO, DO, U, DU]) -> Transformation[TI, U, DI, DU]: ...
     @overload
     def __rshift__(
         self, other: PartialTransformation[TO, U, DO, DU]

@@ -26,7 +26,7 @@ def test_partials_keep_their_runtime_classes() -> None:
 
 def test_after_is_the_ordinary_chain() -> None:
     clamp = _fvec() >> dp.t.then_clamp((0.0, 10.0))
-    via_after = dp.t.then_sum()._after(clamp)
+    via_after = cast(Any, dp.t.then_sum())._after(clamp)
     via_rshift = clamp >> dp.t.then_sum()
     data = [1.0, 2.5, 12.0]
     assert via_after(data) == via_rshift(data) == 13.5
