@@ -201,6 +201,11 @@ def _on_space(partial: Any, other: object) -> Any:
     return partial(*_space(other))
 
 
+def _chain_method(partial: Any, left: object) -> Any:
+    """``partial._after(left)`` at run time: the ordinary chain."""
+    return _chain(left, partial)
+
+
 def _chain(left: Any, partial: Any) -> Any:
     """``left >> partial`` at run time: the ordinary chain (the typed ``_after`` of a pattern)."""
     return left >> partial
@@ -267,15 +272,18 @@ class ThenKeep(TransformationPattern):
 
     __slots__ = ()
 
-    def _after(
-        self, left: Transformation[_TI, Vec[_E], _DI, _D]
-    ) -> Transformation[_TI, Vec[_E], _DI, _D]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
-    ) -> Transformation[Vec[_E], Vec[_E], _D, _D]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Vec[_E], _DI, _D]
+        ) -> Transformation[_TI, Vec[_E], _DI, _D]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+        ) -> Transformation[Vec[_E], Vec[_E], _D, _D]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenSame(TransformationPattern):
@@ -283,11 +291,18 @@ class ThenSame(TransformationPattern):
 
     __slots__ = ()
 
-    def _after(self, left: Transformation[_TI, _X, _DI, _D]) -> Transformation[_TI, _X, _DI, _D]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(self, other: tuple[Domain[_X], Metric[_D]]) -> Transformation[_X, _X, _D, _D]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, _X, _DI, _D]
+        ) -> Transformation[_TI, _X, _DI, _D]: ...
+
+        def __rrshift__(
+            self, other: tuple[Domain[_X], Metric[_D]]
+        ) -> Transformation[_X, _X, _D, _D]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenNonNull(TransformationPattern):
@@ -323,15 +338,18 @@ class ThenInto(TransformationPattern, Generic[TO, DO]):
 
     __slots__ = ()
 
-    def _after(
-        self, left: Transformation[_TI, Vec[Any], _DI, int]
-    ) -> Transformation[_TI, TO, _DI, DO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Vec[_E]], Metric[int]]
-    ) -> Transformation[Vec[_E], TO, int, DO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Vec[Any], _DI, int]
+        ) -> Transformation[_TI, TO, _DI, DO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Vec[_E]], Metric[int]]
+        ) -> Transformation[Vec[_E], TO, int, DO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenFold(TransformationPattern):
@@ -466,7 +484,7 @@ class IntNoiseCarriers(Protocol[P]):
 def typed_as(table: _F) -> Callable[[Callable[..., Any]], _F]:
     """Typing only: type the decorated ``make_x`` as ``table`` (an overloaded carrier table
     declared once, under ``TYPE_CHECKING``); at run time the decorator returns ``make_x``."""
-    return lambda make: make  # type: ignore[return-value]
+    return lambda make: cast(_F, make)
 
 
 def noise_carriers(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> NoiseCarriers[P]:
@@ -538,11 +556,18 @@ class ThenRelease(MeasurementPattern, Generic[TO, MO]):
 
     __slots__ = ()
 
-    def _after(self, left: Transformation[_TI, _X, _DI, _D]) -> Measurement[_TI, TO, _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(self, other: tuple[Domain[_X], Metric[_D]]) -> Measurement[_X, TO, _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, _X, _DI, _D]
+        ) -> Measurement[_TI, TO, _DI, MO]: ...
+
+        def __rrshift__(
+            self, other: tuple[Domain[_X], Metric[_D]]
+        ) -> Measurement[_X, TO, _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenReleaseVec(MeasurementPattern, Generic[TO, MO]):
@@ -550,13 +575,18 @@ class ThenReleaseVec(MeasurementPattern, Generic[TO, MO]):
 
     __slots__ = ()
 
-    def _after(self, left: Transformation[_TI, Vec[Any], _DI, _D]) -> Measurement[_TI, TO, _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
-    ) -> Measurement[Vec[_E], TO, _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Vec[Any], _DI, _D]
+        ) -> Measurement[_TI, TO, _DI, MO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+        ) -> Measurement[Vec[_E], TO, _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenPick(MeasurementPattern, Generic[MO]):
@@ -564,13 +594,18 @@ class ThenPick(MeasurementPattern, Generic[MO]):
 
     __slots__ = ()
 
-    def _after(self, left: Transformation[_TI, Vec[_E], _DI, _D]) -> Measurement[_TI, _E, _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
-    ) -> Measurement[Vec[_E], _E, _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Vec[_E], _DI, _D]
+        ) -> Measurement[_TI, _E, _DI, MO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+        ) -> Measurement[Vec[_E], _E, _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenKeyed(MeasurementPattern, Generic[MO]):
@@ -578,15 +613,18 @@ class ThenKeyed(MeasurementPattern, Generic[MO]):
 
     __slots__ = ()
 
-    def _after(
-        self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
-    ) -> Measurement[_TI, dict[_K, _V], _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
-    ) -> Measurement[Mapping[_K, _V], dict[_K, _V], _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
+        ) -> Measurement[_TI, dict[_K, _V], _DI, MO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
+        ) -> Measurement[Mapping[_K, _V], dict[_K, _V], _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
@@ -594,15 +632,18 @@ class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
 
     __slots__ = ()
 
-    def _after(
-        self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
-    ) -> Measurement[_TI, Queryable[_K, TO], _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
-    ) -> Measurement[Mapping[_K, _V], Queryable[_K, TO], _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
+        ) -> Measurement[_TI, Queryable[_K, TO], _DI, MO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
+        ) -> Measurement[Mapping[_K, _V], Queryable[_K, TO], _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 def noise(make: NoiseCarriers[P]) -> Callable[P, ThenNoise]:
