@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -217,25 +217,26 @@ def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
         int_scalar.sample_many = int_many  # type: ignore[attr-defined]
         return int_scalar
 
+    FT = cast(Literal["f32", "f64"], T)  # a float carrier name (typing only)
     if sp.vector:
-        small = batch.float_noise_small_fn(scale, k, dist, T, refuse=NotInDomain)  # type: ignore[arg-type]
+        small = batch.float_noise_small_fn(scale, k, dist, FT, refuse=NotInDomain)
 
         def vector(x: Any) -> Any:
             if type(x) is np.ndarray and len(x) <= batch.SMALL:
                 return small(x)  # checks every element finite before drawing
             if not np.isfinite(x).all():
                 raise NotInDomain("every element of the input must be finite")
-            return batch.float_noise(x, scale, k, dist, T)  # type: ignore[arg-type]
+            return batch.float_noise(x, scale, k, dist, FT)
 
         return _nan_vector(vector) if sp.nan else vector
 
     # refuses a non-finite x with NotInDomain before drawing (the domain admits ±inf)
-    scalar = batch.float_noise_scalar_fn(scale, k, dist, T, refuse=NotInDomain)  # type: ignore[arg-type]
+    scalar = batch.float_noise_scalar_fn(scale, k, dist, FT, refuse=NotInDomain)
 
     def many(x: float, n: int) -> Any:
         if not math.isfinite(x):
             raise NotInDomain(f"the input must be finite, got {x!r}")
-        return batch.float_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, k, dist, T)  # type: ignore[arg-type]
+        return batch.float_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, k, dist, FT)
 
     scalar.sample_many = many  # type: ignore[attr-defined]
     return _nan_scalar(scalar, T) if sp.nan else scalar
