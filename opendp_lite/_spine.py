@@ -58,7 +58,17 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import numpy.typing as npt
 
@@ -76,7 +86,9 @@ from .core import (
 )
 
 __all__ = [
+    "IntNoiseCarriers",
     "MeasurementPattern",
+    "NoiseCarriers",
     "ThenFold",
     "ThenIntNoise",
     "ThenInto",
@@ -93,17 +105,20 @@ __all__ = [
     "derive",
     "fold",
     "int_noise",
+    "int_noise_carriers",
     "into",
     "keep",
     "key_queries",
     "keyed",
     "noise",
+    "noise_carriers",
     "non_null",
     "pick",
     "release",
     "release_vec",
     "same",
     "then",
+    "typed_as",
 ]
 
 P = ParamSpec("P")
@@ -123,6 +138,7 @@ _DU = TypeVar("_DU")
 _Q = TypeVar("_Q")
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+_F = TypeVar("_F")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -185,6 +201,11 @@ def _on_space(partial: Any, other: object) -> Any:
     return partial(*_space(other))
 
 
+def _chain_method(partial: Any, left: object) -> Any:
+    """``partial._after(left)`` at run time: the ordinary chain."""
+    return _chain(left, partial)
+
+
 def _chain(left: Any, partial: Any) -> Any:
     """``left >> partial`` at run time: the ordinary chain (the typed ``_after`` of a pattern)."""
     return left >> partial
@@ -229,6 +250,11 @@ class TransformationPattern(PartialTransformation[Never, Any, Any, Any]):
     ) -> Transformation[Any, Any, Any, Any]:
         return super().__call__(input_domain, input_metric)
 
+    if not TYPE_CHECKING:  # a pattern typed by ``__rrshift__`` alone (core._OnSpaceT)
+
+        def _after(self, left):
+            return _chain(left, self)
+
     @overload
     def __rshift__(
         self, other: Transformation[Any, _U, Any, _DU]
@@ -246,15 +272,18 @@ class ThenKeep(TransformationPattern):
 
     __slots__ = ()
 
-    def _after(
-        self, left: Transformation[_TI, Vec[_E], _DI, _D]
-    ) -> Transformation[_TI, Vec[_E], _DI, _D]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
-    ) -> Transformation[Vec[_E], Vec[_E], _D, _D]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Vec[_E], _DI, _D]
+        ) -> Transformation[_TI, Vec[_E], _DI, _D]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+        ) -> Transformation[Vec[_E], Vec[_E], _D, _D]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenSame(TransformationPattern):
@@ -262,11 +291,18 @@ class ThenSame(TransformationPattern):
 
     __slots__ = ()
 
-    def _after(self, left: Transformation[_TI, _X, _DI, _D]) -> Transformation[_TI, _X, _DI, _D]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(self, other: tuple[Domain[_X], Metric[_D]]) -> Transformation[_X, _X, _D, _D]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, _X, _DI, _D]
+        ) -> Transformation[_TI, _X, _DI, _D]: ...
+
+        def __rrshift__(
+            self, other: tuple[Domain[_X], Metric[_D]]
+        ) -> Transformation[_X, _X, _D, _D]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenNonNull(TransformationPattern):
@@ -302,15 +338,18 @@ class ThenInto(TransformationPattern, Generic[TO, DO]):
 
     __slots__ = ()
 
-    def _after(
-        self, left: Transformation[_TI, Vec[Any], _DI, int]
-    ) -> Transformation[_TI, TO, _DI, DO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Vec[_E]], Metric[int]]
-    ) -> Transformation[Vec[_E], TO, int, DO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Vec[Any], _DI, int]
+        ) -> Transformation[_TI, TO, _DI, DO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Vec[_E]], Metric[int]]
+        ) -> Transformation[Vec[_E], TO, int, DO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenFold(TransformationPattern):
@@ -321,21 +360,6 @@ class ThenFold(TransformationPattern):
     """
 
     __slots__ = ()
-
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, int]
-    ) -> Transformation[_TI, Any, _DI, Any]: ...
-    @overload
-    def _after(  # type: ignore[overload-overlap]
-        self, left: Transformation[_TI, Vec[int], _DI, int]
-    ) -> Transformation[_TI, int, _DI, int]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[float], _DI, int]
-    ) -> Transformation[_TI, float, _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return _chain(left, self)
 
     @overload
     def __rrshift__(
@@ -393,7 +417,10 @@ class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
 
     A pattern defines ``_after(left)`` (typing ``left >> partial``) and ``__rrshift__(space)``
     (typing ``space >> partial``) with type variables of the method; at run time both are the
-    ordinary chain (``_chain``, ``_on_space``).
+    ordinary chain (``_chain``, ``_on_space``).  A pattern whose release depends only on the
+    space it is built on (the noise patterns) defines ``__rrshift__`` alone: ``left >> partial``
+    is then typed by ``__rrshift__`` on ``left``'s output space (``core._OnSpace``), so its
+    carrier table is written once.
     """
 
     __slots__ = ()
@@ -402,6 +429,72 @@ class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
         self, input_domain: Domain[Any], input_metric: Metric[Any]
     ) -> Measurement[Any, Any, Any, Any]:
         return super().__call__(input_domain, input_metric)
+
+    if not TYPE_CHECKING:  # a pattern typed by ``__rrshift__`` alone (core._OnSpace)
+
+        def _after(self, left):
+            return _chain(left, self)
+
+
+# The carrier tables of the noise mechanisms, written once.  ``@noise_carriers`` on a
+# ``make_x(input_domain, input_metric, *params)`` types it by :class:`NoiseCarriers` (the
+# ``params`` carried by a ``ParamSpec``); at run time it returns ``make_x`` itself.
+# Vec[float] and Vec[int] both admit a numpy array, hence the overlap ignore.
+
+
+class NoiseCarriers(Protocol[P]):
+    """Noise on int or float scalars and vectors: the carrier is kept, vectors release arrays."""
+
+    @overload
+    def __call__(
+        self, input_domain: Domain[float], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[float, float, _D, float]: ...
+    @overload
+    def __call__(
+        self, input_domain: Domain[int], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[int, int, _D, float]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self,
+        input_domain: Domain[Vec[float]],
+        input_metric: Metric[_D],
+        /,
+        *a: P.args,
+        **k: P.kwargs,
+    ) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
+    @overload
+    def __call__(
+        self, input_domain: Domain[Vec[int]], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+
+
+class IntNoiseCarriers(Protocol[P]):
+    """Noise on integer scalars and vectors only: the carrier is kept, vectors release arrays."""
+
+    @overload
+    def __call__(
+        self, input_domain: Domain[int], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[int, int, _D, float]: ...
+    @overload
+    def __call__(
+        self, input_domain: Domain[Vec[int]], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+
+
+def typed_as(table: _F) -> Callable[[Callable[..., Any]], _F]:
+    """Typing only: type the decorated ``make_x`` as ``table`` (an overloaded carrier table
+    declared once, under ``TYPE_CHECKING``); at run time the decorator returns ``make_x``."""
+    return lambda make: cast(_F, make)
+
+
+def noise_carriers(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> NoiseCarriers[P]:
+    """Type ``make`` by :class:`NoiseCarriers`; returns ``make`` itself."""
+    return cast(NoiseCarriers[P], make)
+
+
+def int_noise_carriers(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> IntNoiseCarriers[P]:
+    """Type ``make`` by :class:`IntNoiseCarriers`; returns ``make`` itself."""
+    return cast(IntNoiseCarriers[P], make)
 
 
 class ThenNoise(MeasurementPattern):
@@ -412,29 +505,6 @@ class ThenNoise(MeasurementPattern):
     """
 
     __slots__ = ()
-
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, _DO]
-    ) -> Measurement[_TI, Any, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, float, _DI, _DO]
-    ) -> Measurement[_TI, float, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, int, _DI, _DO]
-    ) -> Measurement[_TI, int, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[float], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[int], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return _chain(left, self)
 
     @overload
     def __rrshift__(
@@ -466,21 +536,6 @@ class ThenIntNoise(MeasurementPattern):
     __slots__ = ()
 
     @overload
-    def _after(
-        self, left: Transformation[_TI, Never, _DI, _DO]
-    ) -> Measurement[_TI, Any, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, int, _DI, _DO]
-    ) -> Measurement[_TI, int, _DI, float]: ...
-    @overload
-    def _after(
-        self, left: Transformation[_TI, Vec[int], _DI, _DO]
-    ) -> Measurement[_TI, npt.NDArray[Any], _DI, float]: ...
-    def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
-        return _chain(left, self)
-
-    @overload
     def __rrshift__(
         self, other: tuple[Domain[Never], Metric[_D]]
     ) -> Measurement[Any, Any, _D, float]: ...
@@ -501,11 +556,18 @@ class ThenRelease(MeasurementPattern, Generic[TO, MO]):
 
     __slots__ = ()
 
-    def _after(self, left: Transformation[_TI, _X, _DI, _D]) -> Measurement[_TI, TO, _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(self, other: tuple[Domain[_X], Metric[_D]]) -> Measurement[_X, TO, _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, _X, _DI, _D]
+        ) -> Measurement[_TI, TO, _DI, MO]: ...
+
+        def __rrshift__(
+            self, other: tuple[Domain[_X], Metric[_D]]
+        ) -> Measurement[_X, TO, _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenReleaseVec(MeasurementPattern, Generic[TO, MO]):
@@ -513,13 +575,18 @@ class ThenReleaseVec(MeasurementPattern, Generic[TO, MO]):
 
     __slots__ = ()
 
-    def _after(self, left: Transformation[_TI, Vec[Any], _DI, _D]) -> Measurement[_TI, TO, _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
-    ) -> Measurement[Vec[_E], TO, _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Vec[Any], _DI, _D]
+        ) -> Measurement[_TI, TO, _DI, MO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+        ) -> Measurement[Vec[_E], TO, _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenPick(MeasurementPattern, Generic[MO]):
@@ -527,13 +594,18 @@ class ThenPick(MeasurementPattern, Generic[MO]):
 
     __slots__ = ()
 
-    def _after(self, left: Transformation[_TI, Vec[_E], _DI, _D]) -> Measurement[_TI, _E, _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Vec[_E]], Metric[_D]]
-    ) -> Measurement[Vec[_E], _E, _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Vec[_E], _DI, _D]
+        ) -> Measurement[_TI, _E, _DI, MO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Vec[_E]], Metric[_D]]
+        ) -> Measurement[Vec[_E], _E, _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenKeyed(MeasurementPattern, Generic[MO]):
@@ -541,15 +613,18 @@ class ThenKeyed(MeasurementPattern, Generic[MO]):
 
     __slots__ = ()
 
-    def _after(
-        self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
-    ) -> Measurement[_TI, dict[_K, _V], _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
-    ) -> Measurement[Mapping[_K, _V], dict[_K, _V], _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
+        ) -> Measurement[_TI, dict[_K, _V], _DI, MO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
+        ) -> Measurement[Mapping[_K, _V], dict[_K, _V], _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
 class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
@@ -557,25 +632,28 @@ class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
 
     __slots__ = ()
 
-    def _after(
-        self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
-    ) -> Measurement[_TI, Queryable[_K, TO], _DI, MO]:
-        return _chain(left, self)  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the types; at run time the ordinary chain
 
-    def __rrshift__(  # type: ignore[override]
-        self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
-    ) -> Measurement[Mapping[_K, _V], Queryable[_K, TO], _D, MO]:
-        return _on_space(self, other)  # type: ignore[no-any-return]
+        def _after(
+            self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
+        ) -> Measurement[_TI, Queryable[_K, TO], _DI, MO]: ...
+
+        def __rrshift__(  # type: ignore[override]
+            self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
+        ) -> Measurement[Mapping[_K, _V], Queryable[_K, TO], _D, MO]: ...
+
+    else:
+        _after, __rrshift__ = _chain_method, _on_space
 
 
-def noise(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> Callable[P, ThenNoise]:
+def noise(make: NoiseCarriers[P]) -> Callable[P, ThenNoise]:
     """The partial of ``make``, typed by :class:`ThenNoise`."""
-    return derive(make, ThenNoise)
+    return derive(cast(Callable[..., Any], make), ThenNoise)
 
 
-def int_noise(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> Callable[P, ThenIntNoise]:
+def int_noise(make: IntNoiseCarriers[P]) -> Callable[P, ThenIntNoise]:
     """The partial of ``make``, typed by :class:`ThenIntNoise`."""
-    return derive(make, ThenIntNoise)
+    return derive(cast(Callable[..., Any], make), ThenIntNoise)
 
 
 def release(

@@ -107,6 +107,22 @@ class _Then(Protocol[_L_contra, _R_co]):
     def _after(self, left: _L_contra) -> _R_co: ...
 
 
+class _OnSpace(Protocol[T, D, U, Q]):
+    """Typing only: a partial measurement typed by the space it is built on (``__rrshift__``).
+
+    ``left >> partial`` is typed by ``partial.__rrshift__`` on ``left``'s output space, so a
+    pattern (the noise mechanisms of ``_spine.py``) declares its carrier table once.
+    """
+
+    def __rrshift__(self, other: tuple[Domain[T], Metric[D]]) -> Measurement[Any, U, Any, Q]: ...
+
+
+class _OnSpaceT(Protocol[T, D, U, Q]):
+    """Typing only: :class:`_OnSpace` for a partial transformation (``_spine``'s fold)."""
+
+    def __rrshift__(self, other: tuple[Domain[T], Metric[D]]) -> Transformation[Any, U, Any, Q]: ...
+
+
 # ----------------------------------------------------------------------------------------------
 # Feature flags
 
@@ -607,6 +623,10 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
     def __rshift__(self, other: Measurement[TO, U, DO, Q]) -> Measurement[TI, U, DI, Q]: ...
     @overload
     def __rshift__(self, other: _Then[Transformation[TI, TO, DI, DO], R]) -> R: ...
+    @overload
+    def __rshift__(self, other: _OnSpace[TO, DO, U, Q]) -> Measurement[TI, U, DI, Q]: ...
+    @overload
+    def __rshift__(self, other: _OnSpaceT[TO, DO, U, DU]) -> Transformation[TI, U, DI, DU]: ...
     @overload
     def __rshift__(
         self, other: PartialTransformation[TO, U, DO, DU]

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, cast
 
 import numpy as np
-import numpy.typing as npt
 
 from .._arith import q, up
 from .._registry import constructor
-from .._spine import int_noise, noise
-from .._types import Vec, carrier_dtype, int_bounds, is_float, is_int
+from .._spine import int_noise, int_noise_carriers, noise, noise_carriers
+from .._types import carrier_dtype, int_bounds, is_float, is_int
 from .._validate import check_finite_nonneg, check_int, is_int_value
 from ..core import Domain, Measure, Measurement, Metric
 from ..domains import AtomDomain, VectorDomain
@@ -56,7 +55,6 @@ __all__ = [
 ]
 
 Dist = Literal["laplace", "gaussian"]
-_D = TypeVar("_D")  # the input distance type, as given by the metric
 _K_MAX = {"f64": 1023, "f32": 127}  # 2^k beyond the largest binade: every output saturates
 
 
@@ -219,25 +217,26 @@ def _function(sp: _Space, scale: Any, k: int, dist: Dist) -> Any:
         int_scalar.sample_many = int_many  # type: ignore[attr-defined]
         return int_scalar
 
+    FT = cast(Literal["f32", "f64"], T)  # a float carrier name (typing only)
     if sp.vector:
-        small = batch.float_noise_small_fn(scale, k, dist, T, refuse=NotInDomain)  # type: ignore[arg-type]
+        small = batch.float_noise_small_fn(scale, k, dist, FT, refuse=NotInDomain)
 
         def vector(x: Any) -> Any:
             if type(x) is np.ndarray and len(x) <= batch.SMALL:
                 return small(x)  # checks every element finite before drawing
             if not np.isfinite(x).all():
                 raise NotInDomain("every element of the input must be finite")
-            return batch.float_noise(x, scale, k, dist, T)  # type: ignore[arg-type]
+            return batch.float_noise(x, scale, k, dist, FT)
 
         return _nan_vector(vector) if sp.nan else vector
 
     # refuses a non-finite x with NotInDomain before drawing (the domain admits ±inf)
-    scalar = batch.float_noise_scalar_fn(scale, k, dist, T, refuse=NotInDomain)  # type: ignore[arg-type]
+    scalar = batch.float_noise_scalar_fn(scale, k, dist, FT, refuse=NotInDomain)
 
     def many(x: float, n: int) -> Any:
         if not math.isfinite(x):
             raise NotInDomain(f"the input must be finite, got {x!r}")
-        return batch.float_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, k, dist, T)  # type: ignore[arg-type]
+        return batch.float_noise(np.full(n, x, dtype=carrier_dtype(T)), scale, k, dist, FT)
 
     scalar.sample_many = many  # type: ignore[attr-defined]
     return _nan_scalar(scalar, T) if sp.nan else scalar
@@ -338,43 +337,11 @@ def _require_int(input_domain: Domain[Any], who: str) -> None:
         raise NotImplementedForType(f"{who} needs an integer domain, got {input_domain!r}")
 
 
-# Typed overloads (no runtime effect): mypy infers a chain's carriers from the domain, so a
-# float aggregate feeding an integer mechanism is rejected before anything runs.  The
-# partials (then_*) take the carrier from what they follow (the noise patterns, _spine.py).
-# Vec[float] and Vec[int] both admit a numpy array, hence the overlap ignore on the vector
-# overloads.
-@overload
-def make_laplace(
-    input_domain: Domain[float],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-) -> Measurement[float, float, _D, float]: ...
-@overload
-def make_laplace(
-    input_domain: Domain[int],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-) -> Measurement[int, int, _D, float]: ...
-@overload
-def make_laplace(  # type: ignore[overload-overlap]
-    input_domain: Domain[Vec[float]],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
-@overload
-def make_laplace(
-    input_domain: Domain[Vec[int]],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+# Typed by the carrier tables of _spine.py (no runtime effect: the decorators return the
+# function itself): mypy infers a chain's carriers from the domain, so a float aggregate
+# feeding an integer mechanism is rejected before anything runs.  The partials (then_*) take
+# the carrier from what they follow (the noise patterns, _spine.py).
+@noise_carriers
 @constructor
 def make_laplace(
     input_domain: Domain[Any],
@@ -419,38 +386,7 @@ def make_laplace(
     return _laplace(input_domain, input_metric, scale, k, MO, "f64", "make_laplace")
 
 
-@overload
-def make_gaussian(
-    input_domain: Domain[float],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-) -> Measurement[float, float, _D, float]: ...
-@overload
-def make_gaussian(
-    input_domain: Domain[int],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-) -> Measurement[int, int, _D, float]: ...
-@overload
-def make_gaussian(  # type: ignore[overload-overlap]
-    input_domain: Domain[Vec[float]],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
-@overload
-def make_gaussian(
-    input_domain: Domain[Vec[int]],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@noise_carriers
 @constructor
 def make_gaussian(
     input_domain: Domain[Any],
@@ -490,22 +426,7 @@ def make_gaussian(
     return _gaussian(input_domain, input_metric, scale, k, MO, "f64", "make_gaussian")
 
 
-@overload
-def make_geometric(
-    input_domain: Domain[int],
-    input_metric: Metric[_D],
-    scale: float,
-    bounds: tuple[int, int] | None = None,
-    MO: object = ...,
-) -> Measurement[int, int, _D, float]: ...
-@overload
-def make_geometric(
-    input_domain: Domain[Vec[int]],
-    input_metric: Metric[_D],
-    scale: float,
-    bounds: tuple[int, int] | None = None,
-    MO: object = ...,
-) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@int_noise_carriers
 @constructor
 def make_geometric(
     input_domain: Domain[Any],
@@ -569,38 +490,7 @@ def make_geometric(
     return Measurement(input_domain, input_metric, meas.output_measure, function, meas.privacy_map)
 
 
-@overload
-def make_base_laplace(
-    input_domain: Domain[float],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    QO: object = None,
-) -> Measurement[float, float, _D, float]: ...
-@overload
-def make_base_laplace(
-    input_domain: Domain[int],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    QO: object = None,
-) -> Measurement[int, int, _D, float]: ...
-@overload
-def make_base_laplace(  # type: ignore[overload-overlap]
-    input_domain: Domain[Vec[float]],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    QO: object = None,
-) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
-@overload
-def make_base_laplace(
-    input_domain: Domain[Vec[int]],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    QO: object = None,
-) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@noise_carriers
 @constructor
 def make_base_laplace(
     input_domain: Domain[Any],
@@ -631,42 +521,7 @@ def make_base_laplace(
     return _laplace(domain, input_metric, scale, k, "MaxDivergence", _qo(QO), "make_base_laplace")
 
 
-@overload
-def make_base_gaussian(
-    input_domain: Domain[float],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-    QO: object = None,
-) -> Measurement[float, float, _D, float]: ...
-@overload
-def make_base_gaussian(
-    input_domain: Domain[int],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-    QO: object = None,
-) -> Measurement[int, int, _D, float]: ...
-@overload
-def make_base_gaussian(  # type: ignore[overload-overlap]
-    input_domain: Domain[Vec[float]],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-    QO: object = None,
-) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
-@overload
-def make_base_gaussian(
-    input_domain: Domain[Vec[int]],
-    input_metric: Metric[_D],
-    scale: float,
-    k: int | None = None,
-    MO: object = ...,
-    QO: object = None,
-) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@noise_carriers
 @constructor
 def make_base_gaussian(
     input_domain: Domain[Any],
@@ -701,14 +556,7 @@ def make_base_gaussian(
     return _gaussian(domain, input_metric, scale, k, MO, _qo(QO), "make_base_gaussian")
 
 
-@overload
-def make_base_discrete_laplace(
-    input_domain: Domain[int], input_metric: Metric[_D], scale: float, QO: object = None
-) -> Measurement[int, int, _D, float]: ...
-@overload
-def make_base_discrete_laplace(
-    input_domain: Domain[Vec[int]], input_metric: Metric[_D], scale: float, QO: object = None
-) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@int_noise_carriers
 @constructor
 def make_base_discrete_laplace(
     input_domain: Domain[Any],
@@ -737,22 +585,7 @@ def make_base_discrete_laplace(
     return _laplace(input_domain, input_metric, scale, None, "MaxDivergence", _qo(QO), who)
 
 
-@overload
-def make_base_discrete_gaussian(
-    input_domain: Domain[int],
-    input_metric: Metric[_D],
-    scale: float,
-    MO: object = ...,
-    QO: object = None,
-) -> Measurement[int, int, _D, float]: ...
-@overload
-def make_base_discrete_gaussian(
-    input_domain: Domain[Vec[int]],
-    input_metric: Metric[_D],
-    scale: float,
-    MO: object = ...,
-    QO: object = None,
-) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+@int_noise_carriers
 @constructor
 def make_base_discrete_gaussian(
     input_domain: Domain[Any],

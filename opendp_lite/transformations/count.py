@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import backends
 from .._registry import constructor
-from .._spine import into
+from .._spine import into, typed_as
 from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import (
     Domain,
@@ -58,6 +58,30 @@ __all__ = [
 
 _METRICS = (SymmetricDistance, InsertDeleteDistance)
 _TI = TypeVar("_TI")
+
+
+if TYPE_CHECKING:
+    # The carrier table of the counts (make_count, make_count_distinct), written once: the
+    # output is an int (TO an integer type, the default) or a float; the input carrier is kept.
+    # An overloaded function type, so the partials (then_count, ...) keep the overloads.
+
+    @overload
+    def _count_table(
+        input_domain: Domain[_TI], input_metric: Metric[int], TO: type[int] | IntName = ...
+    ) -> Transformation[_TI, int, int, int]: ...
+    @overload
+    def _count_table(
+        input_domain: Domain[_TI], input_metric: Metric[int], TO: type[float] | FloatName
+    ) -> Transformation[_TI, float, int, float]: ...
+    @overload
+    def _count_table(
+        input_domain: Domain[_TI], input_metric: Metric[int], TO: object
+    ) -> Transformation[_TI, Any, int, Any]: ...
+    def _count_table(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError  # the table's type only, never called
+
+else:
+    _count_table = None
 
 
 def _vector(name: str, domain: Domain[Any]) -> VectorDomain[Any]:
@@ -104,18 +128,7 @@ def _identity_map(T: str) -> Any:
 
 
 # Typed overloads (no runtime effect), so that mypy infers a chain's carriers.
-@overload
-def make_count(
-    input_domain: Domain[_TI], input_metric: Metric[int], TO: type[int] | IntName = "int"
-) -> Transformation[_TI, int, int, int]: ...
-@overload
-def make_count(
-    input_domain: Domain[_TI], input_metric: Metric[int], TO: type[float] | FloatName
-) -> Transformation[_TI, float, int, float]: ...
-@overload
-def make_count(
-    input_domain: Domain[_TI], input_metric: Metric[int], TO: object
-) -> Transformation[_TI, Any, int, Any]: ...
+@typed_as(_count_table)
 @constructor
 def make_count(
     input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "int"
@@ -169,18 +182,7 @@ def _distinct(x: Any) -> int:
     return len(_value_counts(x)[0])
 
 
-@overload
-def make_count_distinct(
-    input_domain: Domain[_TI], input_metric: Metric[int], TO: type[int] | IntName = "int"
-) -> Transformation[_TI, int, int, int]: ...
-@overload
-def make_count_distinct(
-    input_domain: Domain[_TI], input_metric: Metric[int], TO: type[float] | FloatName
-) -> Transformation[_TI, float, int, float]: ...
-@overload
-def make_count_distinct(
-    input_domain: Domain[_TI], input_metric: Metric[int], TO: object
-) -> Transformation[_TI, Any, int, Any]: ...
+@typed_as(_count_table)
 @constructor
 def make_count_distinct(
     input_domain: Domain[Any], input_metric: Metric[Any], TO: object = "int"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -26,14 +26,14 @@ def test_partials_keep_their_runtime_classes() -> None:
 
 def test_after_is_the_ordinary_chain() -> None:
     clamp = _fvec() >> dp.t.then_clamp((0.0, 10.0))
-    via_after = dp.t.then_sum()._after(clamp)
+    via_after = cast(Any, dp.t.then_sum())._after(clamp)
     via_rshift = clamp >> dp.t.then_sum()
     data = [1.0, 2.5, 12.0]
     assert via_after(data) == via_rshift(data) == 13.5
     assert via_after.map(1) == via_rshift.map(1)
     assert via_after.output_domain == via_rshift.output_domain
     lap = dp.m.then_laplace(2.0)
-    m_after, m_rshift = lap._after(via_rshift), via_rshift >> lap
+    m_after, m_rshift = cast(Any, lap)._after(via_rshift), via_rshift >> lap
     assert m_after.map(1) == m_rshift.map(1) == via_rshift.map(1) / 2.0
     with pytest.warns(OpenDPLiteWarning), rng.scripted_randomness(seed=b"then"):
         a = m_after(data)
@@ -116,7 +116,7 @@ def test_a_wrong_call_of_a_partial_fails_at_once() -> None:
     with pytest.raises(TypeError):
         dp.t.then_clamp()  # type: ignore[call-overload]
     with pytest.raises(TypeError):
-        dp.m.then_laplace(1.0, scael=2.0)  # type: ignore[call-overload]
+        dp.m.then_laplace(1.0, scael=2.0)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         dp.t.then_sum(1)  # type: ignore[call-overload]
     assert isinstance(dp.t.then_clamp(bounds=(0, 1)), PartialTransformation)
