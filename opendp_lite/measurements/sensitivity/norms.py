@@ -149,6 +149,29 @@ def _finite_inputs(a: FloatArray, b: FloatArray) -> bool:
     return bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)))
 
 
+def _float_split(
+    a: npt.ArrayLike, b: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray] | float | None:
+    """a − b = d + e exactly (TwoSum) for float inputs; NaN if an input is NaN or infinite;
+    None for other inputs, or when an error term e is not finite (the exact path then runs)."""
+    ops = _operands(a, b)
+    if ops is None:
+        return None
+    fa, fb = ops
+    if not _finite_inputs(fa, fb):
+        return math.nan
+    d, e = _two_diff(fa, fb)
+    return (d, e) if np.all(np.isfinite(e)) else None
+
+
+def _exact_diffs_or_none(a: npt.ArrayLike, b: npt.ArrayLike) -> list[_arith.Rational] | None:
+    """:func:`_exact_diffs`, or None when a value is not finite (it has no exact difference)."""
+    try:
+        return _exact_diffs(a, b)
+    except FailedMap:
+        return None
+
+
 class L1Norm:
     """‖a − b‖₁ = Σ |a_i − b_i| (scalars or arrays), exactly, rounded up once.
 
@@ -167,18 +190,14 @@ class L1Norm:
         scalar = _scalar_up(a, b)
         if scalar is not None:
             return scalar
-        ops = _operands(a, b)
-        if ops is not None:
-            fa, fb = ops
-            if not _finite_inputs(fa, fb):
-                return math.nan
-            d, e = _two_diff(fa, fb)
-            if np.all(np.isfinite(e)):
-                terms = np.concatenate([np.abs(d), np.where(d < 0, -e, e)])
-                return _fsum_up(terms)
-        try:
-            diffs = _exact_diffs(a, b)
-        except FailedMap:  # a non-finite value has no exact difference
+        split = _float_split(a, b)
+        if isinstance(split, float):
+            return split
+        if split is not None:
+            d, e = split
+            return _fsum_up(np.concatenate([np.abs(d), np.where(d < 0, -e, e)]))
+        diffs = _exact_diffs_or_none(a, b)
+        if diffs is None:
             return math.nan
         return _arith.up(sum((abs(x) for x in diffs), _arith.q(0)))
 
@@ -204,21 +223,18 @@ class L2Norm:
         scalar = _scalar_up(a, b)  # ‖a − b‖₂ = |a − b| for two scalars
         if scalar is not None:
             return scalar
-        ops = _operands(a, b)
-        if ops is not None:
-            fa, fb = ops
-            if not _finite_inputs(fa, fb):
-                return math.nan
-            d, e = _two_diff(fa, fb)
-            if np.all(np.isfinite(e)) and _safe(d, e):
-                dd, dd_err = _two_prod(d, d)
-                de, de_err = _two_prod(d, e)
-                ee, ee_err = _two_prod(e, e)
-                terms = np.concatenate([dd, dd_err, 2.0 * de, 2.0 * de_err, ee, ee_err])
-                return _arith.sqrt_up(_fsum_up(terms))
-        try:
-            diffs = _exact_diffs(a, b)
-        except FailedMap:
+        split = _float_split(a, b)
+        if isinstance(split, float):
+            return split
+        if split is not None and _safe(*split):
+            d, e = split
+            dd, dd_err = _two_prod(d, d)
+            de, de_err = _two_prod(d, e)
+            ee, ee_err = _two_prod(e, e)
+            terms = np.concatenate([dd, dd_err, 2.0 * de, 2.0 * de_err, ee, ee_err])
+            return _arith.sqrt_up(_fsum_up(terms))
+        diffs = _exact_diffs_or_none(a, b)
+        if diffs is None:
             return math.nan
         return _arith.sqrt_up(_arith.up(sum((x * x for x in diffs), _arith.q(0))))
 
