@@ -16,13 +16,13 @@ from ..core import (
     Measurement,
     Transformation,
 )
+from ..domains import PartitionDomain
 from ..errors import SerializationError
 from ..measurements.randomized_response import BitVectorDomain, bitvector_domain
 from ..measurements.sensitivity_sampling import SampledSensitivity
 from ..measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
-from ..transformations.partition import (
+from ..metrics import (
     PartitionDistance,
-    PartitionDomain,
     SymmetricIdDistance,
     partition_distance,
     symmetric_id_distance,

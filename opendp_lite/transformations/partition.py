@@ -31,17 +31,26 @@ from .._order import MISSING, group_codes, group_key, group_ranks, tie_ranks
 from .._registry import constructor
 from .._spine import then
 from .._types import Vec
-from ..core import Domain, Metric, Transformation, _check_distance
-from ..domains import DataFrameDomain, atom_domain, vector_domain
+from ..core import Domain, Metric, Transformation
+from ..domains import DataFrameDomain, PartitionDomain, atom_domain, vector_domain
 from ..errors import (
     DomainMismatch,
     FailedFunction,
-    FailedMap,
     InvalidParameter,
     MetricMismatch,
     NotInDomain,
 )
-from ..metrics import SymmetricDistance, l1_distance, l2_distance, symmetric_distance
+from ..metrics import (
+    PartitionDistance,
+    SymmetricDistance,
+    SymmetricIdDistance,
+    Triple,
+    l1_distance,
+    l2_distance,
+    partition_distance,
+    symmetric_distance,
+    symmetric_id_distance,
+)
 from ._aggregate import grid_k, grid_shift, rounding_error, to_carrier
 
 __all__ = [
@@ -58,68 +67,6 @@ __all__ = [
     "then_grouped_sum",
     "then_partition_by",
 ]
-
-Triple = tuple[int, int, int]
-
-# -- metrics ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SymmetricIdDistance(Metric[int]):
-    """Individuals (all rows sharing one ``identifier`` value) added or removed.
-
-    ``d(x, x')`` is the size of the symmetric difference of the multisets of *blocks*
-    ``(id, rows of id)``: adding or removing one individual with all its rows counts 1, and
-    changing one individual's rows counts 2, as changing one row does under the symmetric
-    distance.
-    """
-
-    identifier: Any
-    distance_type = "u32"
-
-    def __repr__(self) -> str:
-        return f"SymmetricIdDistance({self.identifier!r})"
-
-
-def symmetric_id_distance(identifier: Any) -> SymmetricIdDistance:
-    """Distance between dataframes counting individuals, identified by column ``identifier``.
-
-    >>> symmetric_id_distance("user")
-    SymmetricIdDistance('user')
-    """
-    return SymmetricIdDistance(identifier)
-
-
-@dataclass(frozen=True)
-class PartitionDistance(Metric[Triple]):
-    """``(l0, l1, l∞)`` between partitioned datasets: groups that differ, records that differ
-    in all groups, and the most records that differ in one group (each group's difference
-    measured by ``inner``, the symmetric distance)."""
-
-    inner: SymmetricDistance
-    distance_type = "(u32, u32, u32)"
-
-    def __repr__(self) -> str:
-        return f"PartitionDistance({self.inner!r})"
-
-    def _check_distance(self, d: object) -> Triple:
-        if not (isinstance(d, tuple | list) and len(d) == 3):
-            raise FailedMap(f"a distance in {self!r} is a triple (l0, l1, linf), got {d!r}")
-        l0, l1, li = (int(_check_distance(self, v, "u32")) for v in d)
-        return l0, l1, li
-
-
-def partition_distance(metric: SymmetricDistance | None = None) -> PartitionDistance:
-    """The partition distance over groups whose records are compared by ``metric``.
-
-    >>> partition_distance()
-    PartitionDistance(SymmetricDistance())
-    """
-    metric = symmetric_distance() if metric is None else metric
-    if not isinstance(metric, SymmetricDistance):
-        raise InvalidParameter(f"partition_distance needs symmetric_distance(), got {metric!r}")
-    return PartitionDistance(metric)
-
 
 # -- the partitioned carrier ----------------------------------------------------------------
 
@@ -182,38 +129,6 @@ class Partitioned(Mapping[Any, Mapping[Any, Any]]):
 
     def __repr__(self) -> str:
         return f"Partitioned(by={self.by!r}, groups={len(self.keys_)})"
-
-
-@dataclass(frozen=True)
-class PartitionDomain(Domain[Partitioned]):
-    """Partitioned dataframes grouped by columns ``by``.
-
-    ``keys`` is the public key set (the groups are exactly these, in this order) or ``None``
-    when the keys are data-dependent (a release must then select them privately).
-    """
-
-    by: tuple[Any, ...]
-    keys: tuple[Any, ...] | None
-    part_domain: DataFrameDomain
-
-    def __repr__(self) -> str:
-        keys = "private" if self.keys is None else f"{len(self.keys)} public"
-        return f"PartitionDomain(by={list(self.by)!r}, keys={keys})"
-
-    @property
-    def carrier_type(self) -> str:
-        return f"HashMap<Key, {self.part_domain.carrier_type}>"
-
-    def _normalize(self, x: object) -> Partitioned:
-        if type(x).__name__ != "Partitioned" or tuple(getattr(x, "by", ())) != self.by:
-            raise NotInDomain(
-                f"expected the output of make_partition_by(by={list(self.by)!r}), got "
-                f"{type(x).__name__}: chain make_partition_by first"
-            )
-        part = cast(Partitioned, x)
-        if self.keys is not None and tuple(part.keys_) != self.keys:
-            raise NotInDomain("the partition's keys differ from the declared keys")
-        return part
 
 
 # -- key codes -------------------------------------------------------------------------------
