@@ -31,6 +31,7 @@ from .._order import MISSING, group_codes, group_key, group_ranks, tie_ranks
 from .._registry import constructor
 from .._spine import then
 from .._types import Vec
+from .._validate import check_int
 from ..core import Domain, Metric, Transformation
 from ..domains import DataFrameDomain, PartitionDomain, atom_domain, vector_domain
 from ..errors import (
@@ -301,9 +302,7 @@ def _partition_numpy(
 
 
 def _check_count(name: str, v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or int(v) < 1:
-        raise InvalidParameter(f"{name} must be a positive int, got {v!r}")
-    return int(v)
+    return check_int(name, v, min=1)
 
 
 def _check_keys(keys: object, n_by: int) -> tuple[Any, ...] | None:
