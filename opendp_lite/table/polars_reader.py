@@ -31,7 +31,7 @@ import json
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Union
 
 from opendp_lite.errors import NotImplementedForType
 from opendp_lite.table import nodes as n
@@ -41,7 +41,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "SUPPORTED",
+    "GroupByAgg",
+    "JoinKeys",
     "PlanReading",
+    "PlanStep",
+    "SortStep",
     "UnsupportedPolarsExpression",
     "read_expr",
     "read_expr_json",
@@ -67,20 +71,24 @@ class UnsupportedPolarsExpression(NotImplementedForType):
     query is built, from the expression's shape alone (never from data).
     """
 
-    def __init__(self, construct: str, detail: str = "", alternatives: str = "") -> None:
+    def __init__(
+        self, construct: str, detail: str = "", alternatives: str = "", supported: str = ""
+    ) -> None:
         self.construct = construct
         message = f"{construct} is not supported in a DP table query"
         if detail:
             message += f": {detail}"
         message += (
             f". Fix: {alternatives or 'rewrite it with the supported expressions'}"
-            f" (supported: {SUPPORTED})"
+            f" (supported: {supported or SUPPORTED})"
         )
         super().__init__(message)
 
 
-def _refuse(construct: str, detail: str = "", alternatives: str = "") -> NoReturn:
-    raise UnsupportedPolarsExpression(construct, detail, alternatives)
+def _refuse(
+    construct: str, detail: str = "", alternatives: str = "", supported: str = ""
+) -> NoReturn:
+    raise UnsupportedPolarsExpression(construct, detail, alternatives, supported)
 
 
 def _drift(where: str, got: Any) -> NoReturn:
@@ -791,17 +799,79 @@ def read_expr(e: pl.Expr) -> n.Expr:
 
 
 @dataclass(frozen=True)
-class PlanReading:
-    """A LazyFrame plan read through the whitelist: the input ``schema`` (column name to
-    dtype; read from the scan, never the data), the row-by-row ``steps`` and, if the plan
-    ends in one, the ``group_by``/``agg``."""
+class GroupByAgg:
+    """``group_by(*by).agg(*aggs)`` (``maintain_order`` as Polars' flag)."""
 
-    schema: tuple[tuple[str, n.DType], ...]
-    steps: tuple[Any, ...]
-    by: tuple[n.Expr, ...] | None = None
-    aggs: tuple[n.Expr, ...] | None = None
+    by: tuple[n.Expr, ...]
+    aggs: tuple[n.Expr, ...]
+    maintain_order: bool = False
+
+
+@dataclass(frozen=True)
+class SortStep:
+    """``sort(*by, descending=, nulls_last=, maintain_order=)`` (one flag per key)."""
+
+    by: tuple[n.Expr, ...]
+    descending: tuple[bool, ...]
+    nulls_last: tuple[bool, ...]
+    maintain_order: bool = False
+
+
+@dataclass(frozen=True)
+class JoinKeys:
+    """A join of the query with a public key set (OpenDP's ``with_keys`` is
+    ``keys.join(query, on=..., how="left", nulls_equal=True)``).
+
+    ``keys``: the key frame's columns, each ``(name, dtype, values)``; ``keys_on_left``: the
+    key frame is the join's left input (else its right); ``how``: "left", "right" or "inner";
+    ``left_on``/``right_on``: the join expressions of the left and right inputs.
+    """
+
+    keys: tuple[tuple[str, n.DType, tuple[Any, ...]], ...]
+    keys_on_left: bool
+    how: str
+    left_on: tuple[n.Expr, ...]
+    right_on: tuple[n.Expr, ...]
+    nulls_equal: bool = False
+    suffix: str = "_right"
+
+    def keys_dict(self) -> dict[str, list[Any]]:
+        """The key frame as a dict of columns (:attr:`nodes.FramePlan.keys`' form)."""
+        return {name: list(values) for name, _, values in self.keys}
+
+
+#: a step of a read plan: the row-by-row steps of :mod:`.nodes`, then the frame-level ones
+PlanStep = Union[n.WithColumns, n.Select, n.FilterRows, GroupByAgg, SortStep, JoinKeys]
+
+
+@dataclass(frozen=True)
+class PlanReading:
+    """A LazyFrame plan read through the whitelist: the private input's ``schema`` (column
+    name and dtype, read from an in-memory frame's scan, never its data; None for a file
+    scan, whose schema is the input domain's) and its ``steps`` in order.  The plan's input
+    stands for the data the measurement is later called on: nothing else of it is kept."""
+
+    schema: tuple[tuple[str, n.DType], ...] | None
+    steps: tuple[PlanStep, ...]
+
+    @property
+    def group_by(self) -> GroupByAgg | None:
+        """The (first) ``group_by(...).agg(...)`` step, if any."""
+        return next((s for s in self.steps if isinstance(s, GroupByAgg)), None)
 
 
 def read_plan(lf: pl.LazyFrame) -> PlanReading:
-    """Read a LazyFrame's plan (``lf.serialize(format="json")``) through the whitelist."""
-    raise UnsupportedPolarsExpression("a LazyFrame plan", "the plan reader is not built yet")
+    """Read a LazyFrame's plan (``lf.serialize(format="json")``, Polars' deprecation warning
+    silenced) through the whitelist: a scan of an in-memory frame (its schema only), then
+    ``select``, ``with_columns``, ``filter``, ``group_by(...).agg(...)``, ``sort`` and a join
+    with a public key frame.  Anything else is refused with :class:`UnsupportedPolarsExpression`.
+
+    >>> import polars as pl
+    >>> lf = pl.LazyFrame(schema={"a": pl.Int64}).filter(pl.col("a") > 0)
+    >>> plan = read_plan(lf)
+    >>> plan.schema, plan.steps[0].predicate
+    ((('a', 'Int64'),), Binary(op='>', left=Col(name='a'), right=Lit(value=0, dtype=None)))
+    """
+    from opendp_lite.table import _polars_reader_plan
+
+    return _polars_reader_plan.read_plan(lf)
