@@ -59,7 +59,8 @@ SUPPORTED = (
     "is_not_nan, is_finite, is_infinite, cast, clip(lower, upper) with literal bounds, "
     "fill_null(value), fill_nan(value), drop_nulls, drop_nans, filter, cut/bin_intervals with "
     "explicit breaks, replace, replace_strict, to_physical, str.strptime(dtype, format), "
-    "dt.<component>, and the .dp aggregates (len, count, null_count, n_unique, sum, mean, "
+    "dt.<component>, exact sum/len/count/null_count/n_unique under .dp.noise(), and the .dp "
+    "aggregates (len, count, null_count, n_unique, sum, mean, "
     "quantile, median, noise) and dp.len()"
 )
 
@@ -219,11 +220,6 @@ _REFUSED_KINDS = {
         "group with query.group_by(...).agg(...) instead",
     ),
     "Rolling": ("a rolling window", "group with query.group_by(...).agg(...) instead"),
-    "Agg": (
-        "an exact Polars aggregation (.sum(), .mean(), .count(), ...)",
-        "use the private aggregates: .dp.sum(bounds), .dp.mean(bounds), .dp.count(), "
-        ".dp.len(), .dp.n_unique(), .dp.quantile(alpha, candidates)",
-    ),
     "Selector": (
         "a multi-column selector (pl.all, pl.col(a, b), regex, dtype selection, exclude)",
         "name each column: pl.col('a'), pl.col('b')",
@@ -257,6 +253,10 @@ _REFUSED_FUNCTIONS = {
         "ensure_registered()) so that .dp is opendp_lite's",
     ),
     "AsStruct": ("pl.struct", "select the fields as separate columns"),
+    "Quantile": (
+        "the exact Polars aggregation 'Quantile'",
+        "use .dp.quantile(alpha, candidates) or .dp.median(candidates)",
+    ),
 }
 
 
@@ -273,6 +273,32 @@ def _read(node: Any) -> n.Expr:
         construct, alternative = _REFUSED_KINDS[kind]
         _refuse(construct, alternatives=alternative)
     _refuse(f"the Polars expression node {kind!r}")
+
+
+_AGG_ALTERNATIVES = (
+    "use the private aggregates: .dp.sum(bounds), .dp.mean(bounds), .dp.count(), .dp.len(), "
+    ".dp.n_unique(), .dp.null_count(), .dp.quantile(alpha, candidates), .dp.median(candidates)"
+    ", or noise an exact sum/len/count/null_count/n_unique: .sum().dp.noise()"
+)
+
+
+def _read_agg(body: Any) -> n.Expr:
+    kind, payload = _one_key(body, "an aggregation")
+    if kind == "Sum":
+        return n.Agg("sum", _read(payload))
+    if kind == "NUnique":
+        return n.Agg("n_unique", _read(payload))
+    if kind == "Count":
+        d = _fields(payload, {"input", "include_nulls"}, "count/len")
+        include_nulls = _bool(d["include_nulls"], "count/len")
+        return n.Agg("len" if include_nulls else "count", _read(d["input"]))
+    _refuse(f"the exact Polars aggregation {kind!r}", alternatives=_AGG_ALTERNATIVES)
+
+
+def _f_null_count(inputs: list[Any], payload: Any) -> n.Expr:
+    _no_payload(payload, "null_count")
+    _arity(inputs, 1, "null_count")
+    return n.Agg("null_count", _read(inputs[0]))
 
 
 def _read_column(body: Any) -> n.Expr:
@@ -630,6 +656,7 @@ _FUNCTIONS: dict[str, Callable[[list[Any], Any], n.Expr]] = {
     "Replace": _f_replace,
     "ReplaceStrict": _f_replace_strict,
     "StringExpr": _f_string,
+    "NullCount": _f_null_count,
 }
 
 
@@ -752,6 +779,7 @@ _KINDS: dict[str, Callable[[Any], n.Expr]] = {
     "Filter": _read_filter,
     "Ternary": _read_ternary,
     "Function": _read_function,
+    "Agg": _read_agg,
 }
 
 

@@ -208,6 +208,17 @@ CASES: dict[str, tuple[Callable[[], Any], n.Expr, int]] = {
         ),
         1,
     ),
+    # --- exact aggregations (private under .dp.noise) ---------------------------------------
+    "agg_sum": (lambda: pl.col("a").sum(), n.Agg("sum", a), 1),
+    "agg_len": (lambda: pl.col("a").len(), n.Agg("len", a), 1),
+    "agg_count": (lambda: pl.col("a").count(), n.Agg("count", a), 1),
+    "agg_null_count": (lambda: pl.col("a").null_count(), n.Agg("null_count", a), 1),
+    "agg_n_unique": (lambda: pl.col("a").n_unique(), n.Agg("n_unique", a), 1),
+    "dp_noise_sum": (
+        lambda: pl.col("a").fill_null(0).clip(0, 1).sum().dp.noise(0.0),
+        _agg("noise", n.Agg("sum", n.Clip(n.FillNull(a, n.Lit(0)), 0, 1)), scale=0.0),
+        1,
+    ),
     # --- the .dp calls -----------------------------------------------------------------------
     "dp_len_top": (lambda: dp_namespace.len(signed=True), _agg("len", n.Len(), signed=True), 1),
     "dp_len_top_scale": (
