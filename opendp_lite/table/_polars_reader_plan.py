@@ -128,7 +128,9 @@ def _keys_frame(node: Any) -> tuple[tuple[str, n.DType, tuple[Any, ...]], ...] |
 
     try:
         frame = pl.read_ipc_stream(io.BytesIO(bytes(data)))
-    except Exception:  # any failure to read is drift
+    except (KeyboardInterrupt, SystemExit):  # pragma: no cover
+        raise
+    except BaseException:  # any failure to read is drift (Polars' Rust panics included)
         _drift("a key frame's data", "unreadable bytes")
     if tuple(frame.columns) != tuple(name for name, _ in schema):
         _drift("a key frame's columns", frame.columns)

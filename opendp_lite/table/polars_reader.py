@@ -756,7 +756,9 @@ def _read_series(data: Any, what: str) -> list[Any]:
 
     try:
         frame = pl.read_ipc_stream(io.BytesIO(bytes(data)))
-    except Exception:  # any failure to read is drift
+    except (KeyboardInterrupt, SystemExit):  # pragma: no cover
+        raise
+    except BaseException:  # any failure to read is drift (Polars' Rust panics included)
         _drift(what, "unreadable bytes")
     if frame.width != 1:
         _drift(what, f"{frame.width} columns")

@@ -212,3 +212,23 @@ def test_hand_built_marker_reads_as_the_call_it_spells() -> None:
 def test_not_an_expression_is_refused() -> None:
     with pytest.raises(UnsupportedPolarsExpression, match="expected a Polars expression"):
         read_expr("a")  # type: ignore[arg-type]
+
+
+def test_tampered_series_bytes_are_refused_or_read_never_a_crash() -> None:
+    """A literal Series is Arrow IPC bytes in the JSON: altered bytes are refused (or read as
+    other values), and a Rust panic inside Polars' IPC reader is refused too, not raised as
+    a ``BaseException`` past ``except Exception``."""
+    doc = _json(pl.col("a").replace([1, 2], [3, 4]))
+    original = doc["Function"]["input"][1]["Literal"]["Series"]
+    outcomes = set()
+    for i in range(len(original)):
+        for value in (0, 255, 0x7F):
+            edited = list(original)
+            edited[i] = value
+            doc["Function"]["input"][1]["Literal"]["Series"] = edited
+            try:
+                read_expr_json(json.dumps(doc))
+                outcomes.add("read")
+            except UnsupportedPolarsExpression:
+                outcomes.add("refused")
+    assert outcomes == {"read", "refused"}
