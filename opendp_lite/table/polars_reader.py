@@ -478,9 +478,18 @@ def _f_simple(op: str) -> Callable[[list[Any], Any], n.Expr]:
     return read
 
 
+def _name(payload: Any) -> str:
+    """A function variant's name: the string, or the one key of a dict."""
+    if isinstance(payload, str):
+        return payload
+    if isinstance(payload, dict) and len(payload) == 1:
+        return str(next(iter(payload)))
+    return repr(payload)[:60]
+
+
 def _f_boolean(inputs: list[Any], payload: Any) -> n.Expr:
     if not isinstance(payload, str) or payload not in _BOOLEAN:
-        _refuse(f"the boolean function {payload!r}")
+        _refuse(f"the boolean function {_name(payload)!r} (is_in, is_between, any, all, ...)")
     _arity(inputs, 1, payload)
     return n.Unary(_BOOLEAN[payload], _read(inputs[0]))
 
@@ -488,7 +497,7 @@ def _f_boolean(inputs: list[Any], payload: Any) -> n.Expr:
 def _f_temporal(inputs: list[Any], payload: Any) -> n.Expr:
     if not isinstance(payload, str) or payload not in _TEMPORAL:
         _refuse(
-            f"the temporal function dt.{payload!r}",
+            f"the temporal function {_name(payload)!r}",
             alternatives="use one of dt." + ", dt.".join(sorted(n.DT_PARTS)),
         )
     _arity(inputs, 1, f"dt.{_TEMPORAL[payload]}")
@@ -621,9 +630,11 @@ def _f_replace_strict(inputs: list[Any], payload: Any) -> n.Expr:
 
 
 def _f_string(inputs: list[Any], payload: Any) -> n.Expr:
-    kind, body = _one_key(payload, "a string function")
-    if kind != "Strptime":
-        _refuse(f"the string function str.{kind}", alternatives="str.strptime(dtype, format)")
+    if _name(payload) != "Strptime":
+        _refuse(
+            f"the string function {_name(payload)!r}", alternatives="str.strptime(dtype, format)"
+        )
+    _, body = _one_key(payload, "a string function")
     if not isinstance(body, list) or len(body) != 2:
         _drift("str.strptime", body)
     dtype = _read_dtype_expr(body[0])
