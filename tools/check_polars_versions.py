@@ -1,21 +1,18 @@
-# ruff: noqa: S603  (runs pip and pytest with interpreters it is given or creates)
+# ruff: noqa: S603  (runs pip and pytest with this interpreter)
 """Run the Polars reader's golden tests under each tested Polars version.
 
 The reader (``opendp_lite/table/polars_reader.py``) reads the JSON Polars writes, which differs
 between versions.  Its golden tests check it against the installed Polars and against the
 JSON every tested version wrote (``tests/table/golden/``).  This tool runs them under each
-version, in a virtual environment per version, and with ``--write`` (re)writes that version's
-golden files first::
+version with ``--write`` first (re)writing that version's golden files::
 
-    python -m tools.check_polars_versions                        # 1.36.1 and 2.1.0
-    python -m tools.check_polars_versions --version 1.36.1 --write
-    python -m tools.check_polars_versions --venv 1.36.1=/work/venv136
+    python -m tools.check_polars_versions                      # 1.30.0, 1.36.1 and 2.1.0
+    python -m tools.check_polars_versions --version 1.33.0 --write
 
-A version's environment is ``--venv VERSION=PATH`` if given, else
-``~/.cache/opendp_lite/polars-VERSION`` (outside the repository),
-created on first use (``python -m venv --system-site-packages``, then ``pip install
-polars==VERSION``: the other dependencies come from the running interpreter's packages).
-Exit status 0 if every version passes.
+Each version is installed once, on its own, into ``~/.cache/opendp_lite/polars-VERSION``
+(``pip install --target``; nothing else is installed) and put first on ``PYTHONPATH`` for
+this interpreter, which supplies pytest and the other dependencies.  Exit status 0 if every
+version passes.
 """
 
 from __future__ import annotations
@@ -28,8 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path.home() / ".cache" / "opendp_lite"
-#: the oldest and newest Polars the table API is tested with
-VERSIONS = ("1.36.1", "2.1.0")
+#: the Polars versions the table API is tested with: the oldest supported, the one OpenDP
+#: 0.16 pins, and the newest
+VERSIONS = ("1.30.0", "1.36.1", "2.1.0")
 TESTS = (
     "tests/table/test_polars_reader.py",
     "tests/table/test_polars_reader_refusals.py",
@@ -38,63 +36,50 @@ TESTS = (
 )
 
 
-def _python(venv: Path) -> Path:
-    return venv / "bin" / "python"
-
-
-def _installed(python: Path) -> str | None:
-    out = subprocess.run(
-        [str(python), "-c", "import polars; print(polars.__version__)"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
-def ensure_env(version: str, venv: Path) -> Path:
-    """The interpreter of ``venv`` with ``polars==version`` (created or installed if not)."""
-    python = _python(venv)
-    if not python.exists():
+def ensure_polars(version: str, target: Path) -> Path:
+    """``target`` holding ``polars==version`` (installed there if not yet)."""
+    if not (target / f"polars-{version}.dist-info").exists():
         subprocess.run(
-            [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--upgrade",
+                "--target",
+                str(target),
+                f"polars=={version}",
+            ],
+            check=True,
         )
-    if _installed(python) != version:
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", f"polars=={version}"], check=True
-        )
-    return python
+    return target
 
 
-def run(version: str, python: Path, write: bool) -> int:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def run(version: str, target: Path, write: bool) -> int:
+    path = os.pathsep.join([str(target), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    pytest = [sys.executable, "-m", "pytest", "-q"]
     if write:
         subprocess.run(
-            [str(python), "-m", "pytest", "-q", "-k", "installed or write", *TESTS],
+            [*pytest, "-k", "installed or write", *TESTS],
             cwd=ROOT,
             env={**env, "OPENDP_LITE_WRITE_GOLDEN": "1"},
             check=True,
         )
-    print(f"--- Polars {version} ({python})", flush=True)
-    return subprocess.run(
-        [str(python), "-m", "pytest", "-q", *TESTS], cwd=ROOT, env=env, check=False
-    ).returncode
+    print(f"--- Polars {version}", flush=True)
+    return subprocess.run([*pytest, *TESTS], cwd=ROOT, env=env, check=False).returncode
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1] if __doc__ else None)
+    parser = argparse.ArgumentParser(description="Run the reader's tests per Polars version.")
     parser.add_argument("--version", action="append", help="a Polars version (repeatable)")
-    parser.add_argument(
-        "--venv", action="append", default=[], help="VERSION=PATH: an existing environment"
-    )
     parser.add_argument("--write", action="store_true", help="rewrite the golden files first")
     args = parser.parse_args(argv)
-    given = dict(item.split("=", 1) for item in args.venv)
     status = 0
     for version in args.version or VERSIONS:
-        venv = Path(given[version]) if version in given else CACHE / f"polars-{version}"
-        python = ensure_env(version, venv)
-        status |= run(version, python, args.write)
+        target = ensure_polars(version, CACHE / f"polars-{version}")
+        status |= run(version, target, args.write)
     return status
 
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _REFUSED_PLANS = {
     "PythonScan": ("a Python-defined scan", "pass an in-memory LazyFrame or DataFrame"),
     "MapFunction": (
-        "a frame function (rename, explode, unnest, with_row_index, map_batches, ...)",
+        "a frame function (rename, drop, explode, unnest, with_row_index, map_batches, ...)",
         "use select/with_columns with .alias for renaming",
     ),
     "Slice": ("head/tail/slice (row positions)", "filter rows with a predicate"),
@@ -162,7 +162,16 @@ def _join(body: Any, steps: list[PlanStep]) -> tuple[tuple[str, n.DType], ...] |
         left_on, right_on = body["left_on"], body["right_on"]
     else:
         _drift("a join", sorted(body))
-    options = _fields(body["options"], {"allow_parallel", "force_parallel", "args"}, "a join")
+    options = body["options"]
+    if isinstance(options, dict) and {"options", "rows_left", "rows_right"} <= set(options):
+        # Polars 1.30 also writes the join type's options (none for an equi-join) and row
+        # estimates (ignored)
+        if options["options"] is not None:
+            _refuse_plan("a join with type options (asof, ...)", alternatives="join on columns")
+        options = {
+            k: v for k, v in options.items() if k not in ("options", "rows_left", "rows_right")
+        }
+    options = _fields(options, {"allow_parallel", "force_parallel", "args"}, "a join")
     args = options["args"]
     known = {"how", "validation", "suffix", "slice", "nulls_equal", "coalesce", "maintain_order"}
     if not isinstance(args, dict) or set(args) not in (known, known | {"build_side"}):
@@ -251,6 +260,8 @@ def _walk(node: Any, steps: list[PlanStep]) -> tuple[tuple[str, n.DType], ...] |
         steps.append(n.FilterRows(_read(d["predicate"])))
         return schema
     if kind == "GroupBy":
+        if isinstance(body, dict) and "apply" not in body and "predicates" not in body:
+            body = {**body, "apply": None, "predicates": []}  # Polars 1.30 writes neither
         d = _fields(
             body,
             {"input", "keys", "predicates", "aggs", "maintain_order", "options", "apply"},

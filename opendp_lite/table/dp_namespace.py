@@ -201,13 +201,10 @@ def _read_marker(inputs: list[Any], read: Callable[[Any], n.Expr]) -> n.DPAgg | 
     alias = field["Alias"]
     if not (isinstance(alias, list) and builtins.len(alias) == 2 and alias[1] == MARKER_FIELD):
         return None
-    lit = alias[0]
-    try:
-        text = lit["Literal"]["Scalar"]["String"]
-        well_formed = lit == {"Literal": {"Scalar": {"String": text}}} and isinstance(text, str)
-    except (KeyError, TypeError):
-        well_formed = False
-    if not well_formed:
+    from opendp_lite.table.polars_reader import _string_literal
+
+    text = _string_literal(alias[0])
+    if text is None:
         raise _forged("the marker field is not a string literal")
     payload = _decode(text)
     kind = payload["kind"]

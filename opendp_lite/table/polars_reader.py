@@ -224,6 +224,13 @@ _REFUSED_KINDS = {
         "a multi-column selector (pl.all, pl.col(a, b), regex, dtype selection, exclude)",
         "name each column: pl.col('a'), pl.col('b')",
     ),
+    **{
+        kind: (
+            "a multi-column selector (pl.all, pl.col(a, b), regex, dtype selection, exclude)",
+            "name each column: pl.col('a'), pl.col('b')",
+        )
+        for kind in ("Columns", "DtypeColumn", "IndexColumn", "Nth", "Exclude", "Wildcard")
+    },
     "RenameAlias": ("a .name.* renaming", "use .alias(new_name)"),
     "KeepName": ("name.keep", "use .alias(new_name)"),
     "Ternary": (
@@ -264,6 +271,9 @@ def _read(node: Any) -> n.Expr:
     if node == "Len":
         return n.Len()
     if isinstance(node, str):
+        if node in _REFUSED_KINDS:
+            construct, alternative = _REFUSED_KINDS[node]
+            _refuse(construct, alternatives=alternative)
         _refuse(f"the Polars expression {node!r}")
     kind, body = _one_key(node, "an expression")
     reader = _KINDS.get(kind)
@@ -289,6 +299,8 @@ def _read_agg(body: Any) -> n.Expr:
     if kind == "NUnique":
         return n.Agg("n_unique", _read(payload))
     if kind == "Count":
+        if isinstance(payload, list) and len(payload) == 2:  # Polars 1.30
+            payload = {"input": payload[0], "include_nulls": payload[1]}
         d = _fields(payload, {"input", "include_nulls"}, "count/len")
         include_nulls = _bool(d["include_nulls"], "count/len")
         return n.Agg("len" if include_nulls else "count", _read(d["input"]))
@@ -302,7 +314,11 @@ def _f_null_count(inputs: list[Any], payload: Any) -> n.Expr:
 
 
 def _read_column(body: Any) -> n.Expr:
-    return n.Col(_str(body, "a column"))
+    name = _str(body, "a column")
+    if name == "*" or (name.startswith("^") and name.endswith("$")):
+        construct, alternative = _REFUSED_KINDS["Selector"]
+        _refuse(construct, f"Polars reads the column name {name!r} as a pattern", alternative)
+    return n.Col(name)
 
 
 def _read_alias(body: Any) -> n.Expr:
@@ -358,12 +374,24 @@ def _read_dtype(v: Any) -> n.DType:
             _drift("a Datetime type", body)
         return ("Datetime", _UNITS[body[0]], _read_zone(body[1]))
     if kind == "Categorical":
+        if isinstance(body, list) and len(body) == 2:  # Polars 1.30 (a frame's reverse map
+            # of category strings may come first: it is never read)
+            if body[1] == "Lexical":
+                _refuse(
+                    "a lexically ordered Categorical", alternatives="use pl.Categorical or pl.Enum"
+                )
+            if body[1] != "Physical":
+                _drift("a Categorical type", body)
+            return "Categorical"
         if not isinstance(body, dict) or body.get("name", "") != "":
             _drift("a Categorical type", body)
         return "Categorical"
     if kind == "Enum":
-        d = _fields(body, {"strings"}, "an Enum type")
-        categories = _read_series(d["strings"], "an Enum's categories")
+        if isinstance(body, list) and len(body) == 2 and body[1] == "Physical":  # Polars 1.30
+            strings = body[0]
+        else:
+            strings = _fields(body, {"strings"}, "an Enum type")["strings"]
+        categories = _read_series(strings, "an Enum's categories")
         if not all(isinstance(c, str) for c in categories):
             _drift("an Enum's categories", categories)
         return ("Enum", tuple(categories))
@@ -372,6 +400,13 @@ def _read_dtype(v: Any) -> n.DType:
         alternatives="use an integer, float, String, Boolean, "
         "Categorical, Enum, Date, Datetime or Time type",
     )
+
+
+#: the dict-shaped data types (a bare dtype of Polars 1.30 is told from a dtype expression
+#: by these names)
+_DTYPE_KINDS = frozenset(
+    {"Datetime", "Duration", "Categorical", "Enum", "List", "Array", "Struct", "Decimal"}
+)
 
 
 def _read_zone(v: Any) -> str | None:
@@ -385,7 +420,12 @@ def _read_zone(v: Any) -> str | None:
 
 
 def _read_dtype_expr(v: Any) -> n.DType:
-    """A dtype argument (``{"Literal": dtype}``; other forms compute the type from data)."""
+    """A dtype argument: ``{"Literal": dtype}`` (Polars >= 1.3x; other forms compute the type
+    from data), or the bare dtype (Polars 1.30)."""
+    if isinstance(v, str) or (
+        isinstance(v, dict) and len(v) == 1 and "Literal" not in v and next(iter(v)) in _DTYPE_KINDS
+    ):
+        return _read_dtype(v)
     kind, body = _one_key(v, "a data type argument")
     if kind != "Literal":
         _refuse(
@@ -421,20 +461,26 @@ def _read_ternary(body: Any) -> n.Expr:
         and pred["BinaryExpr"].get("op") == "Or"
     ):
         b = _fields(pred["BinaryExpr"], {"left", "op", "right"}, "a binary expression")
-        x = d["truthy"]
-        if b["left"] == _fn([x], {"Boolean": "IsNotNan"}) and b["right"] == _fn(
-            [x], {"Boolean": "IsNull"}
+        x = _read(d["truthy"])
+        if _read(b["left"]) == n.Unary("is_not_nan", x) and _read(b["right"]) == n.Unary(
+            "is_null", x
         ):
-            return n.FillNan(_read(x), _read(d["falsy"]))
+            return n.FillNan(x, _read(d["falsy"]))
     construct, alternative = _REFUSED_KINDS["Ternary"]
     _refuse(construct, alternatives=alternative)
 
 
-def _fn(inputs: list[Any], function: Any) -> dict[str, Any]:
-    return {"Function": {"input": inputs, "function": function}}
+_FUNCTION_OPTIONS = frozenset({"check_lengths", "flags"})
 
 
 def _read_function(body: Any) -> n.Expr:
+    if isinstance(body, dict) and "options" in body:
+        # Polars 1.30 writes each function's fixed properties too (ignored: they follow from
+        # the function, which is what is read)
+        options = body["options"]
+        if not isinstance(options, dict) or set(options) != _FUNCTION_OPTIONS:
+            _drift("a function's options", options)
+        body = {k: v for k, v in body.items() if k != "options"}
     d = _fields(body, {"input", "function"}, "a function")
     inputs = d["input"]
     if not isinstance(inputs, list) or not inputs:
@@ -595,8 +641,10 @@ def _values(node: Any, what: str) -> tuple[Any, ...]:
     lkind, lbody = _one_key(body, what)
     if lkind == "Series":
         return tuple(_read_series(lbody, what))
-    if lkind == "Scalar" and isinstance(lbody, dict) and set(lbody) == {"List"}:
-        return tuple(_read_series(lbody["List"], what))
+    if lkind == "Scalar":
+        lbody = _scalar_new_form(lbody)
+        if isinstance(lbody, dict) and set(lbody) == {"List"}:
+            return tuple(_read_series(lbody["List"], what))
     return (_read_literal(body).value,)
 
 
@@ -703,7 +751,7 @@ def _read_literal(body: Any) -> n.Lit:
             return n.Lit(_checked_str(_str(v, "a string literal")))
         _drift("a literal", value)
     if kind == "Scalar":
-        skind, v = _one_key(value, "a literal")
+        skind, v = _one_key(_scalar_new_form(value), "a literal")
         if skind == "Null":
             if v != "Null":
                 _drift("a null literal", v)
@@ -728,13 +776,19 @@ def _read_literal(body: Any) -> n.Lit:
             if not isinstance(v, list) or len(v) != 3 or v[1] not in _UNITS:
                 _drift("a datetime literal", v)
             unit, zone = _UNITS[v[1]], _read_zone(v[2])
-            if zone is not None:
-                _refuse("a time-zone-aware datetime literal", alternatives="use a naive datetime")
+            if zone not in (None, "UTC"):
+                _refuse(
+                    "a datetime literal in a time zone other than UTC",
+                    alternatives="use a naive or UTC datetime",
+                )
             ticks = _int(v[0], "a datetime")
             if unit == "ns" and ticks % 1000:
                 _refuse("a datetime literal with nanoseconds", alternatives="use microseconds")
             us = ticks * 1000 if unit == "ms" else ticks // 1000 if unit == "ns" else ticks
-            return n.Lit(_EPOCH + datetime.timedelta(microseconds=us), ("Datetime", unit, None))
+            value = _EPOCH + datetime.timedelta(microseconds=us)
+            if zone == "UTC":
+                value = value.replace(tzinfo=datetime.timezone.utc)
+            return n.Lit(value, ("Datetime", unit, zone))
         if skind in ("List", "Array"):
             _refuse("a list literal", alternatives="use a scalar literal")
         _refuse(
@@ -744,6 +798,48 @@ def _read_literal(body: Any) -> n.Lit:
     if kind == "Series":
         _refuse("a Series literal", alternatives="use a scalar literal")
     _drift("a literal", body)
+
+
+#: Polars 1.30's scalar value variants whose names differ from the dtype's
+_OLD_VALUE_NAMES = {"Bool": "Boolean", "StringOwned": "String", "DatetimeOwned": "Datetime"}
+
+
+def _scalar_new_form(value: Any) -> Any:
+    """A scalar as Polars >= 1.3x writes it (``{dtype name: value}``), from Polars 1.30's
+    ``{"dtype": dtype, "value": {variant: value}}`` (the variant must agree with the dtype)."""
+    if not (isinstance(value, dict) and set(value) == {"dtype", "value"}):
+        return value
+    dtype, inner = value["dtype"], value["value"]
+    if inner == "Null":
+        if dtype != "Null":
+            _refuse("a typed null literal", alternatives="use pl.lit(None)")
+        return {"Null": "Null"}
+    variant, v = _one_key(inner, "a literal")
+    name = _OLD_VALUE_NAMES.get(variant, variant)
+    dtype_name = dtype if isinstance(dtype, str) else _one_key(dtype, "a literal's type")[0]
+    if name != dtype_name:
+        _drift("a literal's value and type", value)
+    if name == "Datetime":
+        if not isinstance(v, list) or len(v) != 3:
+            _drift("a datetime literal", v)
+        return {"Datetime": [v[0], v[1], v[2]]}
+    return {name: v}
+
+
+def _string_literal(node: Any) -> str | None:
+    """The string of a string literal node (either Polars form), else None."""
+    if not (isinstance(node, dict) and set(node) == {"Literal"}):
+        return None
+    body = node["Literal"]
+    if not (isinstance(body, dict) and set(body) == {"Scalar"}):
+        return None
+    try:
+        value = _scalar_new_form(body["Scalar"])
+    except UnsupportedPolarsExpression:
+        return None
+    if isinstance(value, dict) and set(value) == {"String"} and isinstance(value["String"], str):
+        return str(value["String"])
+    return None
 
 
 def _checked_str(s: str) -> str:
@@ -832,7 +928,14 @@ def read_expr(e: pl.Expr) -> n.Expr:
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        text = e.meta.serialize(format="json")
+        try:
+            text = e.meta.serialize(format="json")
+        except Exception as error:  # e.g. a .name.* function Polars 1.30 cannot write
+            raise UnsupportedPolarsExpression(
+                "an expression Polars cannot write as JSON",
+                f"{type(error).__name__}: {str(error)[:120]}",
+                alternatives="rewrite it with the supported expressions",
+            ) from None
     return read_expr_json(text)
 
 

@@ -28,6 +28,7 @@ from opendp_lite.table.polars_reader import (  # noqa: E402
 
 dp_namespace.ensure_registered()
 GOLDEN = Path(__file__).parent / "golden"
+MINOR = tuple(int(p) for p in pl.__version__.split(".")[:2])
 
 SCHEMA = {"a": pl.Int64, "g": pl.String}
 READ_SCHEMA = (("a", "Int64"), ("g", "String"))
@@ -223,7 +224,7 @@ REFUSED: dict[str, tuple[Callable[[], Any], str]] = {
     "with_row_index": (lambda: _lf().with_row_index(), "frame function"),
     "map_batches": (lambda: _lf().map_batches(lambda d: d), "Python function"),
     "cache": (lambda: _lf().cache(), "cache"),
-    "drop": (lambda: _lf().drop("a"), "selector"),
+    "drop": (lambda: _lf().drop("a"), "drop" if MINOR < (1, 31) else "selector"),
     "join_before_agg": (lambda: _lf().join(_keys(), on="g", how="left"), "join other than"),
     "join_private_private": (lambda: _agg().join(_agg(), on="g", how="left"), "join other than"),
     "join_keeps_private_groups": (
