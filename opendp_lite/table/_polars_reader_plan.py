@@ -260,8 +260,9 @@ def _walk(node: Any, steps: list[PlanStep]) -> tuple[tuple[str, n.DType], ...] |
         steps.append(n.FilterRows(_read(d["predicate"])))
         return schema
     if kind == "GroupBy":
-        if isinstance(body, dict) and "apply" not in body and "predicates" not in body:
-            body = {**body, "apply": None, "predicates": []}  # Polars 1.30 writes neither
+        if isinstance(body, dict):
+            # Polars 1.30 writes neither field, 1.35 no predicates
+            body = {"apply": None, "predicates": [], **body}
         d = _fields(
             body,
             {"input", "keys", "predicates", "aggs", "maintain_order", "options", "apply"},
