@@ -114,9 +114,21 @@ def _projection_options(v: Any) -> None:
         _bool(flag, f"the select option {key}")
 
 
+def _unwrap(node: Any) -> Any:
+    """The plan inside Polars' ``IR`` wrapper (written for a frame whose schema was already
+    resolved, e.g. by ``collect_schema()``): ``{"IR": {"dsl": plan, "version": n}}``."""
+    while isinstance(node, dict) and set(node) == {"IR"}:
+        body = _fields(node["IR"], {"dsl", "version"}, "a resolved plan")
+        if not isinstance(body["version"], int) or isinstance(body["version"], bool):
+            _drift("a resolved plan's version", body["version"])
+        node = body["dsl"]
+    return node
+
+
 def _keys_frame(node: Any) -> tuple[tuple[str, n.DType, tuple[Any, ...]], ...] | None:
     """The columns of a bare in-memory frame (a public key set), or None if ``node`` is not
     one."""
+    node = _unwrap(node)
     if not (isinstance(node, dict) and set(node) == {"DataFrameScan"}):
         return None
     d = _fields(node["DataFrameScan"], {"df", "schema"}, "a frame scan")
@@ -235,7 +247,7 @@ def _join(body: Any, steps: list[PlanStep]) -> tuple[tuple[str, n.DType], ...] |
 
 def _walk(node: Any, steps: list[PlanStep]) -> tuple[tuple[str, n.DType], ...] | None:
     """The schema of the plan's private input; ``steps`` gets the steps, first to last."""
-    kind, body = _one_key(node, "a plan node")
+    kind, body = _one_key(_unwrap(node), "a plan node")
     if kind == "DataFrameScan":
         return _scan(body)
     if kind == "Scan":

@@ -911,8 +911,9 @@ def read_expr_json(text: str) -> n.Expr:
     return _read(node)
 
 
-def read_expr(e: pl.Expr) -> n.Expr:
-    """Read a Polars expression into the table API's nodes (fail closed).
+def read_expr(e: pl.Expr | str) -> n.Expr:
+    """Read a Polars expression into the table API's nodes (fail closed); a string is a
+    column name (as in Polars' methods and OpenDP's ``make_stable_expr``).
 
     >>> import polars as pl
     >>> read_expr(pl.col("age").cast(pl.Int32).clip(0, 100))
@@ -920,6 +921,8 @@ def read_expr(e: pl.Expr) -> n.Expr:
     """
     import polars as pl
 
+    if isinstance(e, str):  # a column name, as Polars' methods take it
+        return _read_column(e)
     if not isinstance(e, pl.Expr):
         raise UnsupportedPolarsExpression(
             f"a {type(e).__name__}",

@@ -157,6 +157,18 @@ def test_group_by_property_finds_the_aggregation() -> None:
     assert read_plan(_frame()).group_by is None
 
 
+def test_frames_whose_schema_was_resolved_are_read_through_the_ir_wrapper() -> None:
+    """``collect_schema()`` (which OpenDP's ``with_keys`` calls on the keys) makes Polars
+    write the frame inside an ``IR`` node."""
+    keys, frame = _keys(), _frame()
+    keys.collect_schema()
+    frame.collect_schema()
+    plan = keys.join(frame.group_by("g").agg(dp_namespace.len(signed=True)), on="g", how="left")
+    assert read_plan(plan) == PlanReading(
+        READ_SCHEMA, (GroupByAgg((g,), (LEN,)), JoinKeys(KEYS, True, "left", (g,), (g,)))
+    )
+
+
 def test_file_scan_input_stands_for_the_data(tmp_path: Path) -> None:
     path = tmp_path / "x.csv"
     path.write_text("a,g\n1,p\n")

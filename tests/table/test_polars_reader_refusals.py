@@ -230,7 +230,14 @@ def test_hand_built_marker_reads_as_the_call_it_spells() -> None:
 
 def test_not_an_expression_is_refused() -> None:
     with pytest.raises(UnsupportedPolarsExpression, match="expected a Polars expression"):
-        read_expr("a")  # type: ignore[arg-type]
+        read_expr(1)  # type: ignore[arg-type]
+
+
+def test_a_string_is_a_column_name_but_not_a_pattern() -> None:
+    assert read_expr("a") == n.Col("a")
+    for pattern in ("^a.*$", "*"):
+        with pytest.raises(UnsupportedPolarsExpression, match="as a pattern"):
+            read_expr(pattern)
 
 
 def test_tampered_series_bytes_are_refused_or_read_never_a_crash() -> None:
