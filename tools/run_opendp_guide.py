@@ -159,14 +159,14 @@ def _run_rst(text: str, name: str, opendp: bool = False) -> dict[str, Any]:
     import importlib
 
     dp = importlib.import_module("opendp.prelude" if opendp else "opendp_lite.prelude")
+    checker = _checker()()  # registers OpenDP's option names before the page is parsed
+    doctest.register_optionflag("NUMBER")  # pytest's, accepted in directives
     parser = doctest.DocTestParser()
     source = text if opendp else rewrite(text)
     test = parser.get_doctest(source, {"dp": dp, "__name__": "__main__"}, name, name, 0)
     if not test.examples:
         return {"examples": 0}
-    checker = _checker()()
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-    doctest.register_optionflag("NUMBER")  # pytest's, accepted in directives
     errors: list[str] = []
     mismatches: list[str] = []
     refused: list[str] = []
@@ -485,8 +485,10 @@ def polars_guide_report(
             for lab in ours
         ),
         "",
-        "| Page | Examples | " + " | ".join(labels) + " | First error here |",
-        "|---|---|" + "---|" * len(labels) + "---|",
+        "| Page | Examples | "
+        + " | ".join(labels)
+        + " | First error here | First error on OpenDP |",
+        "|---|---|" + "---|" * len(labels) + "---|---|",
     ]
     for page in pages:
         cells = []
@@ -499,7 +501,9 @@ def polars_guide_report(
         n = max(outcomes[lab][page].examples for lab in labels if page in outcomes[lab])
         name = page.removeprefix("docs/source/")
         first = first.replace("|", "\\|")
-        lines.append(f"| `{name}` | {n} | " + " | ".join(cells) + f" | {first} |")
+        o = theirs.get(page)
+        on_opendp = (o.errors[0] if o is not None and o.errors else "").replace("|", "\\|")
+        lines.append(f"| `{name}` | {n} | " + " | ".join(cells) + f" | {first} | {on_opendp} |")
     return "\n".join(lines) + "\n"
 
 

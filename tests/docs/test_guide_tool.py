@@ -64,3 +64,4 @@ def test_polars_guide_report_counts_pages_that_complete_on_opendp() -> None:
     assert "**0 of those 1 complete on opendp_lite with Polars 2.1.0.**" in text
     assert "**1 of those 1 complete on opendp_lite with Polars 1.36.1.**" in text
     assert "| `a.rst` | 3 | complete, outputs match | fails | complete, outputs match |" in text
+    assert "| `b.rst` | 2 | fails | — | — |  | line 1: X |" in text

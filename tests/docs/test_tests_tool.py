@@ -195,3 +195,24 @@ def test_polars_report_counts_each_environment() -> None:
     assert "| open gap | 1 | 0 |" in text
     assert "| `test/test_polars.py` | 2 | 1 | 2 |" in text
     assert "| `test/test_polars.py::test_2` | failed | passed | open gap |" in text
+
+
+def test_openDPs_import_helper_is_provided(tmp_path: Path) -> None:
+    # test files call opendp._lib.import_optional_dependency at module level: the file collects
+    src = isolate(
+        rewrite(
+            "from opendp._lib import import_optional_dependency\n"
+            "import_optional_dependency('json')\n"
+            "def test_x():\n    assert import_optional_dependency('json').dumps(1) == '1'\n"
+        )
+    )
+    path = tmp_path / "test_helper.py"
+    path.write_text(src, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert "1 passed" in proc.stdout, proc.stdout
