@@ -75,7 +75,7 @@ def test_a_missing_name_fails_only_the_tests_that_use_it(tmp_path: Path) -> None
     assert out.startswith('"""A test file."""\nfrom __future__ import annotations\n')
     compile(out, "t.py", "exec")
     (tmp_path / "test_x.py").write_text(out, encoding="utf-8")
-    proc = subprocess.run(  # noqa: S603 - runs pytest on a file this test wrote
+    proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "--tb=no"],
         cwd=tmp_path,
         capture_output=True,
