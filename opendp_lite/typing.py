@@ -476,8 +476,12 @@ def get_distance_type(value: Any) -> str:
 
 
 def _polars_kind(x: object) -> str | None:
-    """``"Series"``, ``"DataFrame"``, ``"LazyFrame"`` or ``"Expr"`` for a Polars object (the
-    table API's carriers), without importing Polars."""
-    from .table.domains import polars_kind
+    """``"Series"``, ``"DataFrame"``, ``"LazyFrame"`` or ``"Expr"`` for a Polars object of that
+    class (or a subclass), else None: the table API's carriers, named without importing Polars."""
+    for cls in type(x).__mro__:
+        if cls.__module__.split(".")[0] == "polars" and cls.__name__ in _POLARS_KINDS:
+            return cls.__name__
+    return None
 
-    return polars_kind(x)
+
+_POLARS_KINDS = ("Series", "DataFrame", "LazyFrame", "Expr")

@@ -40,6 +40,7 @@ from typing import Any, Literal
 from ..core import Domain
 from ..domains import AtomDomain, CategoricalDomain, OptionDomain, categorical_domain
 from ..errors import InvalidParameter, NotImplementedForType, NotInDomain
+from ..typing import _polars_kind
 from . import nodes as n
 
 __all__ = [
@@ -71,8 +72,6 @@ DataFrame = "DataFrame"
 LazyFrame = "LazyFrame"
 Expr = "Expr"
 
-_POLARS_KINDS = ("Series", "DataFrame", "LazyFrame", "Expr")
-
 
 def polars_kind(x: object) -> str | None:
     """``"Series"``, ``"DataFrame"``, ``"LazyFrame"`` or ``"Expr"`` for a Polars object of that
@@ -81,10 +80,7 @@ def polars_kind(x: object) -> str | None:
     >>> polars_kind([1, 2]) is None
     True
     """
-    for cls in type(x).__mro__:
-        if cls.__module__.split(".")[0] == "polars" and cls.__name__ in _POLARS_KINDS:
-            return cls.__name__
-    return None
+    return _polars_kind(x)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -642,8 +638,9 @@ def with_margin(frame_domain: LazyFrameDomain, margin: Any) -> LazyFrameDomain:
     (FrameDomain(A: i32; margins=[{col("A")}]), 1)
 
     Raises:
-        InvalidParameter: if ``frame_domain`` is not a frame domain, if the margin groups by a column the frame does not have, or the
-            frame already has a margin with the same ``by``.
+        InvalidParameter: if ``frame_domain`` is not a frame domain, if the margin groups by
+            a column the frame does not have, or the frame already has a margin with the same
+            ``by``.
     """
     if not isinstance(frame_domain, LazyFrameDomain):
         raise InvalidParameter(f"with_margin needs a lazyframe_domain, got {frame_domain!r}")

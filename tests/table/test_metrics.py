@@ -34,7 +34,7 @@ def test_distances_are_bounds_or_row_counts() -> None:
     assert metric._check_distance(3) == 3
     with pytest.raises(FailedMap):
         metric._check_distance(-1)
-    with pytest.raises(FailedMap, match="dp.polars.Bound"):
+    with pytest.raises(FailedMap, match=r"dp\.polars\.Bound"):
         metric._check_distance(["not a bound"])
     with pytest.raises(FailedMap):
         metric._check_distance([SimpleNamespace(by=[], per_group=-2, num_groups=None)])
