@@ -502,8 +502,8 @@ def polars_guide_report(
         name = page.removeprefix("docs/source/")
         first = first.replace("|", "\\|")
         o = theirs.get(page)
-        on_opendp = (o.errors[0] if o is not None and o.errors else "").replace("|", "\\|")
-        lines.append(f"| `{name}` | {n} | " + " | ".join(cells) + f" | {first} | {on_opendp} |")
+        theirs_first = (o.errors[0] if o is not None and o.errors else "").replace("|", "\\|")
+        lines.append(f"| `{name}` | {n} | " + " | ".join(cells) + f" | {first} | {theirs_first} |")
     return "\n".join(lines) + "\n"
 
 
