@@ -159,6 +159,27 @@ from .typing import (
 )
 
 # isort: split
+# -- the table API's domains and metric (OpenDP 0.16's Polars-facing constructors) --
+from .table.domains import (
+    DataFrame,
+    DatetimeDomain,
+    EnumDomain,
+    Expr,
+    LazyFrame,
+    LazyFrameDomain,
+    Series,
+    SeriesDomain,
+    WildExprDomain,
+    datetime_domain,
+    enum_domain,
+    lazyframe_domain,
+    series_domain,
+    wild_expr_domain,
+    with_margin,
+)
+from .table.metrics import FrameDistance, frame_distance
+
+# isort: split
 # -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
 from .extras import examples as examples
 from .extras import numpy as numpy
@@ -183,11 +204,16 @@ __all__ = [
     "CategoricalDomain",
     "ChangeOneDistance",
     "Context",
+    "DataFrame",
     "DataFrameDomain",
+    "DatetimeDomain",
     "DiscreteDistance",
     "Domain",
+    "EnumDomain",
+    "Expr",
     "ExtrinsicDivergence",
     "ExtrinsicDomain",
+    "FrameDistance",
     "Function",
     "HammingDistance",
     "HashMap",
@@ -196,6 +222,8 @@ __all__ = [
     "L1Distance",
     "L2Distance",
     "LInfDistance",
+    "LazyFrame",
+    "LazyFrameDomain",
     "MapDomain",
     "MaxDivergence",
     "Measure",
@@ -216,6 +244,8 @@ __all__ = [
     "Queryable",
     "RenyiDivergence",
     "RuntimeType",
+    "Series",
+    "SeriesDomain",
     "SmoothedMaxDivergence",
     "String",
     "SymmetricDistance",
@@ -227,6 +257,7 @@ __all__ = [
     "UserDomain",
     "Vec",
     "VectorDomain",
+    "WildExprDomain",
     "ZeroConcentratedDivergence",
     "__version__",
     "absolute_distance",
@@ -246,6 +277,7 @@ __all__ = [
     "categorical_domain",
     "change_one_distance",
     "dataframe_domain",
+    "datetime_domain",
     "deserialize",
     "disable_features",
     "discrete_distance",
@@ -253,10 +285,12 @@ __all__ = [
     "discrete_laplacian_scale_to_accuracy",
     "domain_of",
     "enable_features",
+    "enum_domain",
     "exponential_bounds_search",
     "f32",
     "f64",
     "fixed_smoothed_max_divergence",
+    "frame_distance",
     "gaussian_scale_to_accuracy",
     "hamming_distance",
     "i8",
@@ -271,6 +305,7 @@ __all__ = [
     "l1_distance",
     "l2_distance",
     "laplacian_scale_to_accuracy",
+    "lazyframe_domain",
     "linf_distance",
     "loss_of",
     "m",
@@ -286,6 +321,7 @@ __all__ = [
     "register_serializable",
     "renyi_divergence",
     "serialize",
+    "series_domain",
     "set_default_float_type",
     "set_default_int_type",
     "smoothed_max_divergence",
@@ -304,5 +340,7 @@ __all__ = [
     "user_domain",
     "usize",
     "vector_domain",
+    "wild_expr_domain",
+    "with_margin",
     "zero_concentrated_divergence",
 ]
