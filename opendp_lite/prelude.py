@@ -159,6 +159,12 @@ from .typing import (
 )
 
 # isort: split
+# -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
+from .table.builder import col as col
+from .table.builder import len as len  # noqa: A004 - OpenDP's dp.len()
+from .table.query import polars_namespace as polars
+
+# isort: split
 # -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
 from .extras import examples as examples
 from .extras import numpy as numpy
@@ -173,6 +179,9 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "col",
+    "len",
+    "polars",
     "GLOBAL_FEATURES",
     "AbsoluteDistance",
     "Approximate",
