@@ -574,12 +574,14 @@ def plan_query(
     aggs: tuple[n.Expr, ...],
     keys: dict[str, list[Any]] | None,
     measure: Any,
+    building: bool = False,
 ) -> TablePlan:
     """Analyse a query: descriptors through ``steps``, then the private aggregates.
 
     Raises:
         InvalidParameter: for a shape error (unknown column, wrong type, a sum without
-            max_length, private keys without δ or without a dp.len()).
+            max_length), or, unless ``building`` (``with_keys`` may still follow), private keys
+            without δ or without a dp.len().
         NotImplementedForType: for an unsupported expression.
     """
     env, filtered = walk_steps(domain.schema(), steps)
@@ -639,7 +641,7 @@ def plan_query(
     items = {it.name: it for it in builder.items}
     outs = tuple(Output(name, ex, _out_dtype(ex, items)) for name, ex in outputs)
     thr_item = None
-    if mode == "private":
+    if mode == "private" and not building:  # (with_keys may still follow the agg)
         if not (isinstance(measure, Approximate)):
             raise _refuse(
                 "grouping by private keys releases the keys with a noisy threshold, which "

@@ -134,16 +134,18 @@ class LazyFrameQuery:
         if s.aggs is None:
             an.walk_steps(self._domain.schema(), s.steps)
         else:
-            self._plan()
+            self._plan(building=True)
 
-    def _plan(self) -> an.TablePlan:
+    def _plan(self, building: bool = False) -> an.TablePlan:
         s = self._state
         if s.aggs is None:
             raise InvalidParameter(
                 "the query has no private aggregate yet. Fix: end it with .select(dp.len(), "
                 "...) or .group_by(...).agg(...)"
             )
-        return an.plan_query(self._domain, s.steps, s.by, s.aggs, s.keys, self._measure)
+        return an.plan_query(
+            self._domain, s.steps, s.by, s.aggs, s.keys, self._measure, building
+        )
 
     def _open(self, what: str) -> None:
         if self._state.aggs is not None:
