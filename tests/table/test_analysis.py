@@ -1,0 +1,85 @@
+"""The analysis: descriptors through the steps, items and their maps from the constructors."""
+
+from __future__ import annotations
+
+import pytest
+
+import opendp_lite.prelude as dp
+from opendp_lite.errors import InvalidParameter, NotImplementedForType
+from opendp_lite.measures import max_divergence, zero_concentrated_divergence
+from opendp_lite.table import analysis as an
+from opendp_lite.table import nodes as n
+
+SCHEMA = {"g": "String", "x": "Float64", "i": "Int64"}
+
+
+def test_redefinition_keeps_only_what_the_new_expression_establishes() -> None:
+    steps = (
+        n.WithColumns((n.Clip(n.Col("i"), 0, 5),)),
+        n.WithColumns((n.Binary("*", n.Col("i"), n.Lit(100)),)),
+    )
+    env, _ = an.walk_steps(SCHEMA, steps[:1])
+    assert env["i"].bounds == (0, 5) and env["i"].origin is None
+    env, _ = an.walk_steps(SCHEMA, steps)
+    assert env["i"].bounds is None  # the old clip does not survive the redefinition
+    env, _ = an.walk_steps(SCHEMA, (n.WithColumns((n.Cast(n.Clip(n.Col("i"), 0, 5), "Int8"),)),))
+    assert env["i"].bounds is None and env["i"].dtype == "Int8"
+
+
+def test_passthrough_keeps_origin_alias_does_not() -> None:
+    env, _ = an.walk_steps(SCHEMA, (n.Select((n.Col("g"), n.Alias(n.Col("g"), "h"))),))
+    assert env["g"].origin == "g" and env["h"].origin is None
+    assert set(env) == {"g", "h"}
+
+
+def test_margin_on_a_redefined_column_is_not_used() -> None:
+    margin = dp.polars.Margin(by=["g"], invariant="keys", max_length=10)
+    domain = an.TableDomain(tuple(SCHEMA.items()), (margin,))
+    agg = (n.DPAgg("sum", n.Col("i"), bounds=(0, 5)),)
+    tp = an.plan_query(domain, (), (n.Col("g"),), agg, None, max_divergence())
+    assert tp.keys == "invariant" and tp.items[0].max_length == 10
+    redefine = (n.WithColumns((n.Alias(n.Col("i"), "g"),)),)
+    with pytest.raises(InvalidParameter, match="max_length"):
+        an.plan_query(domain, redefine, (n.Col("g"),), agg, None, max_divergence(), True)
+
+
+def test_items_maps_are_the_constructors_maps() -> None:
+    """A count's map is make_grouped_count >> make_laplace's; a float sum's is
+    make_grouped_sum's (with max_length as its size limit) >> make_laplace's."""
+    part = dp.t.make_partition_by(dp.dataframe_domain(), dp.symmetric_distance(), "k", keys=[0])
+    count = an.Item("#0", "len", "Frame Length", n.Length(), "count")
+    m = an.item_measurement(count, max_divergence(), 3.0)
+    t = part >> dp.t.then_grouped_count()
+    assert m.map(2) == (t >> dp.m.then_laplace(3.0)).map(2) >= 2 / 3.0
+    fsum = an.Item(
+        "#1", "x", "Sum", n.GridSum(n.Col("x"), 0.0, 4.0, 44), "fsum",
+        bounds=(0.0, 4.0), max_length=100,
+    )
+    t2 = part >> dp.t.then_grouped_sum("k", (0.0, 4.0), size_limit=100)
+    assert an.item_measurement(fsum, max_divergence(), 2.0).map(1) == (
+        t2 >> dp.m.then_laplace(2.0)
+    ).map(1)
+    g = an.item_measurement(count, zero_concentrated_divergence(), 2.0)
+    assert g.map(1) == (
+        part >> dp.t.then_grouped_count(norm=2) >> dp.m.then_gaussian(2.0)
+    ).map(1)
+
+
+def test_composition_adds_the_items() -> None:
+    domain = an.TableDomain(tuple(SCHEMA.items()), (dp.polars.Margin(max_length=50),))
+    aggs = (n.DPAgg("len", n.Len(), signed=True), n.DPAgg("sum", n.Col("i"), bounds=(-2, 3)))
+    tp = an.plan_query(domain, (), None, aggs, None, max_divergence())
+    scales = {"#0": 1.0, "#1": 3.0}
+    m, thr = an.composed(tp, max_divergence(), scales, None)
+    assert thr is None
+    assert m.map(1) == pytest.approx(1 / 1.0 + 3 / 3.0)
+
+
+def test_stable_expressions_refuse_aggregates_and_wrong_types() -> None:
+    env = {"s": an.ColInfo("String")}
+    with pytest.raises(NotImplementedForType, match="private aggregate"):
+        an.infer(n.DPAgg("len", n.Len()), env)
+    with pytest.raises(InvalidParameter, match="numeric"):
+        an.infer(n.Binary("+", n.Col("s"), n.Lit(1)), env)
+    with pytest.raises(NotImplementedForType, match="length"):
+        an.walk_steps({"s": "String"}, (n.WithColumns((n.Unary("drop_nulls", n.Col("s")),)),))
