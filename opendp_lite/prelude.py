@@ -161,7 +161,7 @@ from .typing import (
 # isort: split
 # -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
 from .table.builder import col as col
-from .table.builder import len as len  # noqa: A004 - OpenDP's dp.len()
+from .table.builder import len as len
 from .table.query import polars_namespace as polars
 
 # isort: split
@@ -179,9 +179,6 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "col",
-    "len",
-    "polars",
     "GLOBAL_FEATURES",
     "AbsoluteDistance",
     "Approximate",
@@ -254,6 +251,7 @@ __all__ = [
     "c",
     "categorical_domain",
     "change_one_distance",
+    "col",
     "dataframe_domain",
     "deserialize",
     "disable_features",
@@ -280,6 +278,7 @@ __all__ = [
     "l1_distance",
     "l2_distance",
     "laplacian_scale_to_accuracy",
+    "len",
     "linf_distance",
     "loss_of",
     "m",
@@ -291,6 +290,7 @@ __all__ = [
     "new_queryable",
     "option_domain",
     "partition_distance",
+    "polars",
     "register",
     "register_serializable",
     "renyi_divergence",

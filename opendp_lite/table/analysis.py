@@ -218,8 +218,12 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
             return ColInfo(a.dtype, a.nullable, False, a.bounds)
         if e.op == "to_physical":
             bt = base(a.dtype)
-            dt = "UInt32" if bt in ("Categorical", "Enum") else "Int32" if bt == "Date" else (
-                "Int64" if bt in _TEMPORAL else a.dtype
+            dt = (
+                "UInt32"
+                if bt in ("Categorical", "Enum")
+                else "Int32"
+                if bt == "Date"
+                else ("Int64" if bt in _TEMPORAL else a.dtype)
             )
             return ColInfo(dt, a.nullable, a.nan)
         raise NotImplementedForType(f"unsupported operation {e.op!r}")
@@ -309,9 +313,7 @@ def walk_steps(
         NotImplementedForType: for a private aggregate or a length-changing expression in a
             row-by-row step.
     """
-    env = {
-        k: ColInfo(v, nullable=True, nan=base(v) in FLOATS, origin=k) for k, v in schema.items()
-    }
+    env = {k: ColInfo(v, nullable=True, nan=base(v) in FLOATS, origin=k) for k, v in schema.items()}
     filtered = False
     for step in steps:
         if isinstance(step, n.FilterRows):
@@ -425,34 +427,51 @@ class _Builder:
                 self._row_expr(inner)
             label = "Frame Length" if isinstance(inner, n.Len) else "Length"
             exact: n.ExactAgg = (
-                n.Length() if isinstance(inner, n.Len) or not _changes_length(inner)
+                n.Length()
+                if isinstance(inner, n.Len) or not _changes_length(inner)
                 else n.CountValid(inner)
             )
             if not isinstance(exact, n.Length):
                 label = "Length"
             return self.new(
-                column=column, aggregate=label, exact=exact, family="count", scale=a.scale,
-                mechanism=mech, signed=signed or a.kind == "noise",
+                column=column,
+                aggregate=label,
+                exact=exact,
+                family="count",
+                scale=a.scale,
+                mechanism=mech,
+                signed=signed or a.kind == "noise",
             )
         if a.kind in ("count", "null_count", "n_unique"):
             self._row_expr(a.expr)
-            ex: n.ExactAgg = {
-                "count": n.CountValid,
-                "null_count": n.NullCount,
-                "n_unique": n.NUnique,
-            }[a.kind](a.expr)
+            ex: n.ExactAgg = (
+                n.CountValid(a.expr)
+                if a.kind == "count"
+                else n.NullCount(a.expr)
+                if a.kind == "null_count"
+                else n.NUnique(a.expr)
+            )
             return self.new(
-                column=column, aggregate=_LABEL[a.kind], exact=ex, family="count",
-                scale=a.scale, mechanism=mech, signed=signed,
+                column=column,
+                aggregate=_LABEL[a.kind],
+                exact=ex,
+                family="count",
+                scale=a.scale,
+                mechanism=mech,
+                signed=signed,
             )
         if a.kind in ("sum", "mean"):
             s = self._sum(a, column)
             if a.kind == "sum":
                 return s
             length = self.new(
-                column=column, aggregate="Length", exact=n.Length() if not _changes_length(
-                    a.expr) else n.CountValid(a.expr),
-                family="count", scale=a.scale, mechanism=mech, signed=True,
+                column=column,
+                aggregate="Length",
+                exact=n.Length() if not _changes_length(a.expr) else n.CountValid(a.expr),
+                family="count",
+                scale=a.scale,
+                mechanism=mech,
+                signed=True,
             )
             return n.Binary("/", n.Cast(s, "Float64"), n.Cast(length, "Float64"))
         # quantile / median
@@ -465,8 +484,13 @@ class _Builder:
         if alpha is None or not 0 <= alpha <= 1:
             raise _refuse(f"alpha must be in [0, 1], got {alpha!r}")
         return self.new(
-            column=column, aggregate=f"{alpha}-Quantile", exact=n.QuantileCounts(a.expr, cands),
-            family="quantile", scale=a.scale, candidates=cands, alpha=float(alpha),
+            column=column,
+            aggregate=f"{alpha}-Quantile",
+            exact=n.QuantileCounts(a.expr, cands),
+            family="quantile",
+            scale=a.scale,
+            candidates=cands,
+            alpha=float(alpha),
             float_out=any(isinstance(c, float) for c in cands),
         )
 
@@ -510,8 +534,14 @@ class _Builder:
             family = "isum"
             bounds = (int(lo), int(hi))
         return self.new(
-            column=column, aggregate="Sum", exact=exact, family=family, scale=a.scale,
-            mechanism=a.mechanism, bounds=bounds, max_length=self.max_length,
+            column=column,
+            aggregate="Sum",
+            exact=exact,
+            family=family,
+            scale=a.scale,
+            mechanism=a.mechanism,
+            bounds=bounds,
+            max_length=self.max_length,
             float_out=is_float,
         )
 
@@ -525,7 +555,7 @@ def _rebuild(e: n.Expr, kids: list[n.Expr]) -> n.Expr:
         return replace(e, expr=kids[0], predicate=kids[1])
     if isinstance(e, n.Replace):
         return replace(e, expr=kids[0], default=kids[1] if len(kids) > 1 else None)
-    return replace(e, expr=kids[0])  # type: ignore[type-var]
+    return replace(e, expr=kids[0])  # type: ignore[arg-type]
 
 
 def _out_dtype(e: n.Expr, items: dict[str, Item]) -> n.DType:
@@ -630,9 +660,7 @@ def plan_query(
         if isinstance(e, n.DPAgg) and isinstance(e.expr, n.Len):
             name = "len"
         if name in seen:
-            raise _refuse(
-                f"the output column {name!r} is given twice; name each with .alias(...)"
-            )
+            raise _refuse(f"the output column {name!r} is given twice; name each with .alias(...)")
         seen.add(name)
         lowered = builder.lower(e, name)
         outputs.append((name, lowered))
@@ -665,8 +693,9 @@ def plan_query(
         by=None if by is None else tuple(by),
         keys=keys,
     )
-    return TablePlan(plan, tuple(builder.items), outs, by_names, by_dtypes, mode, key_pass,
-                     thr_item)
+    return TablePlan(
+        plan, tuple(builder.items), outs, by_names, by_dtypes, mode, key_pass, thr_item
+    )
 
 
 # -- the measurements of the items (their maps: proven constructors only) ------------------------
@@ -750,8 +779,10 @@ def _inner(item: Item, mech: str, scale: float) -> Any:
         noise = make_laplace if mech == "laplace" else make_gaussian
         return t >> noise(t.output_domain, t.output_metric, scale)
     assert item.candidates is not None and item.alpha is not None  # noqa: S101
-    t = make_select_column(_COL, TOA="f64") >> then_drop_null() >> then_quantile_score_candidates(
-        [float(c) for c in item.candidates], item.alpha
+    t = (
+        make_select_column(_COL, TOA="f64")
+        >> then_drop_null()
+        >> then_quantile_score_candidates([float(c) for c in item.candidates], item.alpha)
     )
     sel = quantile_selector(item, mech, scale, len(item.candidates))
     return t >> sel
@@ -773,8 +804,10 @@ def sensitivity(item: Item, d_in: Any, mech: str = "laplace") -> Any:
         s = make_select_column(_COL, TOA="i64") >> then_clamp(item.bounds) >> then_sum()
         return s.map(d_in)
     assert item.candidates is not None and item.alpha is not None  # noqa: S101
-    q = make_select_column(_COL, TOA="f64") >> then_drop_null() >> then_quantile_score_candidates(
-        [float(c) for c in item.candidates], item.alpha
+    q = (
+        make_select_column(_COL, TOA="f64")
+        >> then_drop_null()
+        >> then_quantile_score_candidates([float(c) for c in item.candidates], item.alpha)
     )
     return q.map(d_in)
 
@@ -791,7 +824,8 @@ def item_measurement(item: Item, measure: Any, scale: float) -> Measurement[Any,
     else:
         part = _part()
         m = part >> make_grouped(part.output_domain, part.output_metric, _inner(item, mech, scale))
-    return _to_measure(m, measure)
+    out: Measurement[Any, Any, Any, Any] = _to_measure(m, measure)
+    return out
 
 
 def threshold_measurement(
@@ -848,9 +882,7 @@ def _to_measure(m: Any, measure: Any) -> Any:
     raise NotImplementedForType(f"cannot state a {frm!r} release in {measure!r}")
 
 
-def scales_of(
-    tp: TablePlan, measure: Any, d_in: Any, global_scale: float
-) -> dict[str, float]:
+def scales_of(tp: TablePlan, measure: Any, d_in: Any, global_scale: float) -> dict[str, float]:
     """Each item's noise scale: its own ``scale=`` if given, else ``global_scale`` times its
     sensitivity at ``d_in`` (as OpenDP's global scale)."""
     out = {}

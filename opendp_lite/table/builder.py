@@ -4,12 +4,12 @@ For code that should not depend on Polars at all: the same queries as with ``pl.
 same nodes, the same analysis.
 
 >>> e = (col("age").clip(0, 100) + 1).alias("a1")
->>> e.node
-Alias(expr=Binary(op='+', left=Clip(expr=Col(name='age'), lower=0, upper=100), right=Lit(value=1, dtype=None)), name='a1')
->>> col("x").dp.sum((0, 10)).node
-DPAgg(kind='sum', expr=Col(name='x'), bounds=(0, 10), candidates=None, alpha=None, scale=None, signed=None, mechanism=None, threshold=None)
->>> len(signed=True).node
-DPAgg(kind='len', expr=Len(), bounds=None, candidates=None, alpha=None, scale=None, signed=True, mechanism=None, threshold=None)
+>>> e.node == n.Alias(n.Binary("+", n.Clip(n.Col("age"), 0, 100), n.Lit(1)), "a1")
+True
+>>> col("x").dp.sum((0, 10)).node == n.DPAgg("sum", n.Col("x"), bounds=(0, 10))
+True
+>>> len(signed=True).node == n.DPAgg("len", n.Len(), signed=True)
+True
 """
 
 from __future__ import annotations
@@ -282,7 +282,9 @@ def _mapping(old: Any, new: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     olds = tuple(old) if isinstance(old, list | tuple) else (old,)
     news = tuple(new) if isinstance(new, list | tuple) else (new,) * builtins.len(olds)
     if builtins.len(olds) != builtins.len(news):
-        raise InvalidParameter(f"replace: {builtins.len(olds)} old values, {builtins.len(news)} new")
+        raise InvalidParameter(
+            f"replace: {builtins.len(olds)} old values, {builtins.len(news)} new"
+        )
     return olds, news
 
 
@@ -379,17 +381,13 @@ class DPNamespace:
         self, alpha: float, candidates: Sequence[Any], scale: float | None = None
     ) -> DPExpr:
         """The ``alpha``-quantile among ``candidates`` (exponential mechanism)."""
-        return self._agg(
-            "quantile", alpha=float(alpha), candidates=tuple(candidates), scale=scale
-        )
+        return self._agg("quantile", alpha=float(alpha), candidates=tuple(candidates), scale=scale)
 
     def median(self, candidates: Sequence[Any], scale: float | None = None) -> DPExpr:
         """The median among ``candidates``."""
         return self._agg("median", alpha=0.5, candidates=tuple(candidates), scale=scale)
 
-    def noise(
-        self, scale: float | None = None, distribution: str | None = None
-    ) -> DPExpr:
+    def noise(self, scale: float | None = None, distribution: str | None = None) -> DPExpr:
         """Noise on an aggregate: Laplace under pure DP, Gaussian under zCDP (or as given)."""
         mech: Any = None if distribution is None else str(distribution).lower()
         if mech not in (None, "laplace", "gaussian"):
@@ -423,6 +421,6 @@ def lit(value: Any, dtype: Any = None) -> DPExpr:
     return DPExpr(n.Lit(value, None if dtype is None else _dtype(dtype)))
 
 
-def len(scale: float | None = None, signed: bool | None = None) -> DPExpr:  # noqa: A001
+def len(scale: float | None = None, signed: bool | None = None) -> DPExpr:
     """The private number of rows (``dp.len()``): a count of rows with noise."""
     return DPExpr(n.DPAgg("len", n.Len(), scale=scale, signed=_signed(signed)))

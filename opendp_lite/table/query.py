@@ -122,7 +122,11 @@ class LazyFrameQuery:
 
     def _with(self, **kw: Any) -> LazyFrameQuery:
         new = LazyFrameQuery(
-            self._context, self._domain, self._measure, self._d_in, self._d_out,
+            self._context,
+            self._domain,
+            self._measure,
+            self._d_in,
+            self._d_out,
             replace(self._state, **kw),
         )
         new._check()
@@ -143,9 +147,7 @@ class LazyFrameQuery:
                 "the query has no private aggregate yet. Fix: end it with .select(dp.len(), "
                 "...) or .group_by(...).agg(...)"
             )
-        return an.plan_query(
-            self._domain, s.steps, s.by, s.aggs, s.keys, self._measure, building
-        )
+        return an.plan_query(self._domain, s.steps, s.by, s.aggs, s.keys, self._measure, building)
 
     def _open(self, what: str) -> None:
         if self._state.aggs is not None:
@@ -244,7 +246,9 @@ class LazyFrameQuery:
         cols += [m for m in more]
         names = tuple(c if isinstance(c, str) else n.output_name(to_node(c)) for c in cols)
         desc = (
-            tuple(descending) if isinstance(descending, list | tuple) else (bool(descending),) * len(names)
+            tuple(descending)
+            if isinstance(descending, list | tuple)
+            else (bool(descending),) * len(names)
         )
         return self._with(sort=(names, desc))
 
@@ -372,7 +376,12 @@ class LazyFrameQuery:
         import polars as pl
 
         tp, scales, threshold = self._params()
-        rows: dict[str, list[Any]] = {"column": [], "aggregate": [], "distribution": [], "scale": []}
+        rows: dict[str, list[Any]] = {
+            "column": [],
+            "aggregate": [],
+            "distribution": [],
+            "scale": [],
+        }
         acc: list[Any] = []
         thr: list[Any] = []
         for it in tp.items:
@@ -390,7 +399,9 @@ class LazyFrameQuery:
                 acc.append(_accuracy(it, mech, float(scale), alpha))
             thr.append(threshold if it.name == tp.threshold_item else None)
         schema: dict[str, Any] = {
-            "column": pl.String, "aggregate": pl.String, "distribution": pl.String,
+            "column": pl.String,
+            "aggregate": pl.String,
+            "distribution": pl.String,
             "scale": pl.Float64,
         }
         data: dict[str, list[Any]] = dict(rows)
@@ -411,9 +422,17 @@ def _accuracy(item: an.Item, mech: str, scale: float, alpha: float) -> float | N
     if scale == 0:
         return 0.0
     if mech == "laplace":
-        f = acc.discrete_laplacian_scale_to_accuracy if item.integer else acc.laplacian_scale_to_accuracy
+        f = (
+            acc.discrete_laplacian_scale_to_accuracy
+            if item.integer
+            else acc.laplacian_scale_to_accuracy
+        )
     else:
-        f = acc.discrete_gaussian_scale_to_accuracy if item.integer else acc.gaussian_scale_to_accuracy
+        f = (
+            acc.discrete_gaussian_scale_to_accuracy
+            if item.integer
+            else acc.gaussian_scale_to_accuracy
+        )
     return float(f(scale, alpha))
 
 
@@ -452,9 +471,7 @@ def _key_columns(keys: Any) -> dict[str, list[Any]]:
     )
 
 
-def _run(
-    tp: an.TablePlan, measure: Any, scales: dict[str, float], thr: Any, data: Any
-) -> Any:
+def _run(tp: an.TablePlan, measure: Any, scales: dict[str, float], thr: Any, data: Any) -> Any:
     """Run the plan on ``data``'s engine, add the noise, assemble the release."""
     import polars as pl
 
@@ -489,7 +506,9 @@ def _run(
             sel = an.quantile_selector(it, mech, scales[it.name], len(it.candidates))
             out = []
             for lt, gt in values:
-                scores = np.abs((den - num) * np.asarray(lt, dtype=object) - num * np.asarray(gt, dtype=object))
+                scores = np.abs(
+                    (den - num) * np.asarray(lt, dtype=object) - num * np.asarray(gt, dtype=object)
+                )
                 idx = sel(np.asarray(scores.tolist(), dtype=np.uint64))
                 out.append(it.candidates[int(idx)])
             cols[it.name] = out
@@ -518,17 +537,15 @@ def _run(
         elif it.family == "fsum":
             series.append(pl.Series(it.name, np.asarray(v, dtype=np.float64), dtype=pl.Float64))
         else:
-            dt = pl.Float64 if it.float_out else pl.Int64
-            series.append(pl.Series(it.name, list(v), dtype=dt, strict=False))
+            qdt = pl.Float64 if it.float_out else pl.Int64
+            series.append(pl.Series(it.name, list(v), dtype=qdt, strict=False))
     frame = pl.DataFrame(series) if series else pl.DataFrame()
     if not series:
         frame = pl.DataFrame({"#": [0] * len(keep)})
     exprs = [pl.col(b) for b in tp.by_names]
-    for out in tp.outputs:
-        e = compile_expr(out.expr).alias(out.name)
-        exprs.append(e)
-    released = frame.select(exprs)
-    return released
+    for output in tp.outputs:
+        exprs.append(compile_expr(output.expr).alias(output.name))
+    return frame.select(exprs)
 
 
 def context_domain(data: Any, margins: Any) -> an.TableDomain | None:
@@ -542,7 +559,9 @@ def context_domain(data: Any, margins: Any) -> an.TableDomain | None:
     from .margins import check_margins
 
     engine = of_table(data)
-    lazy = type(data).__module__.partition(".")[0] == "polars" and type(data).__name__ == "LazyFrame"
+    lazy = (
+        type(data).__module__.partition(".")[0] == "polars" and type(data).__name__ == "LazyFrame"
+    )
     if engine is None or not (lazy or margins):
         return None
     schema = engine.schema(data)

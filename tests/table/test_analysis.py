@@ -52,17 +52,20 @@ def test_items_maps_are_the_constructors_maps() -> None:
     t = part >> dp.t.then_grouped_count()
     assert m.map(2) == (t >> dp.m.then_laplace(3.0)).map(2) >= 2 / 3.0
     fsum = an.Item(
-        "#1", "x", "Sum", n.GridSum(n.Col("x"), 0.0, 4.0, 44), "fsum",
-        bounds=(0.0, 4.0), max_length=100,
+        "#1",
+        "x",
+        "Sum",
+        n.GridSum(n.Col("x"), 0.0, 4.0, 44),
+        "fsum",
+        bounds=(0.0, 4.0),
+        max_length=100,
     )
     t2 = part >> dp.t.then_grouped_sum("k", (0.0, 4.0), size_limit=100)
     assert an.item_measurement(fsum, max_divergence(), 2.0).map(1) == (
         t2 >> dp.m.then_laplace(2.0)
     ).map(1)
     g = an.item_measurement(count, zero_concentrated_divergence(), 2.0)
-    assert g.map(1) == (
-        part >> dp.t.then_grouped_count(norm=2) >> dp.m.then_gaussian(2.0)
-    ).map(1)
+    assert g.map(1) == (part >> dp.t.then_grouped_count(norm=2) >> dp.m.then_gaussian(2.0)).map(1)
 
 
 def test_composition_adds_the_items() -> None:

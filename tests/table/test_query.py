@@ -100,7 +100,7 @@ def test_private_keys_need_delta_and_a_len() -> None:
     with pytest.raises(InvalidParameter, match="delta"):
         q.agg(dp.len(signed=True)).summarize()  # (with_keys could still follow the agg)
     c = context([dp.polars.Margin(by=["g"], max_length=9)], epsilon=1.0, delta=1e-7)
-    with pytest.raises(InvalidParameter, match="dp.len"):
+    with pytest.raises(InvalidParameter, match=r"dp\.len"):
         c.query().group_by("g").agg(dp.col("i").dp.sum((0, 5))).release()
 
 
@@ -115,10 +115,14 @@ def test_with_keys_releases_exactly_the_given_keys() -> None:
 
 def test_several_aggregates_share_one_key_release() -> None:
     c = context([dp.polars.Margin(by=["g"], max_length=1000)], epsilon=1.0, delta=1e-7)
-    q = c.query().group_by("g").agg(
-        dp.len(signed=True),
-        dp.col("i").dp.sum((0, 5)),
-        dp.col("x").fill_null(0.0).dp.sum((0.0, 5.0)),
+    q = (
+        c.query()
+        .group_by("g")
+        .agg(
+            dp.len(signed=True),
+            dp.col("i").dp.sum((0, 5)),
+            dp.col("x").fill_null(0.0).dp.sum((0.0, 5.0)),
+        )
     )
     s = q.summarize()
     assert s["threshold"].null_count() == 2  # one threshold, on the len
@@ -137,13 +141,7 @@ def test_budget_is_charged_and_enforced() -> None:
 
 def test_filter_keeps_invariant_keys_of_the_input() -> None:
     """After a filter, invariant keys are the input's: an emptied group is still released."""
-    q = (
-        context([KEYS])
-        .query()
-        .filter(dp.col("g") != "c")
-        .group_by("g")
-        .agg(dp.len(signed=True))
-    )
+    q = context([KEYS]).query().filter(dp.col("g") != "c").group_by("g").agg(dp.len(signed=True))
     assert q.release().collect()["g"].to_list() == ["a", "b", "c"]
 
 
@@ -179,7 +177,7 @@ def test_shape_is_checked_when_the_query_is_built() -> None:
 
 def test_unsupported_methods_are_refused_by_name() -> None:
     q = context().query()
-    with pytest.raises(NotImplementedForType, match="head is not supported.*select"):
+    with pytest.raises(NotImplementedForType, match=r"head is not supported.*select"):
         q.head(3)
     with pytest.raises(NotImplementedForType, match="issue 25"):
         q.truncate_per_group(1)

@@ -32,7 +32,11 @@ def test_groups_in_shared_order_and_public_keys() -> None:
     lf = pl.LazyFrame({"g": [3, 1, 3, 2], "x": [1, None, 2, 3]})
     plan = n.FramePlan(
         (n.FilterRows(n.Binary(">", n.Col("g"), n.Lit(1))),),
-        (("n", n.Length()), ("c", n.CountValid(n.Col("x"))), ("q", n.QuantileCounts(n.Col("x"), (2,)))),
+        (
+            ("n", n.Length()),
+            ("c", n.CountValid(n.Col("x"))),
+            ("q", n.QuantileCounts(n.Col("x"), (2,))),
+        ),
         by=(n.Col("g"),),
     )
     r = ENGINE.run(lf, plan)
@@ -45,7 +49,9 @@ def test_groups_in_shared_order_and_public_keys() -> None:
 
 def test_polars_errors_are_withheld() -> None:
     lf = pl.LazyFrame({"s": ["secret-value"]})
-    plan = n.FramePlan((n.WithColumns((n.Binary("+", n.Col("s"), n.Col("nope")),)),), (("n", n.Length()),))
+    plan = n.FramePlan(
+        (n.WithColumns((n.Binary("+", n.Col("s"), n.Col("nope")),)),), (("n", n.Length()),)
+    )
     with pytest.raises(FailedFunction) as e:
         ENGINE.run(lf, plan)
     assert "secret" not in str(e.value) and e.value.__cause__ is None
