@@ -63,11 +63,17 @@ from . import nodes as n
 from .builder import to_node
 from .once_frame import OnceFrame
 
-__all__ = ["LazyFrameQuery", "LazyGroupBy"]
+__all__ = ["LazyFrameQuery", "LazyGroupBy", "UnsupportedMethod"]
+
+
+class UnsupportedMethod(NotImplementedForType, ValueError):
+    """A method the private table query does not have (never passed on to Polars); also a
+    ``ValueError``, which is what OpenDP raises for ``collect()`` before a release."""
+
 
 _SUPPORTED = (
-    "select, with_columns, filter, group_by(...).agg, with_keys, sort, join (key set), "
-    "release, resolve, summarize"
+    "select, with_columns, filter, group_by(...).agg, with_keys, sort (before the "
+    "aggregation), join (key set), collect_schema, release, resolve, summarize"
 )
 _HUGE_THRESHOLD = 2**32 - 1
 
@@ -92,7 +98,6 @@ class _State:
     by: tuple[n.Expr, ...] | None = None
     aggs: tuple[n.Expr, ...] | None = None
     keys: dict[str, list[Any]] | None = None
-    sort: tuple[tuple[str, ...], tuple[bool, ...]] | None = None
 
 
 class LazyFrameQuery:
@@ -231,26 +236,31 @@ class LazyFrameQuery:
             "(after group_by(...).agg(...): .join(keys, on=..., how='right'), i.e. with_keys)"
         )
 
-    def sort(self, by: Any, *more: Any, descending: Any = False, **kwargs: Any) -> LazyFrameQuery:
-        """Sort: before the aggregation it cannot change a release (the aggregates are
-        order-free) and is dropped; after it, it sorts the released rows (post-processing).
+    def sort(self, *by: Any, **kwargs: Any) -> LazyFrameQuery:
+        """Sort the rows: before the aggregation it cannot change a release (the aggregates
+        are order-free), so it is accepted and dropped.
 
         Raises:
-            NotImplementedForType: for sort options other than ``descending``.
+            UnsupportedMethod: after the aggregation (as OpenDP: sort the collected release).
         """
-        if kwargs:
-            raise NotImplementedForType(f"sort: only by and descending are supported, got {kwargs}")
-        if self._state.aggs is None:
-            return self
-        cols = [by] if isinstance(by, str) else list(by)
-        cols += [m for m in more]
-        names = tuple(c if isinstance(c, str) else n.output_name(to_node(c)) for c in cols)
-        desc = (
-            tuple(descending)
-            if isinstance(descending, list | tuple)
-            else (bool(descending),) * len(names)
-        )
-        return self._with(sort=(names, desc))
+        if self._state.aggs is not None:
+            raise UnsupportedMethod(
+                "Found sort in query plan. A release's rows are sorted after it is collected: "
+                ".release().collect().sort(...)"
+            )
+        return self
+
+    def collect_schema(self) -> Any:
+        """The columns and dtypes of the query's frame (before any aggregation), from the
+        declared schema: no data is read."""
+        import polars as pl
+
+        from ..backends.tables.polars import polars_dtype
+
+        if self._state.aggs is not None:
+            raise UnsupportedMethod("collect_schema: the release's schema is known once collected")
+        env, _ = an.walk_steps(self._domain.schema(), self._state.steps)
+        return pl.Schema({k: polars_dtype(v.dtype) for k, v in env.items()})
 
     def truncate_per_group(self, *args: Any, **kwargs: Any) -> LazyFrameQuery:
         raise NotImplementedForType(
@@ -267,7 +277,7 @@ class LazyFrameQuery:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        raise NotImplementedForType(
+        raise UnsupportedMethod(
             f"{name} is not supported on a private table query (it is never passed on to "
             f"Polars); supported: {_SUPPORTED}"
         )
@@ -337,13 +347,9 @@ class LazyFrameQuery:
         tp, scales, threshold = self._params()
         m, thr = an.composed(tp, self._measure, scales, threshold)
         measure = self._measure
-        order = self._state.sort
 
         def function(data: Any) -> Any:
-            frame = _run(tp, measure, scales, thr, data)
-            if order is not None:  # post-processing of the release
-                frame = frame.sort(list(order[0]), descending=list(order[1]))
-            return frame
+            return _run(tp, measure, scales, thr, data)
 
         return Measurement(self._domain, symmetric_distance(), measure, function, m.map)
 

@@ -187,6 +187,17 @@ def test_unsupported_methods_are_refused_by_name() -> None:
         q.join(LF, on="g", how="inner")
 
 
+def test_sort_only_before_the_aggregation_and_collect_refused() -> None:
+    q = context([KEYS]).query()
+    assert q.sort("i") is q  # order-free aggregates: dropped
+    with pytest.raises(NotImplementedForType, match="Found sort in query plan"):
+        q.group_by("g").agg(dp.len(signed=True)).sort("g")
+    with pytest.raises(ValueError, match="collect is not supported"):
+        q.collect()
+    schema = q.with_columns((dp.col("i") / 2).alias("h")).collect_schema()
+    assert schema == {"g": pl.String, "x": pl.Float64, "i": pl.Int64, "h": pl.Float64}
+
+
 def test_plans_are_immutable_values() -> None:
     q = context().query()
     q2 = q.with_columns(dp.col("i") + 1)
