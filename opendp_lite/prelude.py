@@ -101,13 +101,13 @@ from .accuracy import (
 # -- domains and metrics that live beside the mechanisms that define them --
 from .measurements.randomized_response import BitVectorDomain, bitvector_domain
 from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
-from .search import binary_search, binary_search_chain, binary_search_param
-from .transformations.partition import (
+from .metrics import (  # the metrics of individuals and partitions
     PartitionDistance,
     SymmetricIdDistance,
     partition_distance,
     symmetric_id_distance,
 )
+from .search import binary_search, binary_search_chain, binary_search_param
 
 # isort: split
 # -- OpenDP helpers: privacy profiles, branching factors, arrays --

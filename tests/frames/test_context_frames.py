@@ -134,7 +134,7 @@ def test_missing_value_in_an_integer_column_is_refused_at_the_data_boundary() ->
 
 def test_series_data_gives_a_vector_context(lib: str, series: Any) -> None:
     if lib == "dask":
-        pytest.skip("a Dask series context: the vector path (tests/dask)")
+        pytest.skip("a Dask series context: the vector path (tests/backends/test_dask_*.py)")
     context = _context(series(INCOME, "income"), split=1)
     assert context.accountant.input_domain == dp.vector_domain(dp.atom_domain(T=float, nan=True))
     out = context.query().impute_constant(0.0).clamp((0.0, 1000.0)).sum().laplace().release()
