@@ -588,6 +588,8 @@ class TablePlan:
     key_pass: n.FramePlan | None  # the public key set, read before any filter
     threshold_item: str | None
     threshold: int | None = None
+    #: each item's exact aggregate, by its name in ``plan`` (shared when asked twice)
+    sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
 def _max_length(margins: tuple[Margin, ...], by: set[str]) -> int | None:
@@ -686,7 +688,12 @@ def plan_query(
                 "the keys public"
             )
         thr_item = candidates[0].name
-    aggregates = tuple((it.name, it.exact) for it in builder.items)
+    # an exact aggregate asked twice (a mean's sum and a sum of the same column) runs once
+    first: dict[n.ExactAgg, str] = {}
+    for it in builder.items:
+        first.setdefault(it.exact, it.name)
+    aggregates = tuple((name, exact) for exact, name in first.items())
+    sources = {it.name: first[it.exact] for it in builder.items}
     plan = n.FramePlan(
         steps=steps,
         aggregates=aggregates,
@@ -694,7 +701,15 @@ def plan_query(
         keys=keys,
     )
     return TablePlan(
-        plan, tuple(builder.items), outs, by_names, by_dtypes, mode, key_pass, thr_item
+        plan,
+        tuple(builder.items),
+        outs,
+        by_names,
+        by_dtypes,
+        mode,
+        key_pass,
+        thr_item,
+        sources=sources,
     )
 
 

@@ -365,7 +365,7 @@ class LazyFrameQuery:
         frame = self._context(measurement)
         self._context.log.append(
             {
-                "query": "table query",
+                "query": "table: " + ", ".join(o.name for o in self._plan().outputs),
                 "loss": self._context.d_mids_consumed[-1],
                 "mechanism": "table",
                 "scale": None,
@@ -497,7 +497,7 @@ def _run(tp: an.TablePlan, measure: Any, scales: dict[str, float], thr: Any, dat
     keep = list(range(groups))
     cols: dict[str, Any] = {}
     if tp.threshold_item is not None:
-        counts = res.values[tp.threshold_item]
+        counts = res.values[tp.sources[tp.threshold_item]]
         released = thr.function({i: int(c) for i, c in enumerate(counts)})
         keep = [i for i in range(groups) if i in released]
         cols[tp.threshold_item] = np.array([int(released[i]) for i in keep], dtype=np.int64)
@@ -505,7 +505,7 @@ def _run(tp: an.TablePlan, measure: Any, scales: dict[str, float], thr: Any, dat
         if it.name in cols:
             continue
         mech = an._native_mechanism(it, measure)
-        values = [res.values[it.name][i] for i in keep]
+        values = [res.values[tp.sources[it.name]][i] for i in keep]
         if it.family == "quantile":
             assert it.candidates is not None and it.alpha is not None  # noqa: S101
             num, den = _alpha_fraction("quantile", it.alpha)

@@ -86,3 +86,17 @@ def test_stable_expressions_refuse_aggregates_and_wrong_types() -> None:
         an.infer(n.Binary("+", n.Col("s"), n.Lit(1)), env)
     with pytest.raises(NotImplementedForType, match="length"):
         an.walk_steps({"s": "String"}, (n.WithColumns((n.Unary("drop_nulls", n.Col("s")),)),))
+
+
+def test_an_exact_aggregate_asked_twice_runs_once() -> None:
+    domain = an.TableDomain(tuple(SCHEMA.items()), (dp.polars.Margin(max_length=50),))
+    x = n.FillNull(n.Col("x"), n.Lit(0.0))
+    aggs = (
+        n.Alias(n.DPAgg("mean", x, bounds=(0.0, 1.0)), "m"),
+        n.DPAgg("sum", x, bounds=(0.0, 1.0)),
+        n.DPAgg("len", n.Len(), signed=True),
+    )
+    tp = an.plan_query(domain, (), None, aggs, None, max_divergence())
+    assert len(tp.items) == 4  # four noisy releases (the mean is a sum and a length)...
+    assert len(tp.plan.aggregates) == 2  # ...of two exact aggregates
+    assert tp.sources == {"#0": "#0", "#1": "#1", "#2": "#0", "#3": "#1"}

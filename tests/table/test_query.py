@@ -238,3 +238,13 @@ def test_once_frame_is_collected_once() -> None:
 def test_signed_unset_warns_as_opendp() -> None:
     with pytest.warns(FutureWarning, match="signed=True"):
         dp.len()
+
+
+def test_private_keys_under_approximate_zcdp_use_the_gaussian_threshold() -> None:
+    c = context([dp.polars.Margin(by=["g"], max_length=1000)], rho=0.1, delta=1e-7)
+    q = c.query().group_by("g").agg(dp.len(signed=True), dp.col("x").dp.sum((0.0, 2.0)))
+    s = q.summarize(alpha=0.05)
+    assert s["distribution"].to_list() == ["Integer Gaussian", "Float Gaussian"]
+    rho, delta = q.resolve().map(1)
+    assert rho <= 0.1 and delta <= 1e-7
+    assert q.release().collect().columns == ["g", "len", "x"]
