@@ -339,7 +339,8 @@ class LazyFrameQuery:
 
     def resolve(self) -> Measurement[Any, Any, Any, Any]:
         """The measurement this query is (scales and threshold solved for): its map is the
-        composition of the aggregates' maps; its function runs the query on a frame.
+        composition of the aggregates' maps; its function runs the query on a frame and
+        returns the release as a :class:`OnceFrame` (as OpenDP's).
 
         Raises:
             InvalidParameter: if the query is not a release, or no scale fits the budget.
@@ -348,8 +349,8 @@ class LazyFrameQuery:
         m, thr = an.composed(tp, self._measure, scales, threshold)
         measure = self._measure
 
-        def function(data: Any) -> Any:
-            return _run(tp, measure, scales, thr, data)
+        def function(data: Any) -> OnceFrame:  # as OpenDP's: the release, read once
+            return OnceFrame(_run(tp, measure, scales, thr, data))
 
         return Measurement(self._domain, symmetric_distance(), measure, function, m.map)
 
@@ -362,7 +363,7 @@ class LazyFrameQuery:
         measurement = self.resolve()
         if self._context is None:
             raise InvalidParameter("this query has no context to release it")
-        frame = self._context(measurement)
+        once: OnceFrame = self._context(measurement)
         self._context.log.append(
             {
                 "query": "table: " + ", ".join(o.name for o in self._plan().outputs),
@@ -372,7 +373,7 @@ class LazyFrameQuery:
                 "discrete": False,
             }
         )
-        return OnceFrame(frame)
+        return once
 
     def summarize(self, alpha: float | None = None) -> Any:
         """One row per noisy release: column, aggregate, distribution, scale, and with

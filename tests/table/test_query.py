@@ -73,6 +73,7 @@ def test_zcdp_uses_gaussian_and_spends_the_share() -> None:
     m = q.resolve()
     assert m.map(1) <= 0.25
     assert m.map(1) > 0.2499
+    assert m(LF).collect().columns == ["len", "x"]  # as OpenDP's: a OnceFrame
     assert q.summarize()["distribution"].to_list() == ["Integer Gaussian", "Float Gaussian"]
     out = q.release().collect()
     assert out.columns == ["len", "x"] and out.height == 1
