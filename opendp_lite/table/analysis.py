@@ -416,12 +416,16 @@ class _Builder:
             raise NotImplementedForType(f"unknown private aggregate {a.kind!r}")
         mech = a.mechanism
         signed = bool(a.signed)
+        exact_agg = getattr(n, "Agg", None)  # pl.col(...).sum() etc. (read by the reader)
+        if a.kind == "noise" and exact_agg is not None and isinstance(a.expr, exact_agg):
+            return self.agg(self._noised(a, a.expr), column)
         if a.kind in ("len", "noise"):
             inner = a.expr
             if a.kind == "noise" and not isinstance(inner, n.Len):
                 raise NotImplementedForType(
-                    ".dp.noise applies to pl.len() here; for other aggregates use the .dp "
-                    "shortcuts (.dp.sum(bounds), .dp.count(), ...)"
+                    ".dp.noise applies to an exact aggregate (pl.len(), .sum() of a clipped "
+                    "column, .count(), .null_count(), .n_unique()) or use the .dp shortcuts "
+                    "(.dp.sum(bounds), .dp.count(), ...)"
                 )
             if not isinstance(inner, n.Len):
                 self._row_expr(inner)
@@ -440,7 +444,7 @@ class _Builder:
                 family="count",
                 scale=a.scale,
                 mechanism=mech,
-                signed=signed or a.kind == "noise",
+                signed=signed,
             )
         if a.kind in ("count", "null_count", "n_unique"):
             self._row_expr(a.expr)
@@ -493,6 +497,24 @@ class _Builder:
             alpha=float(alpha),
             float_out=any(isinstance(c, float) for c in cands),
         )
+
+    def _noised(self, a: n.DPAgg, agg: Any) -> n.DPAgg:
+        """``.dp.noise()`` of an exact aggregate as the private aggregate it is: a count of
+        its kind (unsigned, as OpenDP), or a sum whose bounds are the ``clip`` the summed
+        expression itself establishes (its descriptor: never one of a replaced column)."""
+        kind, inner = agg.kind, agg.expr
+        if kind in ("len", "count", "null_count", "n_unique"):
+            return n.DPAgg(kind, inner, scale=a.scale, signed=False, mechanism=a.mechanism)
+        if kind == "sum":
+            info = self._row_expr(inner)
+            if info.bounds is None:
+                raise _refuse(
+                    "the sum under .dp.noise() needs bounds: clip the summed expression "
+                    "(pl.col(...).fill_null(0).clip(lower, upper).sum().dp.noise()), or use "
+                    ".dp.sum(bounds)"
+                )
+            return n.DPAgg("sum", inner, bounds=info.bounds, scale=a.scale, mechanism=a.mechanism)
+        raise NotImplementedForType(f"the exact aggregation {kind!r} under .dp.noise()")
 
     def _row_expr(self, e: n.Expr) -> ColInfo:
         return infer(e, self.env)

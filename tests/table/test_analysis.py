@@ -100,3 +100,55 @@ def test_an_exact_aggregate_asked_twice_runs_once() -> None:
     assert len(tp.items) == 4  # four noisy releases (the mean is a sum and a length)...
     assert len(tp.plan.aggregates) == 2  # ...of two exact aggregates
     assert tp.sources == {"#0": "#0", "#1": "#1", "#2": "#0", "#3": "#1"}
+
+
+def test_noise_of_an_exact_sum_takes_its_bounds_from_its_own_clip(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pl.col("i").clip(0, 5).sum().dp.noise()``: the bounds are the clip's, read from the
+    summed expression's descriptor; without a clip (or after a redefinition) it is refused."""
+    from dataclasses import dataclass
+
+    agg_type = getattr(n, "Agg", None)
+    if agg_type is None:  # until the reader's Agg node is on main: the same shape
+
+        @dataclass(frozen=True)
+        class Agg:
+            kind: str
+            expr: n.Expr
+
+        monkeypatch.setattr(n, "Agg", Agg, raising=False)
+        agg_type = Agg
+    domain = an.TableDomain(tuple(SCHEMA.items()), (dp.polars.Margin(max_length=50),))
+    clipped = agg_type("sum", n.Clip(n.Col("i"), 0, 5))
+    tp = an.plan_query(domain, (), None, (n.DPAgg("noise", clipped),), None, max_divergence())
+    assert tp.items[0].family == "isum" and tp.items[0].bounds == (0, 5)
+    tp = an.plan_query(
+        domain,
+        (),
+        None,
+        (n.DPAgg("noise", agg_type("n_unique", n.Col("g"))),),
+        None,
+        max_divergence(),
+    )
+    assert tp.items[0].aggregate == "N Unique" and not tp.items[0].signed
+    steps = (n.WithColumns((n.Clip(n.Col("i"), 0, 5),)), n.WithColumns((n.Col("x"),)))
+    redefined = (*steps, n.WithColumns((n.Binary("*", n.Col("i"), n.Lit(9)),)))
+    with pytest.raises(InvalidParameter, match="needs bounds"):
+        an.plan_query(
+            domain,
+            redefined,
+            None,
+            (n.DPAgg("noise", agg_type("sum", n.Col("i"))),),
+            None,
+            max_divergence(),
+        )
+    tp = an.plan_query(
+        domain,
+        steps,
+        None,
+        (n.DPAgg("noise", agg_type("sum", n.Col("i"))),),
+        None,
+        max_divergence(),
+    )
+    assert tp.items[0].bounds == (0, 5)  # the clip of an earlier step, still in force
