@@ -360,6 +360,8 @@ class Item:
     candidates: tuple[Any, ...] | None = None
     alpha: float | None = None
     float_out: bool = False
+    #: the release's dtype for a sum: the summed expression's (as OpenDP), else None
+    dtype: n.DType | None = None
 
     @property
     def integer(self) -> bool:
@@ -565,6 +567,7 @@ class _Builder:
             bounds=bounds,
             max_length=self.max_length,
             float_out=is_float,
+            dtype=info.dtype if base(info.dtype) in NUMERIC else None,
         )
 
 
@@ -587,6 +590,8 @@ def _out_dtype(e: n.Expr, items: dict[str, Item]) -> n.DType:
             return "Int64" if it.signed else "UInt32"
         if it.family == "quantile":
             return "Float64" if it.float_out else "Int64"
+        if it.dtype is not None and (base(it.dtype) in FLOATS) == it.float_out:
+            return it.dtype
         return "Float64" if it.float_out else "Int64"
     if isinstance(e, n.Alias):
         return _out_dtype(e.expr, items)
@@ -738,7 +743,7 @@ def plan_query(
 # -- the measurements of the items (their maps: proven constructors only) ------------------------
 
 _GROUP = "#g"
-_COL = "#x"
+_COL = "#x"  # (+ the item name: each item reads its own column, of its own type)
 
 
 def _part() -> Any:
@@ -796,7 +801,12 @@ def _transformation(item: Item, mech: str) -> Any:
     if item.family == "fsum":
         assert item.bounds is not None and item.max_length is not None  # noqa: S101
         return part >> make_grouped_sum(
-            part.output_domain, part.output_metric, _COL, item.bounds, norm, item.max_length
+            part.output_domain,
+            part.output_metric,
+            _COL + item.name,
+            item.bounds,
+            norm,
+            item.max_length,
         )
     return None
 
@@ -812,12 +822,12 @@ def _inner(item: Item, mech: str, scale: float) -> Any:
 
     if item.family == "isum":
         assert item.bounds is not None  # noqa: S101
-        t = make_select_column(_COL, TOA="i64") >> then_clamp(item.bounds) >> then_sum()
+        t = make_select_column(_COL + item.name, TOA="i64") >> then_clamp(item.bounds) >> then_sum()
         noise = make_laplace if mech == "laplace" else make_gaussian
         return t >> noise(t.output_domain, t.output_metric, scale)
     assert item.candidates is not None and item.alpha is not None  # noqa: S101
     t = (
-        make_select_column(_COL, TOA="f64")
+        make_select_column(_COL + item.name, TOA="f64")
         >> then_drop_null()
         >> then_quantile_score_candidates([float(c) for c in item.candidates], item.alpha)
     )
@@ -838,11 +848,11 @@ def sensitivity(item: Item, d_in: Any, mech: str = "laplace") -> Any:
 
     if item.family == "isum":
         assert item.bounds is not None  # noqa: S101
-        s = make_select_column(_COL, TOA="i64") >> then_clamp(item.bounds) >> then_sum()
+        s = make_select_column(_COL + item.name, TOA="i64") >> then_clamp(item.bounds) >> then_sum()
         return s.map(d_in)
     assert item.candidates is not None and item.alpha is not None  # noqa: S101
     q = (
-        make_select_column(_COL, TOA="f64")
+        make_select_column(_COL + item.name, TOA="f64")
         >> then_drop_null()
         >> then_quantile_score_candidates([float(c) for c in item.candidates], item.alpha)
     )

@@ -478,6 +478,33 @@ def _key_columns(keys: Any) -> dict[str, list[Any]]:
     )
 
 
+def _sum_series(item: an.Item, values: Any) -> Any:
+    """A noisy sum in the summed column's dtype, as OpenDP (an integer saturated into it)."""
+    import polars as pl
+
+    from ..backends.tables.polars import polars_dtype
+
+    target = an._out_dtype(n.Col(item.name), {item.name: item})
+    if item.family == "fsum":
+        s = pl.Series(item.name, np.asarray(values, dtype=np.float64), dtype=pl.Float64)
+        return s.cast(polars_dtype(target))
+    info = np.iinfo(_NP_INTS.get(an.base(target), np.int64))
+    arr = np.clip(np.asarray(values, dtype=np.int64), info.min, info.max)
+    return pl.Series(item.name, arr, dtype=pl.Int64).cast(polars_dtype(target))
+
+
+#: the numpy range of each integer dtype (UInt64 and Int128 saturate at Int64's)
+_NP_INTS: dict[str, Any] = {
+    "Int8": np.int8,
+    "Int16": np.int16,
+    "Int32": np.int32,
+    "Int64": np.int64,
+    "UInt8": np.uint8,
+    "UInt16": np.uint16,
+    "UInt32": np.uint32,
+}
+
+
 def _run(tp: an.TablePlan, measure: Any, scales: dict[str, float], thr: Any, data: Any) -> Any:
     """Run the plan on ``data``'s engine, add the noise, assemble the release."""
     import polars as pl
@@ -539,10 +566,8 @@ def _run(tp: an.TablePlan, measure: Any, scales: dict[str, float], thr: Any, dat
                 series.append(pl.Series(it.name, arr, dtype=pl.UInt32))
             else:
                 series.append(pl.Series(it.name, arr, dtype=pl.Int64))
-        elif it.family == "isum":
-            series.append(pl.Series(it.name, np.asarray(v, dtype=np.int64), dtype=pl.Int64))
-        elif it.family == "fsum":
-            series.append(pl.Series(it.name, np.asarray(v, dtype=np.float64), dtype=pl.Float64))
+        elif it.family in ("isum", "fsum"):
+            series.append(_sum_series(it, v))
         else:
             qdt = pl.Float64 if it.float_out else pl.Int64
             series.append(pl.Series(it.name, list(v), dtype=qdt, strict=False))

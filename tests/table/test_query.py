@@ -249,3 +249,33 @@ def test_private_keys_under_approximate_zcdp_use_the_gaussian_threshold() -> Non
     rho, delta = q.resolve().map(1)
     assert rho <= 0.1 and delta <= 1e-7
     assert q.release().collect().columns == ["g", "len", "x"]
+
+
+def test_release_dtypes_follow_the_summed_column_as_opendp() -> None:
+    """Measured with OpenDP 0.16 (Polars 1.36): a sum keeps its column's dtype, a quantile has
+    its candidates', a mean is Float64."""
+    lf = pl.LazyFrame(
+        {"x": [1.0, 2.0] * 50, "i": [1, 2] * 50, "u": [1, 2] * 50},
+        schema={"x": pl.Float32, "i": pl.Int32, "u": pl.UInt32},
+    )
+    c = dp.Context.compositor(
+        data=lf,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=1000)],
+    )
+    out = (
+        c.query()
+        .select(
+            dp.col("i").fill_null(0).dp.sum((0, 5)),
+            dp.col("x").fill_nan(0.0).fill_null(0.0).dp.sum((0.0, 5.0)),
+            dp.col("u").fill_null(0).dp.sum((0, 5)),
+            dp.col("i").fill_null(0).dp.quantile(0.5, [1, 2, 3]).alias("q"),
+            dp.col("x").fill_nan(0.0).fill_null(0.0).dp.mean((0.0, 5.0)).alias("m"),
+        )
+        .release()
+        .collect()
+    )
+    assert out.dtypes == [pl.Int32, pl.Float32, pl.UInt32, pl.Int64, pl.Float64]
+    assert out["q"][0] in (1, 2, 3)
