@@ -118,6 +118,8 @@ class LazyFrameQuery:
         self._context = context
         self._domain = domain
         self._measure = measure
+        self._metric = symmetric_distance() if context is None else context.accountant.input_metric
+        self._factor = _symmetric_factor(self._metric)
         self._d_in = d_in
         self._d_out = d_out
         self._state = state or _State()
@@ -289,7 +291,8 @@ class LazyFrameQuery:
         from ..search import binary_search
 
         tp = self._plan()
-        measure, d_in, d_out = self._measure, self._d_in, self._d_out
+        measure, d_out = self._measure, self._d_out
+        d_in = self._factor * self._d_in  # as a symmetric distance between multisets of rows
         if d_out is None:
             raise InvalidParameter(
                 "the query's privacy loss is unknown: pass it to context.query(epsilon=...)"
@@ -352,7 +355,10 @@ class LazyFrameQuery:
         def function(data: Any) -> OnceFrame:  # as OpenDP's: the release, read once
             return OnceFrame(_run(tp, measure, scales, thr, data))
 
-        return Measurement(self._domain, symmetric_distance(), measure, function, m.map)
+        factor = self._factor
+        return Measurement(
+            self._domain, self._metric, measure, function, lambda d: m.map(factor * d)
+        )
 
     def release(self) -> OnceFrame:
         """Charge the context and run the query; the release is collected once.
@@ -419,6 +425,25 @@ class LazyFrameQuery:
             data["threshold"] = thr
             schema["threshold"] = pl.UInt32
         return pl.DataFrame(data, schema=schema)
+
+
+def _symmetric_factor(metric: Any) -> int:
+    """c with symmetric distance <= c·d for the context's unit: 1 for added/removed rows
+    (symmetric, insert-delete), 2 for changed rows (change-one, Hamming: a change is one
+    removal and one addition).
+
+    Raises:
+        NotImplementedForType: for another unit (identifier-level units are issue 25).
+    """
+    name = type(metric).__name__
+    if name in ("SymmetricDistance", "InsertDeleteDistance"):
+        return 1
+    if name in ("ChangeOneDistance", "HammingDistance"):
+        return 2
+    raise NotImplementedForType(
+        f"the table API supports dp.unit_of(contributions=k) or changes=k, got {metric!r} "
+        "(identifier-level units are the next issue)"
+    )
 
 
 def _accuracy(item: an.Item, mech: str, scale: float, alpha: float) -> float | None:

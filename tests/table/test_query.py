@@ -279,3 +279,17 @@ def test_release_dtypes_follow_the_summed_column_as_opendp() -> None:
     )
     assert out.dtypes == [pl.Int32, pl.Float32, pl.UInt32, pl.Int64, pl.Float64]
     assert out["q"][0] in (1, 2, 3)
+
+
+def test_a_change_unit_is_two_symmetric_changes() -> None:
+    c = dp.Context.compositor(
+        data=LF,
+        privacy_unit=dp.unit_of(changes=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=[KEYS],
+    )
+    q = c.query().group_by("g").agg(dp.len(signed=True))
+    assert q.summarize()["scale"].to_list() == [2.0]  # sensitivity 2 for ε = 1
+    assert q.resolve().map(1) <= 1.0
+    assert q.release().collect().columns == ["g", "len"]
