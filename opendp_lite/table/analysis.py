@@ -167,6 +167,17 @@ def _arith_dtype(op: str, a: ColInfo, b: ColInfo) -> n.DType:
     return "Int64"
 
 
+def _widen(bounds: tuple[Any, Any] | None, value: n.Expr) -> tuple[Any, Any] | None:
+    """Bounds that still hold after filling some cells with ``value``: widened to include a
+    finite numeric literal, else unknown."""
+    if bounds is None or not isinstance(value, n.Lit):
+        return None
+    v = value.value
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        return None
+    return (min(bounds[0], v), max(bounds[1], v))
+
+
 def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
     """The descriptor of a stable (row-by-row) expression over columns ``env``.
 
@@ -245,12 +256,14 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
         return ColInfo(a.dtype, a.nullable, a.nan, bounds)
     if isinstance(e, n.FillNull):
         a, v = infer(e.expr, env), infer(e.value, env)
-        return ColInfo(a.dtype, a.nullable and v.nullable, a.nan or v.nan)
+        return ColInfo(
+            a.dtype, a.nullable and v.nullable, a.nan or v.nan, _widen(a.bounds, e.value)
+        )
     if isinstance(e, n.FillNan):
         a, v = infer(e.expr, env), infer(e.value, env)
         if base(a.dtype) not in FLOATS:
             raise _refuse(f"fill_nan needs a float column, got {base(a.dtype)}")
-        return ColInfo(a.dtype, a.nullable or v.nullable, v.nan)
+        return ColInfo(a.dtype, a.nullable or v.nullable, v.nan, _widen(a.bounds, e.value))
     if isinstance(e, n.FilterExpr):
         a, p = infer(e.expr, env), infer(e.predicate, env)
         if base(p.dtype) != "Boolean":

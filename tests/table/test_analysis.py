@@ -152,3 +152,10 @@ def test_noise_of_an_exact_sum_takes_its_bounds_from_its_own_clip(
         max_divergence(),
     )
     assert tp.items[0].bounds == (0, 5)  # the clip of an earlier step, still in force
+
+
+def test_fill_null_widens_known_bounds_to_its_value() -> None:
+    env = {"i": an.ColInfo("Int64", bounds=(2, 5))}
+    assert an.infer(n.FillNull(n.Col("i"), n.Lit(0)), env).bounds == (0, 5)
+    assert an.infer(n.FillNull(n.Col("i"), n.Lit(3)), env).bounds == (2, 5)
+    assert an.infer(n.FillNull(n.Col("i"), n.Col("i")), env).bounds is None
