@@ -180,6 +180,12 @@ from .table.domains import (
 from .table.metrics import FrameDistance, frame_distance
 
 # isort: split
+# -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
+from .table.builder import col as col
+from .table.builder import len as len
+from .table.query import polars_namespace as polars
+
+# isort: split
 # -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
 from .extras import examples as examples
 from .extras import numpy as numpy
@@ -276,6 +282,7 @@ __all__ = [
     "c",
     "categorical_domain",
     "change_one_distance",
+    "col",
     "dataframe_domain",
     "datetime_domain",
     "deserialize",
@@ -306,6 +313,7 @@ __all__ = [
     "l2_distance",
     "laplacian_scale_to_accuracy",
     "lazyframe_domain",
+    "len",
     "linf_distance",
     "loss_of",
     "m",
@@ -317,6 +325,7 @@ __all__ = [
     "new_queryable",
     "option_domain",
     "partition_distance",
+    "polars",
     "register",
     "register_serializable",
     "renyi_divergence",

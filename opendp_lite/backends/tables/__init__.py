@@ -78,3 +78,7 @@ def of_table(x: object) -> TableEngine | None:
         if e.owns(x):
             return e
     return None
+
+
+# the engines (one import each; each module registers itself)
+from . import polars as _polars  # noqa: E402, F401
