@@ -406,8 +406,9 @@ def _measurement(u: Unit, keys: Any, measure: str, space: Any, schema: dict[Any,
         return noise(select(u.column) >> t.then_clamp(tuple(u.bounds or ())) >> t.then_sum())
     if u.kind in ("gcount", "gsum"):
         part = base >> t.then_partition_by(u.by, keys=list(keys))
-        agg = (t.then_grouped_count() if u.kind == "gcount"
-               else t.then_grouped_sum(u.column, bounds=tuple(u.bounds or ())))
+        norm = 2 if measure == "zcdp" else 1
+        agg = (t.then_grouped_count(norm=norm) if u.kind == "gcount"
+               else t.then_grouped_sum(u.column, bounds=tuple(u.bounds or ()), norm=norm))
         return noise(part >> agg)
     if u.kind == "keys":
         return select(u.by) >> t.then_count_by() >> m.then_laplace_threshold(

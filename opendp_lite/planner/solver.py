@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from .. import _arith as ar
@@ -32,6 +33,7 @@ from ..accuracy import (
     accuracy_to_discrete_laplacian_scale,
     discrete_gaussian_scale_to_accuracy,
     discrete_laplacian_scale_to_accuracy,
+    gaussian_scale_to_accuracy,
 )
 from ..errors import InvalidParameter, NotImplementedForType
 from .specs import Count, GroupedCount, GroupedSum, Mean, Quantile, Rows, Spec, Sum
@@ -84,6 +86,8 @@ class Unit:
             q = float(self.q or 0.0)
             return max(q, 1.0 - q)
         assert self.bounds is not None  # noqa: S101 - sums always carry bounds
+        if self.kind == "gsum":  # the grouped sum's own stability map (its float relaxation)
+            return _grouped_sum_stability(self.column, self.bounds)
         return float(max(abs(self.bounds[0]), abs(self.bounds[1])))
 
     def describe(self) -> str:
@@ -99,6 +103,18 @@ class Unit:
         if self.kind == "keys":
             return f"keys of {self.by} (noisy counts){rows}"
         return f"quantile({self.column}, q={self.q}){rows}"
+
+
+@lru_cache(maxsize=256)
+def _grouped_sum_stability(column: Any, bounds: tuple[int, int]) -> float:
+    """make_grouped_sum's map at one row (it sums on the float grid and pays its relaxation)."""
+    from ..domains import dataframe_domain
+    from ..metrics import symmetric_distance
+    from ..transformations import make_grouped_sum, make_partition_by
+
+    part = make_partition_by(dataframe_domain(), symmetric_distance(), "_key", ["_k"])
+    t = part >> make_grouped_sum(part.output_domain, part.output_metric, column, bounds)
+    return float(t.map(1))
 
 
 def loss_of(unit: Unit, measure: str) -> float:
@@ -122,8 +138,23 @@ def noise_accuracy(scale: float, alpha: float, measure: str) -> float:
     if scale == math.inf:
         return math.inf
     if measure == "zcdp":
+        if scale >= _DG_LARGE:
+            return _dg_tail_bound(scale, alpha)
         return discrete_gaussian_scale_to_accuracy(scale, alpha)
     return discrete_laplacian_scale_to_accuracy(scale, alpha)
+
+
+#: above this scale the discrete Gaussian's accuracy is bounded in closed form (exact sums
+#: over ~scale terms would be slow inside the search)
+_DG_LARGE = 16.0
+
+
+def _dg_tail_bound(scale: float, alpha: float) -> float:
+    """⌈1 + scale·√2·erfc⁻¹(α)⌉ (with a 1e-9 relative margin): Pr[|Z| >= a] <= α for
+    Z ~ 𝓝_ℤ(scale).  Each term e^{−i²/2σ²} (i >= 1) is at most ∫_{i−1}^{i} of the density's
+    numerator, and the normaliser Σ_i e^{−i²/2σ²} >= σ√(2π) (Poisson summation), so
+    Pr[|Z| >= m] <= erfc((m − 1)/(σ√2)) (docs/proofs/planner.md)."""
+    return float(math.ceil(1 + gaussian_scale_to_accuracy(scale, alpha) * (1 + 1e-9)))
 
 
 def _max_scale(accuracy: float, alpha: float, measure: str) -> float:
@@ -133,7 +164,11 @@ def _max_scale(accuracy: float, alpha: float, measure: str) -> float:
     if measure == "zcdp":
         if accuracy < 1:  # the discrete Gaussian's interval is never tighter than ±1
             return 0.0
-        s = accuracy_to_discrete_gaussian_scale(accuracy, alpha)
+        big = (math.floor(accuracy) - 1) / (gaussian_scale_to_accuracy(1.0, alpha) * (1 + 2e-9))
+        if big >= _DG_LARGE:
+            s = big
+        else:
+            s = min(accuracy_to_discrete_gaussian_scale(accuracy, alpha), _DG_LARGE * (1 - 1e-12))
     else:
         s = accuracy_to_discrete_laplacian_scale(accuracy, alpha)
     while s > 0 and noise_accuracy(s, alpha, measure) > accuracy:
@@ -522,7 +557,9 @@ def _evaluate(specs: list[Spec], units: dict[tuple[Any, ...], Unit], measure: st
         achieved, target = achieved_of(spec, units, ks, measure)
         share = sum(loss_of(units[k], measure) / users[k] for k in ks)
         stats.append(StatResult(spec, ks, achieved, target, spec.target.alpha, share))
-    total = ar.sum_up(loss_of(u, measure) for u in units.values())
+    total = 0.0  # added in release order (key releases first), rounding up, as the accountant
+    for u in sorted(units.values(), key=lambda u: u.kind != "keys"):
+        total = ar.add_up(total, loss_of(u, measure))
     return Solution(measure, delta, units, stats, total, reuse)
 
 
