@@ -628,7 +628,7 @@ def explain(specs: list[Spec], budget: float, measure: str = "pure",
     others = [s for s in specs if s.name != top.spec.name]
     rest = solve(others, measure, delta).total if others else 0.0
     if rest >= budget:
-        coarser = "even dropping it the rest needs " + f"{rest:.6g}"
+        coarser = f"coarser targets elsewhere too (without it the rest needs {rest:.6g})"
     else:
         lo, hi = 1.0, 2.0
         while True:
