@@ -24,7 +24,6 @@ import json
 import sys
 import time
 
-
 import numpy as np
 
 from opendp_lite.planner import (
@@ -63,28 +62,62 @@ def workload(measure: str) -> list:
         Count("adults", within(30.0), rows=adults),
         Count("seniors", within(30.0), rows=seniors),
         GroupedCount("by_sex", within(60.0), by="sex", keys=("F", "M"), exhaustive=True),
-        Sum("income_total", within(2_000_000.0), column="income", bounds=(0, 200_000),
-            rows=adults),
-        Mean("mean_income", within(0.02, relative=True, lower_bound=10_000.0), column="income",
-             bounds=(0, 200_000), rows=adults, min_rows=10_000),
+        Sum("income_total", within(2_000_000.0), column="income", bounds=(0, 200_000), rows=adults),
+        Mean(
+            "mean_income",
+            within(0.02, relative=True, lower_bound=10_000.0),
+            column="income",
+            bounds=(0, 200_000),
+            rows=adults,
+            min_rows=10_000,
+        ),
         Mean("mean_age", within(0.5), column="age", bounds=(0, 100), min_rows=15_000),
-        Mean("mean_age_seniors", within(1.0), column="age", bounds=(0, 100), rows=seniors,
-             min_rows=2_000),
-        Sum("senior_income", within(1_000_000.0), column="income", bounds=(0, 200_000),
-            rows=seniors),
-        Quantile("median_income", within(0.02, relative=True, lower_bound=10_000.0),
-                 column="income", q=0.5, candidates=tuple(range(0, 200_001, 1000)), rows=adults),
-        Quantile("p90_age", within(300.0), column="age", q=0.9,
-                 candidates=tuple(range(0, 101))),
+        Mean(
+            "mean_age_seniors",
+            within(1.0),
+            column="age",
+            bounds=(0, 100),
+            rows=seniors,
+            min_rows=2_000,
+        ),
+        Sum(
+            "senior_income", within(1_000_000.0), column="income", bounds=(0, 200_000), rows=seniors
+        ),
+        Quantile(
+            "median_income",
+            within(0.02, relative=True, lower_bound=10_000.0),
+            column="income",
+            q=0.5,
+            candidates=tuple(range(0, 200_001, 1000)),
+            rows=adults,
+        ),
+        Quantile("p90_age", within(300.0), column="age", q=0.9, candidates=tuple(range(0, 101))),
     ]
     if z:
-        specs.append(GroupedSum("income_by_region", within(200_000.0), by="region",
-                                column="income", bounds=(0, 200_000), keys=tuple(REGIONS),
-                                rows=adults))
+        specs.append(
+            GroupedSum(
+                "income_by_region",
+                within(200_000.0),
+                by="region",
+                column="income",
+                bounds=(0, 200_000),
+                keys=tuple(REGIONS),
+                rows=adults,
+            )
+        )
     else:
-        specs.append(GroupedSum("income_by_region", within(400_000.0), by="region",
-                                column="income", bounds=(0, 200_000), max_groups=60,
-                                release_size=150, rows=adults))
+        specs.append(
+            GroupedSum(
+                "income_by_region",
+                within(400_000.0),
+                by="region",
+                column="income",
+                bounds=(0, 200_000),
+                max_groups=60,
+                release_size=150,
+                rows=adults,
+            )
+        )
     return specs
 
 
@@ -98,8 +131,7 @@ def routes(specs: list, measure: str, delta: float | None) -> dict:
     # even split: every statistic gets total/n of ε (and δ/n); the least total that meets every
     # target is n × the largest share any statistic needs at δ/n
     shares = [
-        solve([s], measure, None if delta is None else delta / n, reuse=False).total
-        for s in specs
+        solve([s], measure, None if delta is None else delta / n, reuse=False).total for s in specs
     ]
     even = n * max(shares)
     return {
@@ -134,4 +166,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -113,7 +113,9 @@ class PlanSummary:
         lines.insert(1, "  ".join("-" * w for w in widths))
         unit = {"pure": "ε", "zcdp": "ρ", "approx": "ε"}[sol.measure]
         tail = f"; δ: {_short(sol.delta)}" if sol.measure == "approx" else ""
-        lines.append(f"total: {unit} = {_short(sol.total)}{tail}; budget: {_short(self.plan.budget)}")
+        lines.append(
+            f"total: {unit} = {_short(sol.total)}{tail}; budget: {_short(self.plan.budget)}"
+        )
         for note in self.plan.notes:
             lines.append(note)
         return "\n".join(line.rstrip() for line in lines)
@@ -138,8 +140,13 @@ class Plan:
     a budget, the least worst achieved/target ratio).
     """
 
-    def __init__(self, specs: list[Spec], solution: Solution, budget: float | None = None,
-                 worst: float | None = None) -> None:
+    def __init__(
+        self,
+        specs: list[Spec],
+        solution: Solution,
+        budget: float | None = None,
+        worst: float | None = None,
+    ) -> None:
         self.specs = list(specs)
         self.solution = solution
         self.budget = budget
@@ -148,8 +155,14 @@ class Plan:
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
-    def minimize(cls, specs: list[Spec], measure: str = "pure", delta: float | None = None,
-                 budget: float | None = None, reuse: bool = True) -> Plan:
+    def minimize(
+        cls,
+        specs: list[Spec],
+        measure: str = "pure",
+        delta: float | None = None,
+        budget: float | None = None,
+        reuse: bool = True,
+    ) -> Plan:
         """The least total loss meeting every target; with ``budget``, refuse (naming the
         binding target and what it needs) if that least loss exceeds it.
 
@@ -162,8 +175,14 @@ class Plan:
         return cls(specs, sol, budget)
 
     @classmethod
-    def maximize(cls, specs: list[Spec], budget: float, measure: str = "pure",
-                 delta: float | None = None, reuse: bool = True) -> Plan:
+    def maximize(
+        cls,
+        specs: list[Spec],
+        budget: float,
+        measure: str = "pure",
+        delta: float | None = None,
+        reuse: bool = True,
+    ) -> Plan:
         """For ``budget``, the split with the least worst achieved/target ratio."""
         sol, worst = solve_budget(specs, budget, measure, delta, reuse)
         return cls(specs, sol, budget, worst)
@@ -240,9 +259,9 @@ class Plan:
         return cls(specs, sol, None if budget is None else float(budget))
 
     # -- the picture -------------------------------------------------------------------------
-    def curves(self, factors: tuple[float, ...] = (0.5, 0.63, 0.79, 1.0, 1.26, 1.59, 2.0)) -> dict[
-        str, list[tuple[float, float]]
-    ]:
+    def curves(
+        self, factors: tuple[float, ...] = (0.5, 0.63, 0.79, 1.0, 1.26, 1.59, 2.0)
+    ) -> dict[str, list[tuple[float, float]]]:
         """Per statistic: (total loss, achieved half-width) as its own target alone is scaled
         by each factor, the others held; factor 1 is the plan's point."""
         sol = self.solution
@@ -308,12 +327,14 @@ class Plan:
             BudgetExceeded: if the accountant's loss would exceed the plan's total (it
                 cannot, the plan's total being the sum of the same maps).
         """
-        from ..context import Context, loss_of as ctx_loss, unit_of
+        from ..context import Context, unit_of
+        from ..context import loss_of as ctx_loss
 
         sol = self.solution
         if isinstance(data, dict):  # a dict of columns is read as a frame
-            import pandas as pd
+            import importlib
 
+            pd: Any = importlib.import_module("pandas")
             data = pd.DataFrame(data)
         if sol.measure == "pure":
             budget = ctx_loss(epsilon=sol.total)
@@ -384,10 +405,12 @@ def _measurement(u: Unit, keys: Any, measure: str, space: Any, schema: dict[Any,
     from ..measures import max_divergence, zero_concentrated_divergence
 
     base: Any = space
+    bounds: Any = u.bounds
     if not u.rows.everything:
         value = list(u.rows.value) if isinstance(u.rows.value, tuple) else u.rows.value
-        base = space >> t.then_filter_rows(u.rows.column, u.rows.op, value,
-                                          TIA=schema[u.rows.column])
+        base = space >> t.then_filter_rows(
+            u.rows.column, str(u.rows.op), value, TIA=schema[u.rows.column]
+        )
 
     def select(col: Any) -> Any:
         sel = t.make_select_column(col, TOA=schema[col])
@@ -403,28 +426,35 @@ def _measurement(u: Unit, keys: Any, measure: str, space: Any, schema: dict[Any,
         col = u.rows.column if u.rows.column is not None else next(iter(schema))
         return noise(select(col) >> t.then_count())
     if u.kind == "sum":
-        return noise(select(u.column) >> t.then_clamp(tuple(u.bounds or ())) >> t.then_sum())
+        return noise(select(u.column) >> t.then_clamp(bounds) >> t.then_sum())
     if u.kind in ("gcount", "gsum"):
         part = base >> t.then_partition_by(u.by, keys=list(keys))
         norm = 2 if measure == "zcdp" else 1
-        agg = (t.then_grouped_count(norm=norm) if u.kind == "gcount"
-               else t.then_grouped_sum(u.column, bounds=tuple(u.bounds or ()), norm=norm))
+        agg = (
+            t.then_grouped_count(norm=norm)
+            if u.kind == "gcount"
+            else t.then_grouped_sum(u.column, bounds=bounds, norm=norm)
+        )
         return noise(part >> agg)
     if u.kind == "keys":
-        return select(u.by) >> t.then_count_by() >> m.then_laplace_threshold(
-            scale=u.scale, threshold=u.threshold
+        return (
+            select(u.by)
+            >> t.then_count_by()
+            >> m.then_laplace_threshold(scale=u.scale, threshold=u.threshold)
         )
     col = select(u.column)
     if schema[u.column] in ("f32", "f64"):
         col = col >> t.then_drop_null()
     mo = zero_concentrated_divergence() if measure == "zcdp" else max_divergence()
-    q = col >> m.then_private_quantile(mo, candidates=list(u.candidates or ()), alpha=u.q,
-                                        scale=u.scale)
+    q = col >> m.then_private_quantile(
+        mo, candidates=list(u.candidates or ()), alpha=float(u.q or 0.0), scale=u.scale
+    )
     return c.make_approximate(q) if measure == "approx" else q
 
 
-def _estimate(spec: Spec, keys: list[tuple[Any, ...]], sol: Solution,
-              out: dict[tuple[Any, ...], Any]) -> Estimate:
+def _estimate(
+    spec: Spec, keys: list[tuple[Any, ...]], sol: Solution, out: dict[tuple[Any, ...], Any]
+) -> Estimate:
     level = spec.target.level
     meas = sol.measure
     if isinstance(spec, Mean):
@@ -442,8 +472,9 @@ def _estimate(spec: Spec, keys: list[tuple[Any, ...]], sol: Solution,
         return Estimate(value, h, level)
     u = sol.units[keys[-1]]
     if isinstance(spec, Quantile):
-        return Estimate(out[u.key], quantile_accuracy(u.scale, len(spec.candidates),
-                                                      spec.target.alpha), level)
+        return Estimate(
+            out[u.key], quantile_accuracy(u.scale, len(spec.candidates), spec.target.alpha), level
+        )
     if isinstance(spec, GroupedCount):
         val = out[u.key]
         g = spec.groups
@@ -490,4 +521,3 @@ def _consistent(specs: list[Spec], sol: Solution, est: dict[str, Estimate]) -> d
         res[groups.name] = dict(zip(marg, m_hat, strict=True))
         res[f"{groups.name}:rmse_gain"] = _cons.gain(v0, v1, len(marg))
     return res
-

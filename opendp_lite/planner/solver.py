@@ -39,7 +39,14 @@ from ..errors import InvalidParameter, NotImplementedForType
 from .specs import Count, GroupedCount, GroupedSum, Mean, Quantile, Rows, Spec, Sum
 
 __all__ = [
-    "MEASURES", "Infeasible", "Solution", "StatResult", "Unit", "explain", "solve", "solve_budget",
+    "MEASURES",
+    "Infeasible",
+    "Solution",
+    "StatResult",
+    "Unit",
+    "explain",
+    "solve",
+    "solve_budget",
 ]
 
 #: the measures a plan is solved under: "pure" (ε-DP), "zcdp" (ρ-zCDP), "approx" ((ε, δ)-DP)
@@ -50,7 +57,9 @@ class Infeasible(InvalidParameter):
     """No plan meets the targets (within the budget); the message names the binding target
     and what would make it feasible."""
 
-    def __init__(self, message: str, binding: str | None = None, needs: dict[str, Any] | None = None):
+    def __init__(
+        self, message: str, binding: str | None = None, needs: dict[str, Any] | None = None
+    ):
         super().__init__(message)
         self.binding = binding
         self.needs = needs or {}
@@ -262,7 +271,12 @@ def _units_of(spec: Spec, reuse: bool) -> list[Unit]:
     if isinstance(spec, GroupedSum):
         gsum = Unit(
             ("gsum", rows, spec.by, spec.keys, spec.column, spec.bounds, *tag),
-            "gsum", rows, column=spec.column, bounds=spec.bounds, by=spec.by, keys=spec.keys,
+            "gsum",
+            rows,
+            column=spec.column,
+            bounds=spec.bounds,
+            by=spec.by,
+            keys=spec.keys,
         )
         if spec.keys is None:
             keys = Unit(("keys", rows, spec.by, *tag), "keys", rows, by=spec.by)
@@ -274,24 +288,59 @@ def _units_of(spec: Spec, reuse: bool) -> list[Unit]:
             keys = Unit(("keys", rows, spec.by, *tag), "keys", rows, by=spec.by)
             if reuse:
                 return [keys]
-            return [keys, Unit(("gcount", rows, spec.by, None, *tag), "gcount", rows, by=spec.by,
-                               keys_unit=keys.key)]
-        return [Unit(("gcount", rows, spec.by, spec.keys, *tag), "gcount", rows, by=spec.by,
-                     keys=spec.keys)]
+            return [
+                keys,
+                Unit(
+                    ("gcount", rows, spec.by, None, *tag),
+                    "gcount",
+                    rows,
+                    by=spec.by,
+                    keys_unit=keys.key,
+                ),
+            ]
+        return [
+            Unit(
+                ("gcount", rows, spec.by, spec.keys, *tag),
+                "gcount",
+                rows,
+                by=spec.by,
+                keys=spec.keys,
+            )
+        ]
     if isinstance(spec, Mean):
         return [
-            Unit(("sum", rows, spec.column, spec.bounds, *tag), "sum", rows, column=spec.column,
-                 bounds=spec.bounds),
+            Unit(
+                ("sum", rows, spec.column, spec.bounds, *tag),
+                "sum",
+                rows,
+                column=spec.column,
+                bounds=spec.bounds,
+            ),
             Unit(("count", rows, *tag), "count", rows),
         ]
     if isinstance(spec, Sum):
-        return [Unit(("sum", rows, spec.column, spec.bounds, *tag), "sum", rows,
-                     column=spec.column, bounds=spec.bounds)]
+        return [
+            Unit(
+                ("sum", rows, spec.column, spec.bounds, *tag),
+                "sum",
+                rows,
+                column=spec.column,
+                bounds=spec.bounds,
+            )
+        ]
     if isinstance(spec, Count):
         return [Unit(("count", rows, *tag), "count", rows)]
     if isinstance(spec, Quantile):
-        return [Unit(("quantile", rows, spec.column, spec.q, spec.candidates, *tag), "quantile",
-                     rows, column=spec.column, q=spec.q, candidates=spec.candidates)]
+        return [
+            Unit(
+                ("quantile", rows, spec.column, spec.q, spec.candidates, *tag),
+                "quantile",
+                rows,
+                column=spec.column,
+                q=spec.q,
+                candidates=spec.candidates,
+            )
+        ]
     raise NotImplementedForType(f"the planner does not know {type(spec).__name__}")
 
 
@@ -327,8 +376,11 @@ def _mean_parts(spec: Mean, measure: str) -> tuple[float, float, float, int]:
     if spec.target.relative and lb is None:
         spec.target.absolute(what)  # raises, naming the fix
     a = spec.target.absolute(what)
-    return a, spec.target.alpha / 2, float(max(abs(spec.bounds[0]), abs(spec.bounds[1]))), int(
-        spec.min_rows
+    return (
+        a,
+        spec.target.alpha / 2,
+        float(max(abs(spec.bounds[0]), abs(spec.bounds[1]))),
+        int(spec.min_rows),
     )
 
 
@@ -347,9 +399,9 @@ def mean_half_width(a_s: float, a_n: float, M: float, rows: float) -> float:
     return ar.up((ar.q(a_s) + ar.q(M) * ar.q(a_n)) / (ar.q(rows) - ar.q(a_n)))
 
 
-def _direct_bounds(specs: list[Spec], measure: str, reuse: bool, delta_each: float) -> tuple[
-    dict[tuple[Any, ...], Unit], dict[tuple[Any, ...], float], list[tuple[Mean, Any, Any]]
-]:
+def _direct_bounds(
+    specs: list[Spec], measure: str, reuse: bool, delta_each: float
+) -> tuple[dict[tuple[Any, ...], Unit], dict[tuple[Any, ...], float], list[tuple[Mean, Any, Any]]]:
     units: dict[tuple[Any, ...], Unit] = {}
     smax: dict[tuple[Any, ...], float] = {}
     means: list[tuple[Mean, Any, Any]] = []
@@ -526,8 +578,9 @@ def solve(
     return _evaluate(specs, units, measure, dlt, reuse)
 
 
-def achieved_of(spec: Spec, units: dict[tuple[Any, ...], Unit], keys: list[tuple[Any, ...]],
-                measure: str) -> tuple[float, float]:
+def achieved_of(
+    spec: Spec, units: dict[tuple[Any, ...], Unit], keys: list[tuple[Any, ...]], measure: str
+) -> tuple[float, float]:
     """(achieved half-width, target half-width) of a statistic at its units' scales."""
     what = f"{spec.kind} {spec.name!r}"
     alpha = spec.target.alpha / spec.groups
@@ -543,8 +596,9 @@ def achieved_of(spec: Spec, units: dict[tuple[Any, ...], Unit], keys: list[tuple
     return noise_accuracy(u.scale, alpha, measure), a
 
 
-def _evaluate(specs: list[Spec], units: dict[tuple[Any, ...], Unit], measure: str, delta: float,
-              reuse: bool) -> Solution:
+def _evaluate(
+    specs: list[Spec], units: dict[tuple[Any, ...], Unit], measure: str, delta: float, reuse: bool
+) -> Solution:
     users: dict[tuple[Any, ...], int] = {}
     per: list[list[tuple[Any, ...]]] = []
     for spec in specs:
@@ -568,7 +622,10 @@ def _scaled_specs(specs: list[Spec], factor: float) -> list[Spec]:
 
 
 def solve_budget(
-    specs: list[Spec], budget: float, measure: str = "pure", delta: float | None = None,
+    specs: list[Spec],
+    budget: float,
+    measure: str = "pure",
+    delta: float | None = None,
     reuse: bool = True,
 ) -> tuple[Solution, float]:
     """For a total ``budget`` (ε or ρ; δ as given), the plan whose worst achieved/target
@@ -613,15 +670,19 @@ def solve_budget(
     assert best is not None  # noqa: S101 - hi fits by the loop invariant
     # report against the original targets
     for st, orig in zip(best.stats, specs, strict=True):
-        st.target = orig.target.absolute(orig.name) if not isinstance(orig, Mean) else (
-            _mean_parts(orig, measure)[0])
+        st.target = (
+            orig.target.absolute(orig.name)
+            if not isinstance(orig, Mean)
+            else (_mean_parts(orig, measure)[0])
+        )
         st.spec = orig
     worst = max(st.ratio for st in best.stats)
     return best, worst
 
 
-def explain(specs: list[Spec], budget: float, measure: str = "pure",
-            delta: float | None = None) -> Infeasible:
+def explain(
+    specs: list[Spec], budget: float, measure: str = "pure", delta: float | None = None
+) -> Infeasible:
     """Why the targets do not fit ``budget``: the binding target and what it would need."""
     need = solve(specs, measure, delta)
     top = max(need.stats, key=lambda st: st.loss)
@@ -646,7 +707,11 @@ def explain(specs: list[Spec], budget: float, measure: str = "pure",
         coarser = f"a target {hi:.3g}× coarser (±{top.target * hi:.6g})"
     kind = top.spec.kind
     bound = ", narrower bounds" if kind in ("sum", "mean", "grouped_sum") else ""
-    size = ", a larger release_size" if isinstance(top.spec, GroupedCount) and top.spec.keys is None else ""
+    size = (
+        ", a larger release_size"
+        if isinstance(top.spec, GroupedCount) and top.spec.keys is None
+        else ""
+    )
     rows = ", a larger min_rows" if kind == "mean" else ""
     return Infeasible(
         f"the targets need a total loss of {need.total:.6g}, over the budget {budget:.6g}. The "

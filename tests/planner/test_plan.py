@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -26,8 +27,7 @@ ADULTS = Rows("age", ">=", 18)
 SPECS = [
     Count("n", within(30.0)),
     Count("adults", within(25.0), rows=ADULTS),
-    Mean("mean_inc", within(500.0), column="inc", bounds=(0, 100_000), rows=ADULTS,
-         min_rows=1_000),
+    Mean("mean_inc", within(500.0), column="inc", bounds=(0, 100_000), rows=ADULTS, min_rows=1_000),
     GroupedCount("by_sex", within(40.0), by="sex", keys=("F", "M"), exhaustive=True),
     Quantile("median", within(60.0), column="inc", q=0.5, candidates=tuple(range(0, 100_001, 500))),
 ]
@@ -35,12 +35,14 @@ SPECS = [
 
 def frame(n: int = 3000) -> pd.DataFrame:
     ages = np.arange(n) % 90
-    return pd.DataFrame({
-        "age": ages,
-        "inc": (ages * 997) % 90_000,
-        "sex": np.where(np.arange(n) % 3 == 0, "F", "M"),
-        "region": np.array([f"r{i % 7}" for i in range(n)]),
-    })
+    return pd.DataFrame(
+        {
+            "age": ages,
+            "inc": (ages * 997) % 90_000,
+            "sex": np.where(np.arange(n) % 3 == 0, "F", "M"),
+            "region": np.array([f"r{i % 7}" for i in range(n)]),
+        }
+    )
 
 
 def test_summary_is_a_table_in_the_context_layout():
@@ -74,8 +76,15 @@ def test_json_round_trip_and_untrusted_documents():
 
 
 def test_a_document_threshold_below_what_delta_needs_is_refused():
-    gs = GroupedSum("gs", within(3e5), by="region", column="inc", bounds=(0, 100_000),
-                    max_groups=10, release_size=150)
+    gs = GroupedSum(
+        "gs",
+        within(3e5),
+        by="region",
+        column="inc",
+        bounds=(0, 100_000),
+        max_groups=10,
+        release_size=150,
+    )
     plan = Plan.minimize([gs], "approx", delta=1e-6)
     doc = json.loads(plan.to_json())
     doc["thresholds"] = [t - 1 if t is not None else None for t in doc["thresholds"]]
@@ -105,8 +114,15 @@ def test_release_runs_under_one_context_within_the_plan(measure):
 def test_release_with_released_keys_under_approximate_dp():
     specs = [
         GroupedCount("gc", within(40.0), by="region", max_groups=10, release_size=200),
-        GroupedSum("gs", within(4e5), by="region", column="inc", bounds=(0, 100_000),
-                   max_groups=10, release_size=200),
+        GroupedSum(
+            "gs",
+            within(4e5),
+            by="region",
+            column="inc",
+            bounds=(0, 100_000),
+            max_groups=10,
+            release_size=200,
+        ),
     ]
     plan = Plan.minimize(specs, "approx", delta=1e-6)
     out = plan.release(frame(7 * 400))
@@ -143,7 +159,7 @@ def test_plot(tmp_path):
         assert (plan.total, st.achieved) in [(pytest.approx(x), pytest.approx(y)) for x, y in pts]
         # coarser targets cost less in total
         xs = [x for x, _ in pts]
-        assert all(b <= a * (1 + 1e-9) for a, b in zip(xs, xs[1:], strict=False))
+        assert all(b <= a * (1 + 1e-9) for a, b in itertools.pairwise(xs))
     fig = plan.plot(str(tmp_path / "plan.png"))
     assert (tmp_path / "plan.png").stat().st_size > 1000
     assert len(fig.axes) >= 3

@@ -37,8 +37,9 @@ SPECS = [
     Sum("s", within(3000.0, level=LEVEL), column="inc", bounds=(0, 1000)),
     Mean("m", within(25.0, level=LEVEL), column="inc", bounds=(0, 1000), min_rows=300),
     GroupedCount("gc", within(15.0, level=LEVEL), by="g", keys=("a", "b", "c")),
-    Quantile("med", within(60.0, level=LEVEL), column="inc", q=0.5,
-             candidates=tuple(range(0, 1001, 50))),
+    Quantile(
+        "med", within(60.0, level=LEVEL), column="inc", q=0.5, candidates=tuple(range(0, 1001, 50))
+    ),
 ]
 
 
@@ -66,7 +67,9 @@ def test_each_interval_covers_at_its_level_and_a_narrow_planner_is_rejected():
     best = min(_score(x, c, 0.5) for c in SPECS[-1].candidates)
     plan = Plan.minimize(SPECS, "pure")
     units = {st.spec.name: [plan.solution.units[k] for k in st.units] for st in plan.solution.stats}
-    wrong = {name: noise_accuracy(units[name][0].scale * 0.7, ALPHA_T, "pure") for name in ("n", "s")}
+    wrong = {
+        name: noise_accuracy(units[name][0].scale * 0.7, ALPHA_T, "pure") for name in ("n", "s")
+    }
     miss = dict.fromkeys(("n", "s", "m", "gc", "med"), 0)
     miss_wrong = dict.fromkeys(("n", "s"), 0)
     for _ in range(n):

@@ -32,8 +32,7 @@ ADULTS = Rows("age", ">=", 18)
 WORKLOAD = [
     Count("n", within(30.0)),
     Count("adults", within(20.0), rows=ADULTS),
-    Mean("mean_inc", within(400.0), column="inc", bounds=(0, 100_000), rows=ADULTS,
-         min_rows=2_000),
+    Mean("mean_inc", within(400.0), column="inc", bounds=(0, 100_000), rows=ADULTS, min_rows=2_000),
     Sum("total_inc", within(2e6), column="inc", bounds=(0, 100_000), rows=ADULTS),
     GroupedCount("by_sex", within(40.0), by="sex", keys=("F", "M")),
     Quantile("median", within(50.0), column="inc", q=0.5, candidates=tuple(range(0, 100_001, 500))),
@@ -48,8 +47,11 @@ def test_every_target_is_met_and_each_scale_is_tight(measure):
     # a count alone sits at the largest scale its target allows: 0.1% more noise misses it
     alone = solve([WORKLOAD[0]], measure)
     (u,) = alone.units.values()
-    acc = (discrete_gaussian_scale_to_accuracy if measure == "zcdp"
-           else discrete_laplacian_scale_to_accuracy)
+    acc = (
+        discrete_gaussian_scale_to_accuracy
+        if measure == "zcdp"
+        else discrete_laplacian_scale_to_accuracy
+    )
     alpha = WORKLOAD[0].target.alpha  # 1 − 0.95 in floats
     assert acc(u.scale, alpha) <= 30.0 < acc(u.scale * 1.001, alpha)
     expected = 1 / (2 * u.scale**2) if measure == "zcdp" else 1 / u.scale
@@ -75,8 +77,15 @@ def test_shared_work_is_paid_once():
 
 def test_released_keys_share_their_noisy_counts_and_respect_delta():
     gc = GroupedCount("gc", within(30.0), by="region", max_groups=50, release_size=200)
-    gs = GroupedSum("gs", within(5e5), by="region", column="inc", bounds=(0, 100_000),
-                    max_groups=50, release_size=200)
+    gs = GroupedSum(
+        "gs",
+        within(5e5),
+        by="region",
+        column="inc",
+        bounds=(0, 100_000),
+        max_groups=50,
+        release_size=200,
+    )
     shared = solve([gc, gs], "approx", delta=1e-7)
     apart = solve([gc, gs], "approx", delta=1e-7, reuse=False)
     assert sum(u.kind == "keys" for u in shared.units.values()) == 1
@@ -122,8 +131,9 @@ def test_infeasible_names_the_binding_target_and_its_needs():
     # a budget the others fit in: the binding target alone, made coarser, would fit
     err = explain(WORKLOAD, 1.5, "pure")
     factor = float(str(err).split("or a target ")[1].split("×")[0])
-    coarser = [s if s.name != err.binding else replace(s, target=s.target.scaled(factor))
-               for s in WORKLOAD]
+    coarser = [
+        s if s.name != err.binding else replace(s, target=s.target.scaled(factor)) for s in WORKLOAD
+    ]
     assert solve(coarser, "pure").total <= 1.5
 
 

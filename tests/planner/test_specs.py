@@ -11,11 +11,9 @@ from opendp_lite.planner.specs import spec_from_dict
 SPECS = [
     Count("n", within(10.0), rows=Rows("age", "in", [1, 2])),
     Sum("s", within(100.0, level=0.9), column="x", bounds=(-5, 10)),
-    Mean("m", within(0.1, relative=True, lower_bound=3.0), column="x", bounds=(0, 10),
-         min_rows=50),
+    Mean("m", within(0.1, relative=True, lower_bound=3.0), column="x", bounds=(0, 10), min_rows=50),
     GroupedCount("g", within(5.0), by="k", keys=("a", "b"), exhaustive=True),
-    GroupedSum("gs", within(5.0), by="k", column="x", bounds=(0, 1), max_groups=9,
-               release_size=40),
+    GroupedSum("gs", within(5.0), by="k", column="x", bounds=(0, 1), max_groups=9, release_size=40),
     Quantile("q", within(3.0), column="x", q=0.25, candidates=(0, 1, 2)),
 ]
 
