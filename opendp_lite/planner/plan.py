@@ -238,7 +238,7 @@ class Plan:
         if len(scales) != len(units) or len(thresholds) != len(units):
             raise InvalidParameter("the plan document's scales do not match its statistics")
         for u, s, t in zip(units.values(), scales, thresholds, strict=True):
-            if not isinstance(s, (int, float)) or not s > 0:
+            if not isinstance(s, (int, float)) or not 0 < s < math.inf:
                 raise InvalidParameter(f"bad scale {s!r} in the plan document")
             u.scale = float(s)
             if u.kind == "keys":
@@ -249,6 +249,12 @@ class Plan:
                         f"that δ = {u.delta:g} needs at scale {u.scale:g}"
                     )
                 u.threshold = t
+                alpha = min(2 * float(u.release_alpha or 0.05), 0.999)
+                if t + noise_accuracy(u.scale, alpha, measure) > int(u.release_size or 0):
+                    raise Infeasible(
+                        f"the plan document's key release ({u.describe()}) does not release "
+                        f"groups of {u.release_size} rows at the stated level"
+                    )
         sol = _evaluate(specs, units, measure, ref.delta, reuse)
         bad = [st.spec.name for st in sol.stats if st.achieved > st.target]
         if bad:
@@ -288,9 +294,6 @@ class Plan:
             ImportError: if matplotlib is not installed (names the package to install).
         """
         try:
-            import matplotlib
-
-            matplotlib.use("Agg", force=False)
             import matplotlib.pyplot as plt
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise ImportError("plan.plot() needs matplotlib: pip install matplotlib") from e

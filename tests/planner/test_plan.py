@@ -90,6 +90,16 @@ def test_a_document_threshold_below_what_delta_needs_is_refused():
     doc["thresholds"] = [t - 1 if t is not None else None for t in doc["thresholds"]]
     with pytest.raises(InvalidParameter, match="below"):
         Plan.from_json(json.dumps(doc))
+    # an infinite scale (zero loss) is refused
+    doc = json.loads(plan.to_json())
+    doc["scales"][0] = float("inf")
+    with pytest.raises(InvalidParameter, match="bad scale"):
+        Plan.from_json(json.dumps(doc))
+    # a key release whose threshold stops groups of release_size rows is refused
+    doc = json.loads(plan.to_json())
+    doc["thresholds"][0] += 200
+    with pytest.raises(Infeasible, match="does not release"):
+        Plan.from_json(json.dumps(doc))
 
 
 @pytest.mark.parametrize("measure", ["pure", "zcdp"])
