@@ -2,8 +2,9 @@
 planner whose scales are 30% too small (intervals from 0.7× the noise scale) is rejected.
 
 Sample size fixed up front: ``scaled(2000)`` releases of one plan on one fixed frame.  Each
-statistic's misses K are tested one-sided against its level (Pr[Bin(n, α) >= K] > ALPHA: the
-interval may be conservative, never optimistic).  The wrong planner is tested on the count
+statistic's misses K are tested one-sided against its level, with the p-value
+Pr[Bin(n, α) >= K] given to ``assert_fits`` (the interval may be conservative, never
+optimistic).  The wrong planner is tested on the count
 and the sum, whose intervals are tight (a two-sided tail bound of one discrete Laplace), with
 the exact power of the one-sided binomial test at the wrong planner's true miss rate.
 """
