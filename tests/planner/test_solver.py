@@ -152,3 +152,24 @@ def test_quantile_closed_form():
     t = u.scale * math.log(len(q.candidates) / q.target.alpha)
     assert t <= 50.0 and t == pytest.approx(50.0, rel=1e-9)
     assert sol.total == pytest.approx(2 * 0.5 / u.scale, rel=1e-12)
+
+
+def test_a_single_count_needs_what_a_binary_search_over_epsilon_finds():
+    """The even-split route's per-query need: OpenDP's route (calibrate the chain for an ε,
+    read its accuracy, binary-search ε) lands on the planner's closed form."""
+    import opendp_lite.prelude as dp
+    from opendp_lite.helpers import calibrate
+
+    spec = Count("n", within(25.0))
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+
+    def meets(eps: float) -> bool:
+        cal = calibrate(
+            lambda s: space >> dp.t.then_count() >> dp.m.then_laplace(s),
+            eps,
+            alpha=spec.target.alpha,
+        )
+        return cal.accuracy <= 25.0
+
+    searched = dp.binary_search(meets, bounds=(1e-4, 10.0), T=float)
+    assert solve([spec], "pure").total == pytest.approx(searched, rel=1e-6)
