@@ -190,6 +190,10 @@ from .table.query import polars_namespace as polars
 from .extras import examples as examples
 from .extras import numpy as numpy
 
+# isort: split
+# -- the accuracy-first planner: dp.planner.Plan.minimize([dp.planner.Count(...), ...]) --
+from . import planner as planner
+
 
 def __getattr__(name: str) -> object:
     if name == "sklearn":
