@@ -27,6 +27,8 @@ from .solver import (
     Solution,
     Unit,
     _evaluate,
+    _mean_c,
+    _mean_sum_accuracy,
     _units_of,
     explain,
     mean_half_width,
@@ -35,6 +37,7 @@ from .solver import (
     solve,
     solve_budget,
     threshold_for,
+    value_accuracy,
 )
 from .specs import Count, GroupedCount, Mean, Quantile, Spec, spec_from_dict
 
@@ -394,10 +397,21 @@ def _check_schema(sol: Solution, schema: dict[Any, Any]) -> None:
         for c in cols:
             if c not in schema:
                 raise InvalidParameter(f"the plan reads column {c!r}, which the data lacks")
-        if u.kind in ("sum", "gsum") and schema[u.column] not in _INT_TYPES:
+        if u.kind not in ("sum", "gsum"):
+            continue
+        assert u.bounds is not None  # noqa: S101 - sums carry bounds
+        if isinstance(u.bounds[0], float):
+            if schema[u.column] != "f64":
+                raise InvalidParameter(
+                    f"the plan sums column {u.column!r} with float bounds, but its type is "
+                    f"{schema[u.column]!r}: cast it to f64, or give integer bounds for an "
+                    "integer column"
+                )
+        elif schema[u.column] not in _INT_TYPES:
             raise InvalidParameter(
                 f"the plan sums column {u.column!r} with integer bounds, but its type is "
-                f"{schema[u.column]!r}: cast it to integer units first"
+                f"{schema[u.column]!r}: give float bounds (lo, hi) for an f64 column, or cast "
+                "it to integer units"
             )
 
 
@@ -429,7 +443,10 @@ def _measurement(u: Unit, keys: Any, measure: str, space: Any, schema: dict[Any,
         col = u.rows.column if u.rows.column is not None else next(iter(schema))
         return noise(select(col) >> t.then_count())
     if u.kind == "sum":
-        return noise(select(u.column) >> t.then_clamp(bounds) >> t.then_sum())
+        col = select(u.column)
+        if isinstance(bounds[0], float):  # a missing value adds clamp(0), as make_grouped_sum
+            col = col >> t.then_impute_constant(0.0)
+        return noise(col >> t.then_clamp(bounds) >> t.then_sum())
     if u.kind in ("gcount", "gsum"):
         part = base >> t.then_partition_by(u.by, keys=list(keys))
         norm = 2 if measure == "zcdp" else 1
@@ -463,15 +480,15 @@ def _estimate(
     if isinstance(spec, Mean):
         half = spec.target.alpha / 2
         s_val, n_val = out[keys[0]], out[keys[1]]
-        a_s = noise_accuracy(sol.units[keys[0]].scale, half, meas)
+        a_s = _mean_sum_accuracy(spec, sol.units[keys[0]].scale, half, meas)
         a_n = noise_accuracy(sol.units[keys[1]].scale, half, meas)
         M = float(max(abs(spec.bounds[0]), abs(spec.bounds[1])))
         n_min = float(spec.min_rows or 1)
         denom = max(float(n_val), n_min - a_n)
         value = s_val / n_val if n_val > 0 else math.nan
         # on the event |noise| < a for both, N >= ñ − a_N and N >= min_rows, so
-        # |S̃/Ñ − S/N| <= (a_S + M·a_N)/Ñ, and Ñ >= min_rows − a_N
-        h = mean_half_width(a_s, a_n, M, denom + a_n)
+        # |S̃/Ñ − S/N| <= (a_S + (M + c)·a_N)/Ñ + c, and Ñ >= min_rows − a_N
+        h = mean_half_width(a_s, a_n, M, denom + a_n, _mean_c(spec))
         return Estimate(value, h, level)
     u = sol.units[keys[-1]]
     if isinstance(spec, Quantile):
@@ -483,8 +500,8 @@ def _estimate(
         g = spec.groups
         if spec.simultaneous and spec.keys is None:
             g = max(g, len(val))
-        return Estimate(val, noise_accuracy(u.scale, spec.target.alpha / g, meas), level)
-    return Estimate(out[u.key], noise_accuracy(u.scale, spec.target.alpha, meas), level)
+        return Estimate(val, value_accuracy(spec, u.scale, spec.target.alpha / g, meas), level)
+    return Estimate(out[u.key], value_accuracy(spec, u.scale, spec.target.alpha, meas), level)
 
 
 def _pairs(specs: list[Spec]) -> list[tuple[Count, GroupedCount]]:

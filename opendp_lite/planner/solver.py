@@ -23,6 +23,7 @@ count) and each sum takes the largest scale the mean then allows.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -36,6 +37,7 @@ from ..accuracy import (
     gaussian_scale_to_accuracy,
 )
 from ..errors import InvalidParameter, NotImplementedForType
+from .floats import FloatGrid, grid_noise_accuracy, grid_noise_max_scale
 from .specs import Count, GroupedCount, GroupedSum, Mean, Quantile, Rows, Spec, Sum
 
 __all__ = [
@@ -73,7 +75,7 @@ class Unit:
     kind: str  # count, sum, gcount, gsum, keys, quantile
     rows: Rows
     column: Any = None
-    bounds: tuple[int, int] | None = None
+    bounds: tuple[Any, Any] | None = None
     by: Any = None
     keys: tuple[Any, ...] | None = None
     q: float | None = None
@@ -97,6 +99,8 @@ class Unit:
         assert self.bounds is not None  # noqa: S101 - sums always carry bounds
         if self.kind == "gsum":  # the grouped sum's own stability map (its float relaxation)
             return _grouped_sum_stability(self.column, self.bounds)
+        if isinstance(self.bounds[0], float):  # the float sum's own map (grid and rounding)
+            return _float_sum_stability(self.bounds)
         return float(max(abs(self.bounds[0]), abs(self.bounds[1])))
 
     def describe(self) -> str:
@@ -124,6 +128,95 @@ def _grouped_sum_stability(column: Any, bounds: tuple[int, int]) -> float:
     part = make_partition_by(dataframe_domain(), symmetric_distance(), "_key", ["_k"])
     t = part >> make_grouped_sum(part.output_domain, part.output_metric, column, bounds)
     return float(t.map(1))
+
+
+@lru_cache(maxsize=256)
+def _float_sum_stability(bounds: tuple[float, float]) -> float:
+    """make_sum's map at one row on an unsized f64 vector in ``bounds`` (the release's chain)."""
+    from ..domains import atom_domain, vector_domain
+    from ..metrics import symmetric_distance
+    from ..transformations import make_sum
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a size-limit warning is raised again at release
+        t = make_sum(vector_domain(atom_domain(bounds=bounds, T="f64")), symmetric_distance())
+    return float(t.map(1))
+
+
+#: the grouped sum's size limit (make_grouped_sum's default)
+_GROUPED_LIMIT = 1 << 40
+
+
+def _rows_bound(spec: Sum | GroupedSum) -> int:
+    """A public bound on the rows a float sum adds: ``max_rows``, or the sum's size limit
+    (beyond which it saturates, so the interval is only claimed up to it)."""
+    if isinstance(spec, GroupedSum):
+        limit = _GROUPED_LIMIT
+    else:
+        from ..transformations.sum import default_size_limit
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            limit = default_size_limit("make_sum", "f64", *map(float, spec.bounds))
+    if spec.max_rows is not None and spec.max_rows > limit:
+        raise InvalidParameter(
+            f"{spec.kind} {spec.name!r}: max_rows={spec.max_rows} exceeds the sum's size limit "
+            f"{limit} (it saturates beyond it); narrow the bounds or split the data"
+        )
+    return spec.max_rows or limit
+
+
+def _grid_of(spec: Spec) -> FloatGrid | None:
+    """The float grid a sum is released on, or None for exact integer noise."""
+    if isinstance(spec, GroupedSum):
+        return FloatGrid.of(spec.bounds, integer=not spec.is_float)
+    if isinstance(spec, Sum) and spec.is_float:
+        return FloatGrid.of(spec.bounds, integer=False)
+    return None
+
+
+def value_accuracy(spec: Spec, scale: float, alpha: float, measure: str) -> float:
+    """The stated half-width at level 1 − alpha of a count, sum or grouped value at ``scale``:
+    the integer noise's accuracy, or for a float-grid sum the noise on the grid plus every
+    rounding term (:class:`.floats.FloatGrid`)."""
+    grid = _grid_of(spec)
+    if grid is None:
+        return noise_accuracy(scale, alpha, measure)
+    assert isinstance(spec, (Sum, GroupedSum))  # noqa: S101 - _grid_of returned a grid
+    return grid.half_width(grid_noise_accuracy(scale, alpha, measure), _rows_bound(spec))
+
+
+def value_max_scale(spec: Spec, accuracy: float, alpha: float, measure: str) -> float:
+    """The largest scale at which :func:`value_accuracy` is at most ``accuracy``."""
+    grid = _grid_of(spec)
+    if grid is None:
+        return _max_scale(accuracy, alpha, measure)
+    assert isinstance(spec, (Sum, GroupedSum))  # noqa: S101 - _grid_of returned a grid
+    a = grid.noise_allowance(accuracy, _rows_bound(spec))
+    return grid_noise_max_scale(a, alpha, measure) if a > 0 else 0.0
+
+
+def _mean_sum_accuracy(spec: Mean, scale: float, alpha: float, measure: str) -> float:
+    """a_S of a mean's sum: the integer noise's accuracy, or for float bounds the grid noise
+    with the rounding terms that do not grow with the rows (those are :func:`_mean_c`)."""
+    grid = _grid_of(spec)
+    if grid is None:
+        return noise_accuracy(scale, alpha, measure)
+    return grid.half_width(grid_noise_accuracy(scale, alpha, measure), 0)
+
+
+def _mean_sum_max_scale(spec: Mean, a_s: float, alpha: float, measure: str) -> float:
+    grid = _grid_of(spec)
+    if grid is None:
+        return _max_scale(a_s, alpha, measure)
+    a = grid.noise_allowance(a_s, 0)
+    return grid_noise_max_scale(a, alpha, measure) if a > 0 else 0.0
+
+
+def _mean_c(spec: Mean) -> float:
+    """c: the float sum's error per row (0 for integer bounds)."""
+    grid = _grid_of(spec)
+    return 0.0 if grid is None else grid.per_row
 
 
 def loss_of(unit: Unit, measure: str) -> float:
@@ -384,19 +477,24 @@ def _mean_parts(spec: Mean, measure: str) -> tuple[float, float, float, int]:
     )
 
 
-def _mean_sum_allowance(a: float, M: float, n_min: int, a_n: float) -> float:
-    """a_S with (a_S + M·a_N)/(n_min − a_N) <= a, rounded down (negative: impossible)."""
+def _mean_sum_allowance(a: float, M: float, n_min: int, a_n: float, c: float = 0.0) -> float:
+    """a_S with (a_S + (M + c)·a_N)/(n_min − a_N) + c <= a, rounded down (negative:
+    impossible)."""
     if a_n >= n_min:
         return -1.0
-    return ar.down(ar.q(a) * (ar.q(n_min) - ar.q(a_n)) - ar.q(M) * ar.q(a_n))
+    return ar.down(
+        (ar.q(a) - ar.q(c)) * (ar.q(n_min) - ar.q(a_n)) - (ar.q(M) + ar.q(c)) * ar.q(a_n)
+    )
 
 
-def mean_half_width(a_s: float, a_n: float, M: float, rows: float) -> float:
-    """(a_S + M·a_N)/(rows − a_N), rounded up: the mean's half-width when the count is at
-    least ``rows`` (∞ if rows <= a_N)."""
+def mean_half_width(a_s: float, a_n: float, M: float, rows: float, c: float = 0.0) -> float:
+    """(a_S + (M + c)·a_N)/(rows − a_N) + c, rounded up: the mean's half-width when the
+    count is at least ``rows`` (∞ if rows <= a_N); c is the float sum's error per row (0 for
+    integer sums)."""
     if rows <= a_n:
         return math.inf
-    return ar.up((ar.q(a_s) + ar.q(M) * ar.q(a_n)) / (ar.q(rows) - ar.q(a_n)))
+    num = ar.q(a_s) + (ar.q(M) + ar.q(c)) * ar.q(a_n)
+    return ar.up(num / (ar.q(rows) - ar.q(a_n)) + ar.q(c))
 
 
 def _direct_bounds(
@@ -432,11 +530,11 @@ def _direct_bounds(
             keys.delta = delta_each
             value = us[-1]
             if isinstance(spec, GroupedSum) or not reuse:
-                cap(value.key, _max_scale(a, alpha, measure))
+                cap(value.key, value_max_scale(spec, a, alpha, measure))
             else:
                 cap(keys.key, _max_scale(a, alpha, measure))
             continue
-        cap(us[-1].key, _max_scale(a, alpha, measure))
+        cap(us[-1].key, value_max_scale(spec, a, alpha, measure))
     # key releases: the threshold must let groups of release_size rows through
     for key, u in units.items():
         if u.kind == "keys":
@@ -480,10 +578,10 @@ def _solve_count_group(
         for spec, sum_key in linked:
             a, half, M, n_min = _mean_parts(spec, measure)
             a_n = noise_accuracy(s_n, half, measure)
-            a_s = _mean_sum_allowance(a, M, n_min, a_n)
+            a_s = _mean_sum_allowance(a, M, n_min, a_n, _mean_c(spec))
             if a_s <= 0:
                 return None
-            s = _max_scale(a_s, half, measure)
+            s = _mean_sum_max_scale(spec, a_s, half, measure)
             if s <= 0:
                 return None
             out[sum_key] = min(out.get(sum_key, sum_caps.get(sum_key, math.inf)), s)
@@ -586,14 +684,14 @@ def achieved_of(
     alpha = spec.target.alpha / spec.groups
     if isinstance(spec, Mean):
         a, half, M, n_min = _mean_parts(spec, measure)
-        a_s = noise_accuracy(units[keys[0]].scale, half, measure)
+        a_s = _mean_sum_accuracy(spec, units[keys[0]].scale, half, measure)
         a_n = noise_accuracy(units[keys[1]].scale, half, measure)
-        return mean_half_width(a_s, a_n, M, n_min), a
+        return mean_half_width(a_s, a_n, M, n_min, _mean_c(spec)), a
     a = spec.target.absolute(what)
     u = units[keys[-1]]
     if isinstance(spec, Quantile):
         return quantile_accuracy(u.scale, len(spec.candidates), spec.target.alpha), a
-    return noise_accuracy(u.scale, alpha, measure), a
+    return value_accuracy(spec, u.scale, alpha, measure), a
 
 
 def _evaluate(

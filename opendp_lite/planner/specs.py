@@ -129,21 +129,34 @@ def within(
     return Target(half_width, level, relative, lower_bound)
 
 
-def _check_bounds(what: str, bounds: Any) -> tuple[int, int]:
+def _check_bounds(what: str, bounds: Any) -> tuple[Any, Any]:
+    """Two integers (an integer column, exact integer noise) or two finite floats, one at
+    least a float (an f64 column, released on the float grid with every rounding term in its
+    stated interval, docs/proofs/planner.md §3)."""
     if isinstance(bounds, list):
         bounds = tuple(bounds)
-    if (
-        not isinstance(bounds, tuple)
-        or len(bounds) != 2
-        or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
-        or bounds[0] > bounds[1]
-    ):
+    ok = (
+        isinstance(bounds, tuple)
+        and len(bounds) == 2
+        and all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
+        and all(math.isfinite(b) for b in bounds)
+        and bounds[0] <= bounds[1]
+    )
+    if not ok:
         raise InvalidParameter(
-            f"{what}: bounds must be two integers lo <= hi, got {bounds!r}. The planner "
-            "states exact intervals for integer sums; for a float column, scale it to "
-            "integer units (cents, whole years) first"
+            f"{what}: bounds must be two finite numbers lo <= hi (integers for an integer "
+            f"column, floats for an f64 column), got {bounds!r}"
         )
-    return int(bounds[0]), int(bounds[1])
+    if all(isinstance(b, int) for b in bounds):
+        return int(bounds[0]), int(bounds[1])
+    return float(bounds[0]), float(bounds[1])
+
+
+def _check_max_rows(what: str, max_rows: Any) -> None:
+    if max_rows is not None and (
+        not isinstance(max_rows, int) or isinstance(max_rows, bool) or max_rows < 1
+    ):
+        raise InvalidParameter(f"{what}: max_rows must be a positive int or None, got {max_rows!r}")
 
 
 @dataclass(frozen=True)
@@ -183,14 +196,29 @@ class Count(Spec):
 
 @dataclass(frozen=True)
 class Sum(Spec):
-    """The sum of ``column`` clamped to integer ``bounds`` over ``rows``."""
+    """The sum of ``column`` clamped to ``bounds`` over ``rows``.
+
+    Integer bounds: an integer column, summed exactly with integer noise.  Float bounds: an
+    f64 column, summed on the float grid; its stated interval adds every rounding term of the
+    float sum, part of which grows with the number of rows, so ``max_rows`` (a public upper
+    bound on the rows summed) keeps it small; without it the sum's size limit (2^40 rows) is
+    used.  (For a mean the per-row terms are divided by the count: ``max_rows`` is unused.)
+    """
 
     kind: ClassVar[str] = "sum"
     column: Any = None
-    bounds: tuple[int, int] = (0, 0)
+    bounds: tuple[Any, Any] = (0, 0)
+    max_rows: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "bounds", _check_bounds(f"{self.kind} {self.name!r}", self.bounds))
+        what = f"{self.kind} {self.name!r}"
+        object.__setattr__(self, "bounds", _check_bounds(what, self.bounds))
+        _check_max_rows(what, self.max_rows)
+
+    @property
+    def is_float(self) -> bool:
+        """True if the bounds are floats: an f64 column summed on the float grid."""
+        return isinstance(self.bounds[0], float)
 
 
 @dataclass(frozen=True)
@@ -252,15 +280,29 @@ class GroupedCount(Spec):
 
 @dataclass(frozen=True)
 class GroupedSum(GroupedCount):
-    """The sum of ``column`` clamped to integer ``bounds`` per value of ``by``."""
+    """The sum of ``column`` clamped to ``bounds`` per value of ``by``.
+
+    Released through ``make_grouped_sum``, which sums on the float grid whatever the column's
+    type: the stated interval adds its rounding terms, with ``max_rows`` (a public bound on a
+    group's rows; default the grouped sum's size limit, 2^40) for the part that grows with
+    the rows.  Integer bounds read an integer column, float bounds an f64 column.
+    """
 
     kind: ClassVar[str] = "grouped_sum"
     column: Any = None
-    bounds: tuple[int, int] = (0, 0)
+    bounds: tuple[Any, Any] = (0, 0)
+    max_rows: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "bounds", _check_bounds(f"{self.kind} {self.name!r}", self.bounds))
+        what = f"{self.kind} {self.name!r}"
+        object.__setattr__(self, "bounds", _check_bounds(what, self.bounds))
+        _check_max_rows(what, self.max_rows)
+
+    @property
+    def is_float(self) -> bool:
+        """True if the bounds are floats (an f64 column)."""
+        return isinstance(self.bounds[0], float)
 
 
 @dataclass(frozen=True)

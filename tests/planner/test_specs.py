@@ -31,8 +31,14 @@ def test_relative_target_needs_a_public_lower_bound():
 
 
 def test_bad_fields_are_refused_with_their_fix():
-    with pytest.raises(InvalidParameter, match="integer units"):
-        Sum("s", within(1.0), column="x", bounds=(0.0, 1.5))
+    with pytest.raises(InvalidParameter, match="floats for an f64 column"):
+        Sum("s", within(1.0), column="x", bounds=(0.0, float("inf")))
+    with pytest.raises(InvalidParameter, match="lo <= hi"):
+        Sum("s", within(1.0), column="x", bounds=(2.0, 1.5))
+    with pytest.raises(InvalidParameter, match="max_rows"):
+        Sum("s", within(1.0), column="x", bounds=(0.0, 1.5), max_rows=0)
+    assert Sum("s", within(1.0), column="x", bounds=(0, 1.5)).bounds == (0.0, 1.5)
+    assert Sum("s", within(1.0), column="x", bounds=(0, 1.5)).is_float
     with pytest.raises(InvalidParameter, match="max_groups"):
         GroupedSum("gs", within(1.0), by="k", column="x", bounds=(0, 1))
     with pytest.raises(InvalidParameter, match="level"):
