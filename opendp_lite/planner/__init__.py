@@ -17,6 +17,7 @@ within a budget), review the plan (``summary()``, ``plot()``, ``to_json()``), th
 from .plan import Estimate, Plan, PlanRelease, PlanSummary
 from .solver import Infeasible, explain, solve, solve_budget
 from .specs import Count, GroupedCount, GroupedSum, Mean, Quantile, Rows, Spec, Sum, Target, within
+from .table import specs_from_query, specs_from_table
 
 __all__ = [
     "Count",
@@ -36,5 +37,7 @@ __all__ = [
     "explain",
     "solve",
     "solve_budget",
+    "specs_from_query",
+    "specs_from_table",
     "within",
 ]

@@ -324,8 +324,9 @@ class Plan:
 
     # -- release -----------------------------------------------------------------------------
     def release(self, data: Any, contributions: int = 1) -> PlanRelease:
-        """Run the plan on ``data`` (a frame or dict of columns) under one Context whose
-        budget is the plan's total; returns every statistic with its error bar.
+        """Run the plan on ``data`` (a pandas frame, a dict of columns, or a Polars
+        (Lazy)Frame, collected to pandas first) under one Context whose budget is the plan's
+        total; returns every statistic with its error bar.
 
         Raises:
             InvalidParameter: a column the plan reads is missing or not of an integer type
@@ -337,11 +338,7 @@ class Plan:
         from ..context import loss_of as ctx_loss
 
         sol = self.solution
-        if isinstance(data, dict):  # a dict of columns is read as a frame
-            import importlib
-
-            pd: Any = importlib.import_module("pandas")
-            data = pd.DataFrame(data)
+        data = _as_frame(data)
         if sol.measure == "pure":
             budget = ctx_loss(epsilon=sol.total)
         elif sol.measure == "zcdp":
@@ -377,6 +374,21 @@ class Plan:
         spent = ctx.current_privacy_loss()
         estimates = {st.spec.name: _estimate(st.spec, st.units, sol, out) for st in sol.stats}
         return PlanRelease(estimates, spent, ctx, _consistent(self.specs, sol, estimates))
+
+
+def _as_frame(data: Any) -> Any:
+    """A dict of columns or a Polars (Lazy)Frame as a pandas frame: the data owner's call, at
+    the data boundary (a LazyFrame is collected here; its schema types carry over)."""
+    import importlib
+
+    if isinstance(data, dict):
+        pd: Any = importlib.import_module("pandas")
+        return pd.DataFrame(data)
+    mod = type(data).__module__.partition(".")[0]
+    if mod == "polars" and type(data).__name__ in ("LazyFrame", "DataFrame"):
+        frame = data.collect() if type(data).__name__ == "LazyFrame" else data
+        return frame.to_pandas()
+    return data
 
 
 def _py(v: Any) -> Any:
