@@ -61,11 +61,11 @@ def test_grid_noise_accuracy_is_conservative_and_tight(s, alpha):
             S = gmpy2.mpfr(s)
             if measure == "pure":  # Pr[|2^k Z| >= a], Z ~ discrete Laplace(s / 2^k), a on the grid
 
-                def tail(v):
+                def tail(v, S=S, grid=grid):
                     return 2 * gmpy2.exp(-v / S) / (1 + gmpy2.exp(-grid / S))
             else:  # the bound every discrete Gaussian on the grid obeys (Poisson summation)
 
-                def tail(v):
+                def tail(v, S=S, grid=grid):
                     return gmpy2.erfc((v - grid) / (S * gmpy2.sqrt(2)))
 
             assert tail(gmpy2.mpfr(a)) <= alpha

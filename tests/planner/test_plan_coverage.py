@@ -64,7 +64,9 @@ SPECS = [
     ),
     Sum("fs", within(300.0, level=LEVEL), column="w", bounds=FB, max_rows=1000),
     Mean("fm", within(2.0, level=LEVEL), column="w", bounds=FB, min_rows=300),
-    GroupedSum("fg", within(250.0, level=LEVEL), by="g", keys=("a", "b", "c"), column="w", bounds=FB),
+    GroupedSum(
+        "fg", within(250.0, level=LEVEL), by="g", keys=("a", "b", "c"), column="w", bounds=FB
+    ),
 ]
 
 

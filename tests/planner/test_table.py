@@ -29,7 +29,11 @@ T = within(50.0)
 def _lf(n: int = 600) -> pl.LazyFrame:
     i = np.arange(n)
     return pl.LazyFrame(
-        {"g": np.array(["a", "b", "c"])[i % 3], "w": (i * 0.37) % 100, "age": (i % 90).astype(np.int64)}
+        {
+            "g": np.array(["a", "b", "c"])[i % 3],
+            "w": (i * 0.37) % 100,
+            "age": (i % 90).astype(np.int64),
+        }
     )
 
 
