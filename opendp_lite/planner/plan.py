@@ -39,7 +39,7 @@ from .solver import (
     threshold_for,
     value_accuracy,
 )
-from .specs import Count, GroupedCount, Mean, Quantile, Spec, spec_from_dict
+from .specs import Count, GroupedCount, GroupedSum, Mean, Quantile, Spec, Sum, spec_from_dict
 
 __all__ = ["Estimate", "Plan", "PlanRelease", "PlanSummary"]
 
@@ -516,17 +516,30 @@ def _estimate(
     return Estimate(out[u.key], value_accuracy(spec, u.scale, spec.target.alpha, meas), level)
 
 
-def _pairs(specs: list[Spec]) -> list[tuple[Count, GroupedCount]]:
+def _pairs(specs: list[Spec]) -> list[tuple[Spec, GroupedCount]]:
+    """(total, groups) pairs whose groups publicly sum to the total: an exhaustive grouped
+    count with the count over the same rows, and an exhaustive grouped sum with the sum over
+    the same rows, column and bounds (the same clamp, every row in one public key)."""
     counts = {s.rows: s for s in specs if type(s) is Count}
-    return [
-        (counts[s.rows], s)
-        for s in specs
-        if type(s) is GroupedCount and s.exhaustive and s.rows in counts
-    ]
+    sums = {(s.rows, s.column, s.bounds): s for s in specs if type(s) is Sum}
+    out: list[tuple[Spec, GroupedCount]] = []
+    for s in specs:
+        if type(s) is GroupedCount and s.exhaustive and s.rows in counts:
+            out.append((counts[s.rows], s))
+        if isinstance(s, GroupedSum) and s.exhaustive:
+            total = sums.get((s.rows, s.column, s.bounds))
+            if total is not None:
+                out.append((total, s))
+    return out
 
 
 def _variance(u: Unit, measure: str) -> float:
-    return u.scale**2 if measure == "zcdp" else _cons.discrete_laplace_variance(u.scale)
+    """The noise's variance: s² bounds the discrete Gaussian's; the discrete Laplace's exactly
+    on integers, its fine-grid limit 2s² for a release on the float grid."""
+    if measure == "zcdp":
+        return u.scale**2
+    float_grid = u.kind == "gsum" or (u.bounds is not None and isinstance(u.bounds[0], float))
+    return 2 * u.scale**2 if float_grid else _cons.discrete_laplace_variance(u.scale)
 
 
 def _consistency_notes(specs: list[Spec], sol: Solution) -> list[str]:

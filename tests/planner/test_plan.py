@@ -173,3 +173,27 @@ def test_plot(tmp_path):
     fig = plan.plot(str(tmp_path / "plan.png"))
     assert (tmp_path / "plan.png").stat().st_size > 1000
     assert len(fig.axes) >= 3
+
+
+def test_an_exhaustive_grouped_sum_is_made_consistent_with_its_total_sum():
+    """Grouped sums over public keys covering every row sum to the total sum over the same
+    rows, column and bounds; the plan reports the least-squares gain and releases both."""
+    specs = [
+        Sum("total", within(20_000.0), column="inc", bounds=(0, 100_000)),
+        GroupedSum(
+            "by_sex",
+            within(20_000.0),
+            by="sex",
+            keys=("F", "M"),
+            column="inc",
+            bounds=(0, 100_000),
+            exhaustive=True,
+            max_rows=10_000,
+        ),
+    ]
+    plan = Plan.minimize(specs)
+    assert any(note.startswith("consistency: by_sex made to sum to total") for note in plan.notes)
+    out = plan.release(frame())
+    t = out.consistent["total"]
+    assert sum(out.consistent["by_sex"].values()) == pytest.approx(t)
+    assert out.consistent["by_sex:rmse_gain"]["total"] > 1.2
