@@ -31,6 +31,7 @@ import builtins
 import json
 import math
 import numbers
+import sys
 import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -132,6 +133,18 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside opendp_lite (``warnings.warn`` called
+    from the function calling this), so a warning points at the user's line however many
+    of the library's wrappers (``dp.len``) lie between."""
+    frame = sys._getframe(1)  # the function that warns (stacklevel 1)
+    level = 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("opendp_lite."):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
 def _resolve_signed(signed: bool | None) -> bool:
     """OpenDP 0.16's rule: unset means unsigned, with a FutureWarning at the caller."""
     if signed is None:
@@ -140,7 +153,7 @@ def _resolve_signed(signed: bool | None) -> bool:
             "releases, but the default will become signed=True; pass signed=True or "
             "signed=False to choose (and silence this warning)",
             FutureWarning,
-            stacklevel=3,
+            stacklevel=_user_stacklevel(),
         )
         return False
     return _signed(signed) is True
@@ -358,7 +371,7 @@ def _deprecated(name: str, now: str) -> None:
     warnings.warn(
         f".dp.{name} is deprecated since OpenDP 0.14.1: use .dp.noise (it now applies {now})",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=_user_stacklevel(),
     )
 
 
