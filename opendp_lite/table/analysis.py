@@ -229,6 +229,12 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
             return ColInfo(a.dtype, a.nullable, False, a.bounds)
         if e.op == "to_physical":
             bt = base(a.dtype)
+            if bt == "Categorical" and not isinstance(e.expr, n.Cut):
+                raise NotImplementedForType(
+                    "to_physical of a Categorical column: its codes depend on the order the "
+                    "data holds its values, not on each value alone; cast it to String, or use "
+                    "an Enum (fixed categories)"
+                )
             dt = (
                 "UInt32"
                 if bt in ("Categorical", "Enum")
@@ -632,10 +638,22 @@ class TablePlan:
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
-def _max_length(margins: tuple[Margin, ...], by: set[str]) -> int | None:
+def _columns_read(e: n.Expr) -> set[str]:
+    if isinstance(e, n.Col):
+        return {e.name}
+    return set().union(*(_columns_read(c) for c in n.children(e)))
+
+
+def _unchanged(e: n.Expr, env: dict[str, ColInfo]) -> bool:
+    """Whether every column ``e`` reads is still the input's column of that name (so an
+    expression of the input, as a margin states it, means the same here)."""
+    return all(c in env and env[c].origin == c for c in _columns_read(e))
+
+
+def _max_length(margins: tuple[Margin, ...], by: set[n.Expr]) -> int | None:
     """The tightest max_length of a margin grouping by a subset of ``by`` (a group of a finer
     grouping has at most the rows of the coarser group holding it)."""
-    found = [m.max_length for m in margins if m.max_length is not None and set(m.by_names()) <= by]
+    found = [m.max_length for m in margins if m.max_length is not None and m.by_key() <= by]
     return min(found) if found else None
 
 
@@ -667,33 +685,25 @@ def plan_query(
         by_dtypes = tuple(i.dtype for i in infos)
         if len(set(by_names)) != len(by_names):
             raise _refuse(f"group_by names a column twice: {list(by_names)}")
-        original = all(
-            isinstance(b, n.Col) and i.origin == b.name for b, i in zip(by, infos, strict=True)
-        )
+        # margins hold for the input's columns: a grouping key is covered only while every
+        # column it reads is unchanged since the input (a redefinition drops the margin)
+        original = all(_unchanged(b, env) for b in by)
         invariant = original and any(
-            m.invariant in ("keys", "lengths") and set(by_names) <= set(m.by_names())
+            m.invariant in ("keys", "lengths") and set(by) <= m.by_key()
             for m in domain.margins
+            if all(_unchanged(b, env) for b in m.by_key())
         )
         if keys is not None:
             mode = "public"
         elif invariant:
             mode = "invariant"
             if filtered:  # the key set is the input's, read before the filter
-                key_pass = n.FramePlan(
-                    steps=(), aggregates=(("#n", n.Length()),), by=tuple(n.Col(b) for b in by_names)
-                )
+                key_pass = n.FramePlan(steps=(), aggregates=(("#n", n.Length()),), by=tuple(by))
         else:
             mode = "private"
-    # margins hold for the input's columns; a column redefined since has no margin
-    usable = tuple(
-        m
-        for m in domain.margins
-        if all(env.get(c) is not None and env[c].origin == c for c in m.by_names())
-        or not m.by_names()
-    )
-    if filtered or any(isinstance(s, n.Select) for s in steps):
-        pass  # a filter or select removes rows or columns: max_length still bounds the groups
-    max_length = _max_length(usable, set(by_names))
+    usable = tuple(m for m in domain.margins if all(_unchanged(b, env) for b in m.by_key()))
+    # (a filter only removes rows: max_length still bounds the groups)
+    max_length = _max_length(usable, set(by or ()))
     builder = _Builder(env, max_length)
     outputs = []
     seen = set(by_names)

@@ -293,3 +293,31 @@ def test_a_change_unit_is_two_symmetric_changes() -> None:
     assert q.summarize()["scale"].to_list() == [2.0]  # sensitivity 2 for ε = 1
     assert q.resolve().map(1) <= 1.0
     assert q.release().collect().columns == ["g", "len"]
+
+
+def test_a_margin_on_an_expression_covers_that_grouping_key() -> None:
+    """As OpenDP's test_cut: invariant keys on ``cut(...).to_physical()``; the bin index is
+    computed from each value (never a Categorical's data-dependent codes)."""
+    by = dp.col("x").cut([1.0, 2.0, 3.0]).to_physical()
+    c = dp.Context.compositor(
+        data=pl.LazyFrame({"x": [0.4, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=10000.0),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(by=[by], invariant="keys")],
+    )
+    out = c.query().group_by(by).agg(dp.len(signed=False)).release().collect().sort("x")
+    assert out.schema == {"x": pl.UInt32, "len": pl.UInt32}
+    assert out["x"].to_list() == [0, 1, 2, 3]
+    assert out["len"].to_list() == [2, 2, 2, 1]
+
+
+def test_to_physical_of_a_categorical_is_refused() -> None:
+    c = dp.Context.compositor(
+        data=pl.LazyFrame({"c": ["b", "a"]}, schema={"c": pl.Categorical}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+    )
+    with pytest.raises(NotImplementedForType, match="codes depend on the order"):
+        c.query().with_columns(dp.col("c").to_physical())

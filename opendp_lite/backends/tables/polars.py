@@ -129,6 +129,8 @@ def compile_expr(e: n.Expr) -> Any:
     if isinstance(e, n.Binary):
         return _BIN[e.op](c(e.left), c(e.right))
     if isinstance(e, n.Unary):
+        if e.op == "to_physical" and isinstance(e.expr, n.Cut):
+            return _bin_index(e.expr)
         return _UN[e.op](c(e.expr))
     if isinstance(e, n.Cast):
         # non-strict: a value that does not convert becomes null (no record can fail a plan)
@@ -168,6 +170,23 @@ def compile_expr(e: n.Expr) -> Any:
     raise NotImplementedForType(
         f"{type(e).__name__} is not a stable expression; private aggregates go in agg/select"
     )
+
+
+def _named(e: n.Expr) -> Any:
+    """``e`` compiled and named by the nodes' rule (:func:`~opendp_lite.table.nodes.output_name`),
+    whatever name Polars would give the compiled form."""
+    return compile_expr(e).alias(n.output_name(e))
+
+
+def _bin_index(cut: n.Cut) -> Any:
+    """The bin index of ``cut`` (its ``to_physical``) computed from each value alone: the
+    number of breaks below it (``<=`` it, for left-closed bins); null stays null.  Never the
+    codes of a Categorical, which depend on the order of the data on some Polars versions."""
+    pl = _pl()
+    x = compile_expr(cut.expr)
+    above = [(x >= b) if cut.left_closed else (x > b) for b in cut.breaks]
+    index = pl.sum_horizontal([a.cast(pl.UInt32) for a in above]) if above else pl.lit(0)
+    return pl.when(x.is_null()).then(None).otherwise(index).cast(pl.UInt32)
 
 
 _TWO32 = 1 << 32
@@ -260,9 +279,9 @@ class PolarsEngine:
             for i, step in enumerate(plan.steps):
                 where = f"step {i} ({type(step).__name__})"
                 if isinstance(step, n.WithColumns):
-                    lf = lf.with_columns([compile_expr(e) for e in step.exprs])
+                    lf = lf.with_columns([_named(e) for e in step.exprs])
                 elif isinstance(step, n.Select):
-                    lf = lf.select([compile_expr(e) for e in step.exprs])
+                    lf = lf.select([_named(e) for e in step.exprs])
                 else:
                     lf = lf.filter(compile_expr(step.predicate))
             where = "the aggregation"
@@ -277,7 +296,7 @@ class PolarsEngine:
                 return TableResult(
                     {}, {name: [_collect(a, row, name)] for name, a in plan.aggregates}
                 )
-            by_exprs = [compile_expr(b) for b in plan.by]
+            by_exprs = [_named(b) for b in plan.by]
             by_names = [n.output_name(b) for b in plan.by]
             df = lf.group_by(by_exprs).agg(aggs or [_pl().len().alias("#len")]).collect()
             rows = df.rows(named=True)
