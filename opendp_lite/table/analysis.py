@@ -636,6 +636,8 @@ class TablePlan:
     threshold: int | None = None
     #: each item's exact aggregate, by its name in ``plan`` (shared when asked twice)
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: an output name given twice (or a key's): the release would be ambiguous
+    clash: str | None = None
 
 
 def _columns_read(e: n.Expr) -> set[str]:
@@ -707,12 +709,13 @@ def plan_query(
     builder = _Builder(env, max_length)
     outputs = []
     seen = set(by_names)
+    clash = None
     for e in aggs:
-        name = n.output_name(e) if not isinstance(e, n.DPAgg | n.Alias) or True else ""
+        name = n.output_name(e)
         if isinstance(e, n.DPAgg) and isinstance(e.expr, n.Len):
             name = "len"
-        if name in seen:
-            raise _refuse(f"the output column {name!r} is given twice; name each with .alias(...)")
+        if name in seen and clash is None:  # refused at release (summarize still works)
+            clash = name
         seen.add(name)
         lowered = builder.lower(e, name)
         outputs.append((name, lowered))
@@ -760,6 +763,7 @@ def plan_query(
         key_pass,
         thr_item,
         sources=sources,
+        clash=clash,
     )
 
 

@@ -349,6 +349,11 @@ class LazyFrameQuery:
             InvalidParameter: if the query is not a release, or no scale fits the budget.
         """
         tp, scales, threshold = self._params()
+        if tp.clash is not None:
+            raise InvalidParameter(
+                f"the output column {tp.clash!r} is given twice (or is a group key): name each "
+                "with .alias(...)"
+            )
         m, thr = an.composed(tp, self._measure, scales, threshold)
         measure = self._measure
 

@@ -321,3 +321,10 @@ def test_to_physical_of_a_categorical_is_refused() -> None:
     )
     with pytest.raises(NotImplementedForType, match="codes depend on the order"):
         c.query().with_columns(dp.col("c").to_physical())
+
+
+def test_a_duplicate_output_name_is_summarized_but_not_released() -> None:
+    q = context([KEYS]).query().group_by("g").agg(dp.col("i").dp.sum((0, 3)).alias("g"))
+    assert q.summarize()["column"].to_list() == ["g"]  # as OpenDP's summarize
+    with pytest.raises(InvalidParameter, match="given twice"):
+        q.release()
