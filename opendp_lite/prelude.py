@@ -159,6 +159,27 @@ from .typing import (
 )
 
 # isort: split
+# -- the table API's domains and metric (OpenDP 0.16's Polars-facing constructors) --
+from .table.domains import (
+    DataFrame,
+    DatetimeDomain,
+    EnumDomain,
+    Expr,
+    LazyFrame,
+    LazyFrameDomain,
+    Series,
+    SeriesDomain,
+    WildExprDomain,
+    datetime_domain,
+    enum_domain,
+    lazyframe_domain,
+    series_domain,
+    wild_expr_domain,
+    with_margin,
+)
+from .table.metrics import FrameDistance, frame_distance
+
+# isort: split
 # -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
 from .table.builder import col as col
 from .table.builder import len as len
@@ -168,6 +189,10 @@ from .table.query import polars_namespace as polars
 # -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
 from .extras import examples as examples
 from .extras import numpy as numpy
+
+# isort: split
+# -- the accuracy-first planner: dp.planner.Plan.minimize([dp.planner.Count(...), ...]) --
+from . import planner as planner
 
 
 def __getattr__(name: str) -> object:
@@ -189,11 +214,16 @@ __all__ = [
     "CategoricalDomain",
     "ChangeOneDistance",
     "Context",
+    "DataFrame",
     "DataFrameDomain",
+    "DatetimeDomain",
     "DiscreteDistance",
     "Domain",
+    "EnumDomain",
+    "Expr",
     "ExtrinsicDivergence",
     "ExtrinsicDomain",
+    "FrameDistance",
     "Function",
     "HammingDistance",
     "HashMap",
@@ -202,6 +232,8 @@ __all__ = [
     "L1Distance",
     "L2Distance",
     "LInfDistance",
+    "LazyFrame",
+    "LazyFrameDomain",
     "MapDomain",
     "MaxDivergence",
     "Measure",
@@ -222,6 +254,8 @@ __all__ = [
     "Queryable",
     "RenyiDivergence",
     "RuntimeType",
+    "Series",
+    "SeriesDomain",
     "SmoothedMaxDivergence",
     "String",
     "SymmetricDistance",
@@ -233,6 +267,7 @@ __all__ = [
     "UserDomain",
     "Vec",
     "VectorDomain",
+    "WildExprDomain",
     "ZeroConcentratedDivergence",
     "__version__",
     "absolute_distance",
@@ -253,6 +288,7 @@ __all__ = [
     "change_one_distance",
     "col",
     "dataframe_domain",
+    "datetime_domain",
     "deserialize",
     "disable_features",
     "discrete_distance",
@@ -260,10 +296,12 @@ __all__ = [
     "discrete_laplacian_scale_to_accuracy",
     "domain_of",
     "enable_features",
+    "enum_domain",
     "exponential_bounds_search",
     "f32",
     "f64",
     "fixed_smoothed_max_divergence",
+    "frame_distance",
     "gaussian_scale_to_accuracy",
     "hamming_distance",
     "i8",
@@ -278,6 +316,7 @@ __all__ = [
     "l1_distance",
     "l2_distance",
     "laplacian_scale_to_accuracy",
+    "lazyframe_domain",
     "len",
     "linf_distance",
     "loss_of",
@@ -295,6 +334,7 @@ __all__ = [
     "register_serializable",
     "renyi_divergence",
     "serialize",
+    "series_domain",
     "set_default_float_type",
     "set_default_int_type",
     "smoothed_max_divergence",
@@ -313,5 +353,7 @@ __all__ = [
     "user_domain",
     "usize",
     "vector_domain",
+    "wild_expr_domain",
+    "with_margin",
     "zero_concentrated_divergence",
 ]
