@@ -182,8 +182,9 @@ from .table.metrics import FrameDistance, frame_distance
 # isort: split
 # -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
 from .table.builder import col as col
-from .table.builder import len as len
+from .table.query import dp_len as len
 from .table.query import polars_namespace as polars
+from .table.query import register_polars_namespace as _register_polars_namespace
 
 # isort: split
 # -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
@@ -357,3 +358,5 @@ __all__ = [
     "with_margin",
     "zero_concentrated_divergence",
 ]
+
+_register_polars_namespace()  # .dp on pl.Expr, if Polars is already imported

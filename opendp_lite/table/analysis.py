@@ -128,6 +128,34 @@ class TableDomain(Domain[Any]):
         return x
 
 
+def is_frame_domain(domain: object) -> bool:
+    """Whether ``domain`` is a frame domain the table query serves (``TableDomain``, or
+    OpenDP's ``lazyframe_domain``)."""
+    return isinstance(domain, TableDomain) or type(domain).__name__ == "LazyFrameDomain"
+
+
+def as_table_domain(domain: Any) -> TableDomain:
+    """What the analysis reads of a frame domain: its schema and its margins.
+
+    Raises:
+        InvalidParameter: for a domain that is not a frame domain.
+    """
+    if isinstance(domain, TableDomain):
+        return domain
+    if type(domain).__name__ == "LazyFrameDomain":
+        margins = tuple(
+            Margin(
+                by=sorted(m.by, key=repr),
+                max_length=m.max_length or None,
+                max_groups=m.max_groups or None,
+                invariant=m.invariant,
+            )
+            for m in domain.margins
+        )
+        return TableDomain(tuple(dict(domain.schema).items()), margins)
+    raise InvalidParameter(f"a table query needs a frame domain, got {domain!r}")
+
+
 def _refuse(msg: str) -> InvalidParameter:
     return InvalidParameter(msg)
 

@@ -109,14 +109,15 @@ class LazyFrameQuery:
     def __init__(
         self,
         context: Any,
-        domain: an.TableDomain,
+        domain: Any,
         measure: Any,
         d_in: Any,
         d_out: Any,
         state: _State | None = None,
     ) -> None:
         self._context = context
-        self._domain = domain
+        self._domain = domain  # the context's (its accountant's input domain)
+        self._table = an.as_table_domain(domain)  # what the analysis reads of it
         self._measure = measure
         self._metric = symmetric_distance() if context is None else context.accountant.input_metric
         self._factor = _symmetric_factor(self._metric)
@@ -143,7 +144,7 @@ class LazyFrameQuery:
         """The shape check at build time (columns, types, margins, δ for private keys)."""
         s = self._state
         if s.aggs is None:
-            an.walk_steps(self._domain.schema(), s.steps)
+            an.walk_steps(self._table.schema(), s.steps)
         else:
             self._plan(building=True)
 
@@ -154,7 +155,7 @@ class LazyFrameQuery:
                 "the query has no private aggregate yet. Fix: end it with .select(dp.len(), "
                 "...) or .group_by(...).agg(...)"
             )
-        return an.plan_query(self._domain, s.steps, s.by, s.aggs, s.keys, self._measure, building)
+        return an.plan_query(self._table, s.steps, s.by, s.aggs, s.keys, self._measure, building)
 
     def _open(self, what: str) -> None:
         if self._state.aggs is not None:
@@ -261,7 +262,7 @@ class LazyFrameQuery:
 
         if self._state.aggs is not None:
             raise UnsupportedMethod("collect_schema: the release's schema is known once collected")
-        env, _ = an.walk_steps(self._domain.schema(), self._state.steps)
+        env, _ = an.walk_steps(self._table.schema(), self._state.steps)
         return pl.Schema({k: polars_dtype(v.dtype) for k, v in env.items()})
 
     def truncate_per_group(self, *args: Any, **kwargs: Any) -> LazyFrameQuery:
@@ -610,16 +611,22 @@ def _run(tp: an.TablePlan, measure: Any, scales: dict[str, float], thr: Any, dat
     return frame.select(exprs)
 
 
-def context_domain(data: Any, margins: Any) -> an.TableDomain | None:
+def context_domain(data: Any, margins: Any, domain: Any = None) -> Any:
     """The context's domain for frame ``data`` when the table API serves it, else None.
 
-    The table API serves a Polars LazyFrame, and any frame a table engine owns when
-    ``margins`` are given; other data keeps the chain-style :class:`~opendp_lite.context.Query`
-    (a pandas or Polars DataFrame without margins).  The schema is read, never the values.
+    The table API serves a Polars LazyFrame, any frame a table engine owns when ``margins``
+    are given, and any data given with a frame domain (``dp.lazyframe_domain``); other data
+    keeps the chain-style :class:`~opendp_lite.context.Query` (a pandas or Polars DataFrame
+    without margins).  The domain is OpenDP's ``lazyframe_domain`` of the frame's schema (read,
+    never the values) with the margins, or, for a column type it has no domain for, the table
+    API's :class:`~.analysis.TableDomain`.
     """
     from ..backends.tables import of_table
     from .margins import check_margins
 
+    register_polars_namespace()
+    if domain is not None:
+        return domain if an.is_frame_domain(domain) else None
     engine = of_table(data)
     lazy = (
         type(data).__module__.partition(".")[0] == "polars" and type(data).__name__ == "LazyFrame"
@@ -627,7 +634,16 @@ def context_domain(data: Any, margins: Any) -> an.TableDomain | None:
     if engine is None or not (lazy or margins):
         return None
     schema = engine.schema(data)
-    return an.TableDomain(tuple(schema.items()), check_margins(margins))
+    checked = check_margins(margins)
+    try:
+        from .domains import lazyframe_domain_from_schema, with_margin
+
+        frame = lazyframe_domain_from_schema(schema)
+        for m in checked:
+            frame = with_margin(frame, m)
+        return frame
+    except (ImportError, NotImplementedForType):
+        return an.TableDomain(tuple(schema.items()), checked)
 
 
 class _PolarsNamespace:
@@ -657,3 +673,35 @@ class _PolarsNamespace:
 
 #: ``dp.polars``
 polars_namespace = _PolarsNamespace()
+
+
+def register_polars_namespace() -> None:
+    """Register opendp_lite's ``.dp`` namespace on ``pl.Expr`` if Polars is already imported
+    (never importing it): called at ``opendp_lite.prelude`` import, by ``dp.len()`` and when a
+    context is built on a Polars frame, so OpenDP's ``pl.col(...).dp.sum(...)`` reads."""
+    import sys
+
+    if "polars" in sys.modules:
+        from .dp_namespace import ensure_registered
+
+        ensure_registered()
+
+
+def dp_len(scale: float | None = None, signed: bool | None = None) -> Any:
+    """OpenDP's ``dp.len()``: the noisy number of rows.
+
+    A Polars expression when Polars is installed (so it also goes where OpenDP puts it, in a
+    Polars ``select`` handed to the constructors), else the Polars-free builder's expression;
+    the table query reads either.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("polars") is None:
+        from .builder import len as builder_len
+
+        return builder_len(scale=scale, signed=signed)
+    from .dp_namespace import ensure_registered
+    from .dp_namespace import len as polars_len
+
+    ensure_registered()
+    return polars_len(scale=scale, signed=signed)
