@@ -676,15 +676,52 @@ polars_namespace = _PolarsNamespace()
 
 
 def register_polars_namespace() -> None:
-    """Register opendp_lite's ``.dp`` namespace on ``pl.Expr`` if Polars is already imported
-    (never importing it): called at ``opendp_lite.prelude`` import, by ``dp.len()`` and when a
-    context is built on a Polars frame, so OpenDP's ``pl.col(...).dp.sum(...)`` reads."""
+    """Register opendp_lite's ``.dp`` namespace on ``pl.Expr`` without importing Polars: now
+    if Polars is imported, else right after it is (a one-shot import hook), so OpenDP's
+    ``pl.col(...).dp.sum(...)`` reads whichever of the two is imported first.  Called at
+    ``opendp_lite.prelude`` import (as OpenDP's prelude registers it), and when a context is
+    built on a Polars frame."""
     import sys
 
     if "polars" in sys.modules:
         from .dp_namespace import ensure_registered
 
         ensure_registered()
+    elif not any(isinstance(f, _RegisterAfterPolars) for f in sys.meta_path):
+        sys.meta_path.insert(0, _RegisterAfterPolars())
+
+
+class _RegisterAfterPolars:
+    """A one-shot import hook: when ``polars`` is first imported, register ``.dp`` on its
+    ``Expr`` once the module has run.  It never changes what is imported, and a failure to
+    register leaves the import as it was (the namespace is then registered by the next
+    context built on a Polars frame)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        import importlib.util
+        import sys
+
+        if fullname != "polars":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        loader = None if spec is None else spec.loader
+        run = getattr(loader, "exec_module", None)
+        if run is None:
+            return spec
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            try:
+                from .dp_namespace import ensure_registered
+
+                ensure_registered()
+            except Exception:  # noqa: S110 - never break the user's import of Polars
+                pass
+
+        loader.exec_module = exec_module  # type: ignore[union-attr,method-assign]
+        return spec
 
 
 def dp_len(scale: float | None = None, signed: bool | None = None) -> Any:

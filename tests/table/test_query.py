@@ -328,3 +328,17 @@ def test_a_duplicate_output_name_is_summarized_but_not_released() -> None:
     assert q.summarize()["column"].to_list() == ["g"]  # as OpenDP's summarize
     with pytest.raises(InvalidParameter, match="given twice"):
         q.release()
+
+
+def test_dp_namespace_is_registered_when_polars_is_imported_after_the_prelude() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import opendp_lite.prelude as dp; a = 'polars' in sys.modules; "
+        "import polars as pl; print(a, hasattr(pl.col('x'), 'dp'))"
+    )
+    out = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "True"]  # no Polars import of its own; then .dp
