@@ -27,6 +27,11 @@ Design note.
   after a filter the key set is read from the input, so a group emptied by the filter is still
   released, with zero counts) or when given by ``with_keys``; otherwise they are private and
   released by the threshold mechanism on the query's ``dp.len()`` (approximate DP only).
+* **Domains.**  The context's domain is OpenDP's ``lazyframe_domain`` of the frame's schema
+  with its margins (``dp.Context.compositor(data=<LazyFrame>, margins=[...])``, or
+  ``domain=dp.lazyframe_domain(...)``); the analysis reads its schema and margins
+  (:func:`.analysis.as_table_domain`).  Units: ``contributions=k`` is k added or removed rows,
+  ``changes=k`` 2k.
 * **Hooks for issue 25.**  ``truncate_per_group``/``truncate_num_groups`` and identifier units
   raise a typed error naming that feature.
 
