@@ -181,10 +181,10 @@ from .table.metrics import FrameDistance, frame_distance
 
 # isort: split
 # -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
+from .table._polars_entry import len as len
+from .table._polars_entry import register_on_import as _register_on_import
 from .table.builder import col as col
-from .table.query import dp_len as len
 from .table.query import polars_namespace as polars
-from .table.query import register_polars_namespace as _register_polars_namespace
 
 # isort: split
 # -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
@@ -359,4 +359,4 @@ __all__ = [
     "zero_concentrated_divergence",
 ]
 
-_register_polars_namespace()  # .dp on pl.Expr, if Polars is already imported
+_register_on_import()  # pl.Expr.dp, when Polars is (or gets) imported

@@ -681,69 +681,9 @@ polars_namespace = _PolarsNamespace()
 
 
 def register_polars_namespace() -> None:
-    """Register opendp_lite's ``.dp`` namespace on ``pl.Expr`` without importing Polars: now
-    if Polars is imported, else right after it is (a one-shot import hook), so OpenDP's
-    ``pl.col(...).dp.sum(...)`` reads whichever of the two is imported first.  Called at
-    ``opendp_lite.prelude`` import (as OpenDP's prelude registers it), and when a context is
-    built on a Polars frame."""
-    import sys
+    """Register ``.dp`` on ``pl.Expr`` now if Polars is imported, else when it is
+    (:mod:`._polars_entry`, which never imports Polars itself); called when a context is built
+    on a frame, so OpenDP's ``pl.col(...).dp.sum(...)`` reads."""
+    from ._polars_entry import register_on_import
 
-    if "polars" in sys.modules:
-        from .dp_namespace import ensure_registered
-
-        ensure_registered()
-    elif not any(isinstance(f, _RegisterAfterPolars) for f in sys.meta_path):
-        sys.meta_path.insert(0, _RegisterAfterPolars())
-
-
-class _RegisterAfterPolars:
-    """A one-shot import hook: when ``polars`` is first imported, register ``.dp`` on its
-    ``Expr`` once the module has run.  It never changes what is imported, and a failure to
-    register leaves the import as it was (the namespace is then registered by the next
-    context built on a Polars frame)."""
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        import importlib.util
-        import sys
-
-        if fullname != "polars":
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        loader = None if spec is None else spec.loader
-        run = getattr(loader, "exec_module", None)
-        if run is None:
-            return spec
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            try:
-                from .dp_namespace import ensure_registered
-
-                ensure_registered()
-            except Exception:  # noqa: S110 - never break the user's import of Polars
-                pass
-
-        loader.exec_module = exec_module  # type: ignore[union-attr,method-assign]
-        return spec
-
-
-def dp_len(scale: float | None = None, signed: bool | None = None) -> Any:
-    """OpenDP's ``dp.len()``: the noisy number of rows.
-
-    A Polars expression when Polars is installed (so it also goes where OpenDP puts it, in a
-    Polars ``select`` handed to the constructors), else the Polars-free builder's expression;
-    the table query reads either.
-    """
-    import importlib.util
-
-    if importlib.util.find_spec("polars") is None:
-        from .builder import len as builder_len
-
-        return builder_len(scale=scale, signed=signed)
-    from .dp_namespace import ensure_registered
-    from .dp_namespace import len as polars_len
-
-    ensure_registered()
-    return polars_len(scale=scale, signed=signed)
+    register_on_import()
