@@ -10,8 +10,8 @@ in two halves (``v = hi·2³² + lo``, ``0 <= lo < 2³²``) so that neither half
 Int64 below 2³¹ rows; grid sums split each grid integer ``k`` (``|k| <= 2⁴⁶``) as
 ``hi·2²³ + lo`` the same way as ``make_grouped_sum`` does, and add the halves as Int64.
 
-Casts and ``str.strptime`` run non-strict (a value that does not convert becomes null), so
-no record can make a plan fail; any error Polars still raises while a plan runs is replaced by
+Casts, ``str.strptime`` and ``replace_strict`` without a default run non-strict (a value that
+does not convert or match becomes null), so no record can make a plan fail; any error Polars still raises while a plan runs is replaced by
 :class:`~opendp_lite.errors.FailedFunction` naming the step, never carrying Polars' own
 message (which may quote a value).
 
@@ -155,9 +155,9 @@ def compile_expr(e: n.Expr) -> Any:
     if isinstance(e, n.Replace):
         if not e.strict:
             return c(e.expr).replace(list(e.old), list(e.new))
-        kw: dict[str, Any] = {}
-        if e.default is not None:
-            kw["default"] = c(e.default)
+        # an unmatched value without a default becomes null: Polars would raise, and whether a
+        # release fails must never depend on a record
+        kw: dict[str, Any] = {"default": pl.lit(None) if e.default is None else c(e.default)}
         if e.return_dtype is not None:
             kw["return_dtype"] = polars_dtype(e.return_dtype)
         return c(e.expr).replace_strict(list(e.old), list(e.new), **kw)
