@@ -11,9 +11,9 @@ Int64 below 2³¹ rows; grid sums split each grid integer ``k`` (``|k| <= 2⁴�
 ``hi·2²³ + lo`` the same way as ``make_grouped_sum`` does, and add the halves as Int64.
 
 Casts, ``str.strptime`` and ``replace_strict`` without a default run non-strict (a value that
-does not convert or match becomes null), so no record can make a plan fail; any error Polars still raises while a plan runs is replaced by
-:class:`~opendp_lite.errors.FailedFunction` naming the step, never carrying Polars' own
-message (which may quote a value).
+does not convert or match becomes null), so no record can make a plan fail; any error Polars
+still raises while a plan runs is replaced by :class:`~opendp_lite.errors.FailedFunction`
+naming the step, never carrying Polars' own message (which may quote a value).
 
 >>> import polars as pl
 >>> from opendp_lite.table import nodes as n
