@@ -213,8 +213,8 @@ class LazyFrameQuery:
         zero counts and sums.
 
         Raises:
-            InvalidParameter: before a group_by/agg, or if the keys' columns are not the
-                group_by columns.
+            InvalidParameter: before a group_by/agg, if the keys' columns are not the
+                group_by columns, or if a key is given twice.
         """
         s = self._state
         if s.aggs is None or s.by is None:
@@ -227,7 +227,14 @@ class LazyFrameQuery:
             raise InvalidParameter(
                 f"with_keys: the keys' columns {sorted(cols)} must be the group_by columns {names}"
             )
-        return self._with(keys={k: cols[k] for k in names})
+        ordered = {k: cols[k] for k in names}
+        from .._order import group_key
+
+        rows = list(zip(*ordered.values(), strict=True)) if ordered else []
+        if len({tuple(group_key(v) for v in r) for r in rows}) != len(rows):
+            # a key twice would release its group's aggregates twice, each charged once
+            raise InvalidParameter("with_keys: the keys must be distinct")
+        return self._with(keys=ordered)
 
     def join(self, other: Any, on: Any = None, how: str = "right", **kwargs: Any) -> LazyFrameQuery:
         """A join with a public key set only (``how="right"`` after the aggregation, as

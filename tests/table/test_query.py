@@ -342,3 +342,10 @@ def test_dp_namespace_is_registered_when_polars_is_imported_after_the_prelude() 
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.split() == ["False", "True"]  # no Polars import of its own; then .dp
+
+
+def test_with_keys_refuses_a_key_given_twice() -> None:
+    """A key given twice would release its group twice while the map charges it once."""
+    q = context([KEYS]).query().group_by("g").agg(dp.len(signed=True))
+    with pytest.raises(InvalidParameter, match="distinct"):
+        q.with_keys(pl.DataFrame({"g": ["a", "b", "a"]}))
