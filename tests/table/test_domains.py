@@ -16,7 +16,9 @@ from opendp_lite.table.domains import lazyframe_domain_from_schema
 
 def margin(by: list[object], max_length=None, max_groups=None, invariant=None):  # type: ignore[no-untyped-def]
     """A stand-in for dp.polars.Margin (the query layer's class), with the same fields."""
-    return SimpleNamespace(by=by, max_length=max_length, max_groups=max_groups, invariant=invariant)
+    return SimpleNamespace(
+        by=by, max_length=max_length, max_groups=max_groups, invariant=invariant
+    )
 
 
 def example() -> dp.LazyFrameDomain:
@@ -44,7 +46,7 @@ def test_reprs_are_opendp_016s() -> None:
         'WildExprDomain { columns: [SeriesDomain("A", f64)], context: RowByRow }'
     )
     with_margin = dp.wild_expr_domain(example().series_domains[:1], margin(["A"], max_length=10))
-    assert 'Aggregation { margin: Margin { by: {col("A")}, max_length: Some(10)' in repr(
+    assert "Aggregation { margin: Margin { by: {col(\"A\")}, max_length: Some(10)" in repr(
         with_margin
     )
     assert repr(dp.frame_distance(dp.symmetric_distance())) == "FrameDistance(SymmetricDistance())"
