@@ -78,3 +78,6 @@ def of_table(x: object) -> TableEngine | None:
         if e.owns(x):
             return e
     return None
+
+
+from . import narwhals  # noqa: E402,F401 - registration on import (libraries imported lazily)
