@@ -81,3 +81,4 @@ def of_table(x: object) -> TableEngine | None:
 
 
 from . import narwhals  # noqa: E402,F401 - registration on import (libraries imported lazily)
+from . import dask  # noqa: E402,F401 - registration on import (Dask imported lazily)
