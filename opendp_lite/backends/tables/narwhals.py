@@ -423,14 +423,14 @@ def _cast(a: Any, dtype: N.DType, strict: bool) -> Any:
     if name in _INT_RANGE:
         lo, hi = _INT_RANGE[name]
         if pa.types.is_floating(src):
-            ok = pc.and_(pc.is_finite(a), pc.and_(pc.greater(a, lo - 1), pc.less(a, hi + 1)))
+            ok = pc.and_(pc.is_finite(a), _truncates_into(a, lo, hi))
             ok = pc.fill_null(ok, True)
             if strict and not pc.all(ok).as_py():
                 raise _Failed()
             a = pc.trunc(_null_if(pc.invert(ok), a))
             return pc.cast(a, target, safe=False)
         if pa.types.is_integer(src):
-            ok = pc.fill_null(pc.and_(pc.greater_equal(a, lo), pc.less_equal(a, hi)), True)
+            ok = pc.fill_null(_int_within(a, lo, hi), True)
             if strict and not pc.all(ok).as_py():
                 raise _Failed()
             return pc.cast(_null_if(pc.invert(ok), a), target, safe=False)
@@ -451,6 +451,18 @@ def _cast(a: Any, dtype: N.DType, strict: bool) -> Any:
         if pa.types.is_integer(src) or pa.types.is_floating(src):
             return pc.not_equal(a, 0)
     return pc.cast(a, target, safe=strict)
+
+
+def _truncates_into(a: Any, lo: int, hi: int) -> Any:
+    """``lo <= trunc(a) <= hi`` for finite floats (exact comparisons in binary64)."""
+    pa, pc = _pa(), _pc()
+    f = pa.float64()
+    if abs(lo) < 2**53:
+        low = pc.greater(a, pa.scalar(float(lo - 1), f))
+    else:  # -2^63: no float lies strictly between -2^63 - 1 and -2^63
+        low = pc.greater_equal(a, pa.scalar(float(lo), f))
+    high = pc.less(a, pa.scalar(float(hi + 1), f))  # exact: hi + 1 is 2^k or below 2^53
+    return pc.and_(low, high)
 
 
 def _float_of_text(s: str) -> float:
@@ -479,6 +491,15 @@ def _parse(a: Any, target: Any, fn: Any, strict: bool) -> Any:
         if strict:
             raise _Failed() from None
         raise
+
+
+def _int_within(a: Any, lo: int, hi: int) -> Any:
+    pa, pc = _pa(), _pc()
+    t = a.type
+    src_lo, src_hi = _INT_RANGE[arrow_dtype_name(t)]  # type: ignore[index]
+    low = pc.greater_equal(a, pa.scalar(lo, t)) if lo > src_lo else pc.is_valid(a)
+    high = pc.less_equal(a, pa.scalar(hi, t)) if hi < src_hi else pc.is_valid(a)
+    return pc.and_(low, high)
 
 
 class _Failed(Exception):
@@ -640,11 +661,7 @@ class _Eval:
     def full(self, e: N.Expr) -> Any:
         """``e`` as an array of ``n`` values (a literal is broadcast)."""
         pa = _pa()
-        v = self.expr(e)
-        if isinstance(v, pa.Scalar):
-            if pa.types.is_null(v.type):
-                return pa.nulls(self.n)
-            return pa.array([v.as_py()] * self.n, v.type) if self.n else pa.array([], v.type)
+        v = self._broadcast(self.expr(e))
         if isinstance(v, pa.ChunkedArray):
             return v.combine_chunks()
         return v
@@ -663,7 +680,10 @@ class _Eval:
         if _length_changing(e):
             raise _Refused("a filter or drop_nulls/drop_nans in a row-by-row position")
         if isinstance(e, N.Binary):
-            return _binary(e.op, self._arr(e.left, sub), self._arr(e.right, sub))
+            left, right = self.expr(e.left, sub), self.expr(e.right, sub)
+            if isinstance(left, _pa().Scalar) and isinstance(right, _pa().Scalar):
+                left = self._broadcast(left)  # the kernels broadcast a scalar against an array
+            return _binary(e.op, left, right)
         if isinstance(e, N.Unary):
             return _unary(e.op, self._arr(e.expr, sub))
         if isinstance(e, N.Cast):
@@ -692,11 +712,12 @@ class _Eval:
         raise _Refused(f"the node {type(e).__name__}")
 
     def _arr(self, e: N.Expr, sub: dict[int, Any] | None) -> Any:
-        v = self.expr(e, sub)
+        """``e`` as an array (a literal broadcast to every row)."""
+        return self._broadcast(self.expr(e, sub))
+
+    def _broadcast(self, v: Any) -> Any:
         pa = _pa()
-        if isinstance(v, pa.Scalar) and isinstance(e, (N.Col, N.Lit)):
-            return v
-        if isinstance(v, pa.Scalar):  # an expression of literals: one value per row
+        if isinstance(v, pa.Scalar):
             return pa.array([v.as_py()] * self.n, v.type)
         return v
 
