@@ -127,7 +127,12 @@ class AtomDomain(Domain[C]):
         if type(x) is float and self.T == "f64":
             v = x
         elif type(x) is float and self.T == "f32":
-            v = _coerce_float_scalar("f32", x)
+            try:  # the C cast: _coerce_float_scalar("f32", x) for a value f32 can hold
+                v = _F32.unpack(_F32.pack(x))[0]
+            except OverflowError:
+                v = math.inf
+            if math.isinf(v) and not math.isinf(x):
+                v = _coerce_float_scalar("f32", x)  # refuses x: it overflows f32
         else:
             v = _coerce_scalar(self.T, x)
         if isinstance(v, float) and math.isnan(v):
@@ -789,6 +794,7 @@ def _force_declared_columns(
 
         backend.force_frame(frame, check)
     if todo:
+
         def forget(_: object) -> None:
             _CHECKED_FRAMES.pop(key, None)
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
 from ._types import NUMERIC_TYPES, carrier_name
-from .core import Metric
-from .errors import FailedMap, NotImplementedForType
+from .core import Metric, _check_distance
+from .errors import FailedMap, InvalidParameter, NotImplementedForType
 
 __all__ = [
     "AbsoluteDistance",
@@ -30,7 +30,9 @@ __all__ = [
     "L1Distance",
     "L2Distance",
     "LInfDistance",
+    "PartitionDistance",
     "SymmetricDistance",
+    "SymmetricIdDistance",
     "UserDistance",
     "absolute_distance",
     "change_one_distance",
@@ -42,7 +44,9 @@ __all__ = [
     "l1_distance",
     "l2_distance",
     "linf_distance",
+    "partition_distance",
     "symmetric_distance",
+    "symmetric_id_distance",
     "user_distance",
 ]
 
@@ -338,3 +342,65 @@ def l02inf_distance(metric: Metric[Any]) -> L0PInfDistance:
         NotImplementedForType: unless ``metric`` is an absolute or symmetric distance.
     """
     return _l0pinf(metric, 2, "l02inf_distance")
+
+
+# -- individuals and partitions (make_partition_by, make_grouped) ---------------------------
+
+Triple = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class SymmetricIdDistance(Metric[int]):
+    """Individuals (all rows sharing one ``identifier`` value) added or removed.
+
+    ``d(x, x')`` is the size of the symmetric difference of the multisets of *blocks*
+    ``(id, rows of id)``: adding or removing one individual with all its rows counts 1, and
+    changing one individual's rows counts 2, as changing one row does under the symmetric
+    distance.
+    """
+
+    identifier: Any
+    distance_type = "u32"
+
+    def __repr__(self) -> str:
+        return f"SymmetricIdDistance({self.identifier!r})"
+
+
+def symmetric_id_distance(identifier: Any) -> SymmetricIdDistance:
+    """Distance between dataframes counting individuals, identified by column ``identifier``.
+
+    >>> symmetric_id_distance("user")
+    SymmetricIdDistance('user')
+    """
+    return SymmetricIdDistance(identifier)
+
+
+@dataclass(frozen=True)
+class PartitionDistance(Metric[Triple]):
+    """``(l0, l1, l∞)`` between partitioned datasets: groups that differ, records that differ
+    in all groups, and the most records that differ in one group (each group's difference
+    measured by ``inner``, the symmetric distance)."""
+
+    inner: SymmetricDistance
+    distance_type = "(u32, u32, u32)"
+
+    def __repr__(self) -> str:
+        return f"PartitionDistance({self.inner!r})"
+
+    def _check_distance(self, d: object) -> Triple:
+        if not (isinstance(d, tuple | list) and len(d) == 3):
+            raise FailedMap(f"a distance in {self!r} is a triple (l0, l1, linf), got {d!r}")
+        l0, l1, li = (int(_check_distance(self, v, "u32")) for v in d)
+        return l0, l1, li
+
+
+def partition_distance(metric: SymmetricDistance | None = None) -> PartitionDistance:
+    """The partition distance over groups whose records are compared by ``metric``.
+
+    >>> partition_distance()
+    PartitionDistance(SymmetricDistance())
+    """
+    metric = symmetric_distance() if metric is None else metric
+    if not isinstance(metric, SymmetricDistance):
+        raise InvalidParameter(f"partition_distance needs symmetric_distance(), got {metric!r}")
+    return PartitionDistance(metric)

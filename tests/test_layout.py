@@ -17,7 +17,10 @@ TESTS = ROOT / "tests"
 
 _SAMPLERS = "tests/samplers/test_scalar_samplers.py and tests/stat/test_scalar_samplers.py"
 _EXTRAS_NUMPY = "tests/extras/test_extras_numpy.py and tests/extras/test_extras_stat.py"
-_CONTEXT = "the Context API: tests/compat/test_context*.py, tests/frames/test_context_frames.py"
+_CONTEXT = (
+    "the Context API: tests/context/test_core*.py, tests/context/test_query*.py, "
+    "tests/frames/test_context_frames.py"
+)
 _SENSITIVITY = "re-exported by opendp_lite/sensitivity.py: tests/test_sensitivity.py"
 
 #: Package modules without a mirrored test module, each with where it is tested (one line).
@@ -39,15 +42,11 @@ UNMIRRORED: dict[str, str] = {
     "_spine.py": "every then_x partial it derives: tests/typing/test_then_*.py",
     "_types.py": "carrier names and dtypes, used by every domain: tests/test_domains.py, "
     "tests/typing",
-    "backends/dask.py": "the Dask backend's tests are tests/dask/ (their conftest starts a client)",
     "backends/numpy.py": "the default backend, run by every vector test; tests/test_layers.py",
-    "combinators/grouped.py": "grouped releases with partitions: tests/grouped/",
     "combinators/random_dp.py": "random-DP relabelling with sensitivity sampling: "
     "tests/test_sensitivity.py, tests/combinators/test_local.py",
     "context/compositor.py": _CONTEXT,
-    "context/core.py": _CONTEXT,
     "context/plugins.py": _CONTEXT,
-    "context/query.py": _CONTEXT,
     "context/summary.py": _CONTEXT,
     "context/units.py": _CONTEXT,
     "extras/numpy/_checks.py": _EXTRAS_NUMPY,
@@ -77,7 +76,6 @@ UNMIRRORED: dict[str, str] = {
     "tests/stat/test_canonical_noise.py",
     "samplers/uniform.py": "tests/stat/test_uniform.py, tests/samplers/test_lazy_scalar.py",
     "transformations/filter.py": "frame filters: tests/frames/, tests/typing/test_then_runtime.py",
-    "transformations/partition.py": "partitions with grouped releases: tests/grouped/",
     "transformations/user.py": "user transformations in chains: tests/laws, tests/test_core.py",
 }
 

@@ -437,7 +437,7 @@ MUTATIONS: list[Mutation] = [
         "scale = ar.div_up(t.map(1), eps)",
         "scale = ar.div_up(t.map(1), 2 * eps)",
         "grouped._laplace_per_group (grouped_count/sum/mean, no proof): scale halved",
-        test="tests/grouped/test_stat.py::test_grouped_count_is_discrete_laplace_per_group",
+        test="tests/combinators/test_grouped_stat.py::test_grouped_count_is_discrete_laplace_per_group",
     ),
     # -- sampling amplification -----------------------------------------------------------------
     Mutation(
@@ -664,7 +664,13 @@ TESTS: dict[str, list[str]] = {
         "tests/measurements/test_sparse_vector.py",
         "tests/transformations/test_quantile.py",
     ],
-    "partition": ["tests/grouped"],
+    "partition": [
+        "tests/transformations/test_partition.py",
+        "tests/transformations/test_partition_aggregates.py",
+        "tests/transformations/test_partition_order.py",
+        "tests/combinators/test_grouped.py",
+        "tests/combinators/test_grouped_stat.py",
+    ],
     "amplification": ["tests/combinators/test_amplification.py"],
     "moments": ["tests/transformations/test_moments.py"],
     "randomized_response": ["tests/measurements/test_randomized_response.py"],

@@ -29,16 +29,20 @@ from ..errors import DomainMismatch, InvalidParameter, MetricMismatch, NotImplem
 from ..measurements.noise import make_laplace
 from ..measurements.threshold import l01inf_distance, make_laplace_threshold
 from ..measures import Approximate, MaxDivergence, ZeroConcentratedDivergence, approximate
-from ..metrics import SymmetricDistance, absolute_distance, symmetric_distance
+from ..metrics import (
+    SymmetricDistance,
+    SymmetricIdDistance,
+    Triple,
+    absolute_distance,
+    partition_distance,
+    symmetric_distance,
+)
 from ..transformations.partition import (
     PartitionDomain,
     Partitioned,
-    SymmetricIdDistance,
-    Triple,
     make_grouped_count,
     make_grouped_sum,
     make_partition_by,
-    partition_distance,
 )
 
 __all__ = [

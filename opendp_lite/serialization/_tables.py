@@ -20,13 +20,13 @@ from ..errors import SerializationError
 from ..measurements.randomized_response import BitVectorDomain, bitvector_domain
 from ..measurements.sensitivity_sampling import SampledSensitivity
 from ..measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
-from ..transformations.partition import (
+from ..metrics import (
     PartitionDistance,
-    PartitionDomain,
     SymmetricIdDistance,
     partition_distance,
     symmetric_id_distance,
 )
+from ..transformations.partition import PartitionDomain
 
 __all__ = ["ALLOWED", "FORMAT_VERSION", "register_serializable", "register_space"]
 

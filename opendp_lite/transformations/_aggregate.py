@@ -253,9 +253,7 @@ def _grid_sums_vec(x: npt.NDArray[Any], p: int, clip: tuple[Any, Any] | None = N
 _SMALL_SUM = 64
 
 
-def _grid_sums_small(
-    xs: list[Any], s1: float, s2: float, clip: tuple[Any, Any] | None
-) -> int:
+def _grid_sums_small(xs: list[Any], s1: float, s2: float, clip: tuple[Any, Any] | None) -> int:
     """:func:`_grid_sums_np` of a short block, value by value, with the same operations: the
     clamp in binary64, the products by 2^p as binary64 multiplications (exact), and the
     truncation toward zero of the int64 cast (``math.trunc``).

@@ -31,17 +31,27 @@ from .._order import MISSING, group_codes, group_key, group_ranks, tie_ranks
 from .._registry import constructor
 from .._spine import then
 from .._types import Vec
-from ..core import Domain, Metric, Transformation, _check_distance
+from .._validate import check_int
+from ..core import Domain, Metric, Transformation
 from ..domains import DataFrameDomain, atom_domain, vector_domain
 from ..errors import (
     DomainMismatch,
     FailedFunction,
-    FailedMap,
     InvalidParameter,
     MetricMismatch,
     NotInDomain,
 )
-from ..metrics import SymmetricDistance, l1_distance, l2_distance, symmetric_distance
+from ..metrics import (
+    PartitionDistance,
+    SymmetricDistance,
+    SymmetricIdDistance,
+    Triple,
+    l1_distance,
+    l2_distance,
+    partition_distance,
+    symmetric_distance,
+    symmetric_id_distance,
+)
 from ._aggregate import grid_k, grid_shift, rounding_error, to_carrier
 
 __all__ = [
@@ -58,68 +68,6 @@ __all__ = [
     "then_grouped_sum",
     "then_partition_by",
 ]
-
-Triple = tuple[int, int, int]
-
-# -- metrics ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SymmetricIdDistance(Metric[int]):
-    """Individuals (all rows sharing one ``identifier`` value) added or removed.
-
-    ``d(x, x')`` is the size of the symmetric difference of the multisets of *blocks*
-    ``(id, rows of id)``: adding or removing one individual with all its rows counts 1, and
-    changing one individual's rows counts 2, as changing one row does under the symmetric
-    distance.
-    """
-
-    identifier: Any
-    distance_type = "u32"
-
-    def __repr__(self) -> str:
-        return f"SymmetricIdDistance({self.identifier!r})"
-
-
-def symmetric_id_distance(identifier: Any) -> SymmetricIdDistance:
-    """Distance between dataframes counting individuals, identified by column ``identifier``.
-
-    >>> symmetric_id_distance("user")
-    SymmetricIdDistance('user')
-    """
-    return SymmetricIdDistance(identifier)
-
-
-@dataclass(frozen=True)
-class PartitionDistance(Metric[Triple]):
-    """``(l0, l1, l∞)`` between partitioned datasets: groups that differ, records that differ
-    in all groups, and the most records that differ in one group (each group's difference
-    measured by ``inner``, the symmetric distance)."""
-
-    inner: SymmetricDistance
-    distance_type = "(u32, u32, u32)"
-
-    def __repr__(self) -> str:
-        return f"PartitionDistance({self.inner!r})"
-
-    def _check_distance(self, d: object) -> Triple:
-        if not (isinstance(d, tuple | list) and len(d) == 3):
-            raise FailedMap(f"a distance in {self!r} is a triple (l0, l1, linf), got {d!r}")
-        l0, l1, li = (int(_check_distance(self, v, "u32")) for v in d)
-        return l0, l1, li
-
-
-def partition_distance(metric: SymmetricDistance | None = None) -> PartitionDistance:
-    """The partition distance over groups whose records are compared by ``metric``.
-
-    >>> partition_distance()
-    PartitionDistance(SymmetricDistance())
-    """
-    metric = symmetric_distance() if metric is None else metric
-    if not isinstance(metric, SymmetricDistance):
-        raise InvalidParameter(f"partition_distance needs symmetric_distance(), got {metric!r}")
-    return PartitionDistance(metric)
-
 
 # -- the partitioned carrier ----------------------------------------------------------------
 
@@ -386,9 +334,7 @@ def _partition_numpy(
 
 
 def _check_count(name: str, v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or int(v) < 1:
-        raise InvalidParameter(f"{name} must be a positive int, got {v!r}")
-    return int(v)
+    return check_int(name, v, min=1)
 
 
 def _check_keys(keys: object, n_by: int) -> tuple[Any, ...] | None:

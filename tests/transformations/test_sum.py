@@ -141,7 +141,8 @@ def test_unsized_f64_sum_limit_is_2_to_40_rows_and_charged_in_the_map() -> None:
 
 def test_unsized_float_sum_limit_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
     # the real limit logic (make_sum -> default_size_limit -> FloatSumPlan.total) at a limit
-    # small enough to test below, at and above it; the same on Dask in tests/dask
+    # small enough to test below, at and above it; the same on Dask in
+    # tests/backends/test_dask_sum_limit.py
     from opendp_lite.transformations import sum as sum_mod
 
     monkeypatch.setitem(sum_mod._DEFAULT_LIMIT, "f64", 1000)

@@ -1,4 +1,4 @@
-"""Typing cases for the Context API, checked by mypy --strict (tests/compat/test_context_typing.py).
+"""Typing cases for the Context API, checked by mypy --strict (tests/context/test_query_typing.py).
 
 What mypy infers: ``context.query()`` is ``Query[Any]``; the typed steps ``count()`` /
 ``count_distinct()`` give ``Query[int]`` and ``mean()``/``variance()`` ``Query[float]``; the

@@ -414,6 +414,9 @@ def break_text(v: Any) -> str:
 
 
 def _cast(a: Any, dtype: N.DType, strict: bool) -> Any:
+    """``a`` cast to ``dtype``, non-strict whatever ``strict`` says (as the Polars engine):
+    a value that does not convert becomes null, so no record can make a plan fail."""
+    strict = False
     pa, pc = _pa(), _pc()
     target = _arrow_type(dtype)
     src = a.type
@@ -835,6 +838,8 @@ def _prepare(ev: _Eval, plan: N.FramePlan, n: int) -> tuple[_Plan, list[Any]]:
             out.readers.append(("distinct", (v, m)))
             continue
         if isinstance(agg, N.QuantileCounts):
+            if _is_float(v):  # NaN is in neither count, as null (the Polars engine's rule)
+                v = _null_if(pc.is_nan(v), v)
             cols = []
             for c in agg.candidates:
                 cs = _lit(c)

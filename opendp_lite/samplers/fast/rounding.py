@@ -15,8 +15,11 @@ from ..uniform import sample_uniform_bits
 from .plan import _MAXF
 
 _ldexp = math.ldexp
-_F32_PACK = struct.Struct("f").pack
-_F32_UNPACK = struct.Struct("f").unpack
+# the two ends of a span cast together: one pack and one unpack (the same C casts as "f" twice)
+_F32X2_PACK = struct.Struct("ff").pack
+_F32X2_UNPACK = struct.Struct("ff").unpack
+_INF = math.inf
+_NINF = -math.inf
 
 
 def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
@@ -105,19 +108,19 @@ def _round_span_f32(a: int, b: int, k: int) -> float | None:
     lo, hi = (a, b) if a <= b else (b, a)
     if lo <= 0 <= hi:
         return None
-    top = hi if hi > 0 else -lo
-    s = top.bit_length() - 40
+    s = (hi if hi > 0 else -lo).bit_length() - 40
     if s < 0:
         s = 0
     e = s + k
     if not -1000 <= e <= 900:
         return None
     try:
-        c_lo = _F32_UNPACK(_F32_PACK(_ldexp(float(lo >> s), e)))[0]
-        c_hi = _F32_UNPACK(_F32_PACK(_ldexp(float((hi >> s) + 1), e)))[0]
+        c_lo, c_hi = _F32X2_UNPACK(
+            _F32X2_PACK(_ldexp(float(lo >> s), e), _ldexp(float((hi >> s) + 1), e))
+        )
     except OverflowError:
         return None
-    if c_lo != c_hi or c_lo == 0.0 or c_lo in (math.inf, -math.inf):
+    if c_lo != c_hi or c_lo == 0.0 or c_lo == _INF or c_lo == _NINF:
         return None
     return c_lo  # type: ignore[no-any-return]
 

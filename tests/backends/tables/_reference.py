@@ -8,14 +8,15 @@ with no library underneath, so the engines can be compared with it:
   ``fill_null`` and ``replace`` of null;
 * NaN is a value, distinct from null: comparisons order it above every number and equal to
   itself, ``clip`` keeps it, ``is_nan`` finds it, ``fill_nan`` replaces it; ``cut`` gives it
-  null; the exact aggregates skip it in sums and count it in ``count``/``n_unique``, and
-  ``QuantileCounts`` counts it as above every candidate;
+  null; the exact aggregates skip it in sums and in ``QuantileCounts`` (as null), and count it in
+  ``count``/``n_unique``;
 * integers: ``//`` and ``%`` floor (the sign of ``%`` is the divisor's), a zero divisor gives
   null; ``+ - * neg abs`` wrap to 64 bits; ``/`` is float division (``x/0`` is ±inf or NaN);
 * floats: ``//`` is ``floor(a / b)``, ``%`` is ``a - b·floor(a / b)`` (IEEE, so ``x % 0`` is NaN);
 * casts: float to int truncates toward zero, and a value that does not fit (NaN, ±inf, out of
-  range, an unparsable string) is null under ``strict=False`` and a failure under
-  ``strict=True``; to String, floats are written as Polars writes them;
+  range, an unparsable string) is null, whatever ``strict`` says (so no record can make a
+  plan fail; only ``replace_strict`` without a default can); to String, floats are written
+  as Polars writes them;
 * ``clip`` with a missing side leaves that side open; null stays null;
 * ``cut``: interval ``i`` holds the values with ``i`` breaks below them (``(a, b]``), or
   ``[a, b)`` when ``left_closed``; labels as Polars writes them;
@@ -38,7 +39,7 @@ Frame = dict[str, list[Any]]
 
 
 class Failed(Exception):
-    """The plan fails on this data (a strict cast, replace_strict without a default)."""
+    """The plan fails on this data (replace_strict without a default)."""
 
 
 _NAN_KEY = ("nan",)
@@ -146,9 +147,7 @@ def cast(v: Any, dtype: N.DType, strict: bool) -> Any:
         out = bool(v != 0) if not isinstance(v, str) else None
     else:
         raise NotImplementedError(name)
-    if out is None and strict:
-        raise Failed
-    return out
+    return out  # non-strict whatever ``strict`` says: no record can make a plan fail
 
 
 def _binary(op: str, a: Any, b: Any) -> Any:
@@ -395,7 +394,7 @@ def _agg(agg: N.ExactAgg, rows: list[Row]) -> Any:
             if v is not None and not _is_nan(v)
         )
     if isinstance(agg, N.QuantileCounts):
-        vals = [v for v in kept if v is not None]
+        vals = [v for v in kept if v is not None and not _is_nan(v)]
         below = [sum(_lt(v, c) for v in vals) for c in agg.candidates]
         above = [sum(_lt(c, v) for v in vals) for c in agg.candidates]
         return (below, above)

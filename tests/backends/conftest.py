@@ -1,5 +1,7 @@
-"""A real ``dask.distributed.LocalCluster`` for the Dask tests: 2 worker processes, 1 thread
-each, started once per test module (the machine is small and shared).
+"""A real ``dask.distributed.LocalCluster`` for the Dask tests (``test_dask_*.py``, which ask for
+the ``cluster`` or ``client`` fixture): 2 worker processes, 1 thread each, started once per test
+module (the machine is small and shared).  The other backend tests never start it, and run
+without Dask installed.
 
 ``allowed-failures`` is 1: a task whose worker dies once is retried elsewhere; a task that
 kills its worker twice fails the computation with ``KilledWorker`` (the fault tests use both).
@@ -13,12 +15,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
-
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
+    pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("distributed")
     import cloudpickle
     import dask
 
@@ -42,6 +43,7 @@ def cluster() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def client(cluster: Any) -> Iterator[Any]:
+    distributed = pytest.importorskip("distributed")
     c = distributed.Client(cluster)
     try:
         yield c
