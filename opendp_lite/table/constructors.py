@@ -193,6 +193,17 @@ def make_private_lazyframe(
     of the aggregates at the scales :math:`s_i` (and, for private keys, the ``threshold``).
     The function returns an ``OnceFrame`` (collected once).
 
+    >>> import polars as pl
+    >>> import opendp_lite.prelude as dp
+    >>> from opendp_lite.table.dp_namespace import ensure_registered, len as dp_len
+    >>> ensure_registered()  # pl.Expr.dp
+    >>> domain = dp.lazyframe_domain([dp.series_domain("x", dp.atom_domain(T=dp.i64))])
+    >>> plan = pl.LazyFrame(schema={"x": pl.Int64}).select(dp_len(signed=True))
+    >>> meas = dp.m.make_private_lazyframe(
+    ...     domain, dp.symmetric_distance(), dp.max_divergence(), plan, global_scale=2.0)
+    >>> meas.map(1)
+    0.5
+
     Raises:
         NotImplementedForType: for another input metric, or a plan step the whitelist refuses.
         InvalidParameter: for a shape error (see the query), no ``global_scale`` when an
@@ -318,6 +329,14 @@ def make_stable_lazyframe(
     Stability map: :math:`d_{out} = d_{in}` (each output row is a function of one input row,
     and a filter only drops rows, so the rows that differ stay at most as many).  The output
     domain is the widest of the steps' output schema (every column nullable).
+
+    >>> import polars as pl
+    >>> import opendp_lite.prelude as dp
+    >>> domain = dp.lazyframe_domain([dp.series_domain("x", dp.atom_domain(T=dp.i64))])
+    >>> plan = pl.LazyFrame(schema={"x": pl.Int64}).with_columns(y=pl.col("x") * 2)
+    >>> trans = dp.t.make_stable_lazyframe(domain, dp.symmetric_distance(), plan)
+    >>> trans.output_domain, trans.map(3)
+    (FrameDomain(x: i64, y: i64; margins=[]), 3)
 
     Raises:
         NotImplementedForType: for another metric, an aggregation in the plan, or a step the
