@@ -173,14 +173,13 @@ def _mark(expr: pl.Expr, kind: str, **params: Any) -> pl.Expr:
     return pl.struct(expr, pl.lit(text).alias(MARKER_FIELD))
 
 
-def _forged(detail: str) -> InvalidParameter:
-    from opendp_lite.table.polars_reader import UnsupportedPolarsExpression
+class _ForgedMarker(Exception):
+    """A .dp marker that this version's methods do not write (the reader refuses it as
+    ``UnsupportedPolarsExpression``; this module stays below the reader)."""
 
-    return UnsupportedPolarsExpression(
-        "an unknown or altered .dp marker",
-        detail,
-        alternatives="build DP aggregates with the .dp methods of this opendp_lite version",
-    )  # type: ignore[return-value]
+
+def _forged(detail: str) -> _ForgedMarker:
+    return _ForgedMarker(detail)
 
 
 def _no_constants(token: str) -> Any:
@@ -204,7 +203,11 @@ def _decode(text: str) -> dict[str, Any]:
     return payload
 
 
-def _read_marker(inputs: list[Any], read: Callable[[Any], n.Expr]) -> n.DPAgg | None:
+def _read_marker(
+    inputs: list[Any],
+    read: Callable[[Any], n.Expr],
+    string_literal: Callable[[Any], str | None],
+) -> n.DPAgg | None:
     """The DP aggregate a struct's JSON inputs encode, or None if it is no marker struct."""
     if builtins.len(inputs) != 2:
         return None
@@ -214,9 +217,7 @@ def _read_marker(inputs: list[Any], read: Callable[[Any], n.Expr]) -> n.DPAgg | 
     alias = field["Alias"]
     if not (isinstance(alias, list) and builtins.len(alias) == 2 and alias[1] == MARKER_FIELD):
         return None
-    from opendp_lite.table.polars_reader import _string_literal
-
-    text = _string_literal(alias[0])
+    text = string_literal(alias[0])
     if text is None:
         raise _forged("the marker field is not a string literal")
     payload = _decode(text)
