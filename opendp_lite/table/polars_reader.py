@@ -12,7 +12,8 @@ The ``.dp`` calls (:mod:`opendp_lite.table.dp_namespace`) are plain Polars expre
 carry a marker; they are read into :class:`~opendp_lite.table.nodes.DPAgg`.
 
 :func:`~opendp_lite.table.polars_plan.read_plan` reads a LazyFrame's plan
-(``lf.serialize(format="json")``) through the same whitelist: a schema-only scan, then select, with_columns, filter, group_by/agg, sort and join.
+(``lf.serialize(format="json")``) through the same whitelist: a schema-only scan, then
+select, with_columns, filter, group_by/agg, sort and join.
 
 >>> import polars as pl
 >>> read_expr((pl.col("a") + 1).alias("b"))
