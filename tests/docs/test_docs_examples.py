@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import importlib.util
 import re
 import shutil
 from pathlib import Path
@@ -126,3 +127,36 @@ def test_page_examples_run(
 def test_page_figures_exist(page: Path) -> None:
     for target in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", page.read_text(encoding="utf-8")):
         assert (page.parent / target).resolve().is_file(), f"{page.name}: missing {target}"
+
+
+def test_tabular_figures_are_written(tmp_path: Path) -> None:
+    """``docs/make_figures.py`` draws the tabular chapter's figures from any file with the
+    France LFS columns (here a small synthetic one), and each page's figure is among them."""
+    pytest.importorskip("matplotlib")
+    pl = pytest.importorskip("polars")
+    spec = importlib.util.spec_from_file_location("make_figures", DOCS / "make_figures.py")
+    assert spec is not None and spec.loader is not None
+    figures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(figures)
+    rows = 9 * 4 * 30
+    csv = tmp_path / "lfs.csv"
+    pl.DataFrame(
+        {
+            "PIDENT": [i % 200 for i in range(rows)],
+            "YEAR": [2005 + i % 9 for i in range(rows)],
+            "QUARTER": [1 + i % 4 for i in range(rows)],
+            "SEX": [1 + i % 2 for i in range(rows)],
+            "AGE": [float(20 + i % 50) for i in range(rows)],
+            "HWUSUAL": [float(i % 60) for i in range(rows)],
+            "HWACTUAL": [float(i % 60) for i in range(rows)],
+            "ILOSTAT": [1 + i % 3 for i in range(rows)],
+        }
+    ).write_csv(csv)
+    paths = figures.write_tabular_figures(tmp_path / "out", csv, quick=True)
+    assert sorted(p.name for p in paths) == sorted(figures.TABULAR_FIGURES)
+    for p in paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    drawn = set(figures.TABULAR_FIGURES)
+    for name in TABULAR:
+        for target in re.findall(r"\]\(\.\./figures/([^)]+\.png)\)", (DOCS / name).read_text()):
+            assert target in drawn, f"{name}: {target} is not drawn by write_tabular_figures"
