@@ -29,6 +29,7 @@ TABULAR = [
     "tabular/preparing-microdata.md",
     "tabular/grouping.md",
     "tabular/identifier-truncation.md",
+    "tabular/other-frames.md",
 ]
 HOWTO = sorted(DOCS.glob("how-to/*.md"))  # every how-to page is an executed page
 PAGES = (
