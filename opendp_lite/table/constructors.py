@@ -275,11 +275,13 @@ def make_private_expr(
     Proof: docs/proofs/make_private_expr.md
     """
     from . import analysis as an
-    from .builder import to_node
+    from .builder import DPExpr, to_node
     from .domains import polars_kind
     from .query import _run
 
     assert_features("contrib", "honest-but-curious")
+    if polars_kind(expr) != "Expr" and not isinstance(expr, DPExpr | n.DPAgg | n.Alias):
+        raise InvalidParameter(f"expected Polars Expr (or dp.col(...)), got {type(expr).__name__}")
     if not isinstance(input_domain, WildExprDomain) or input_domain.margin is None:
         raise InvalidParameter(
             "make_private_expr needs wild_expr_domain(columns, margin=dp.polars.Margin(by=...))"
@@ -289,8 +291,6 @@ def make_private_expr(
         metric = SymmetricDistance()
     else:
         _check_metric(input_metric)
-    if not (polars_kind(expr) == "Expr" or hasattr(expr, "_node") or isinstance(expr, n.DPAgg)):
-        raise InvalidParameter(f"expected Polars Expr, got {type(expr).__name__}")
     node = to_node(expr)
     by = tuple(sorted(input_domain.margin.by, key=repr)) or None
     td = _table_domain(input_domain.frame_domain)
