@@ -199,7 +199,8 @@ def make_private_lazyframe(
     >>> ensure_registered()  # pl.Expr.dp
     >>> domain = dp.lazyframe_domain([dp.series_domain("x", dp.atom_domain(T=dp.i64))])
     >>> plan = pl.LazyFrame(schema={"x": pl.Int64}).select(dp_len(signed=True))
-    >>> meas = dp.m.make_private_lazyframe(
+    >>> from opendp_lite.table.constructors import make_private_lazyframe
+    >>> meas = make_private_lazyframe(
     ...     domain, dp.symmetric_distance(), dp.max_divergence(), plan, global_scale=2.0)
     >>> meas.map(1)
     0.5
@@ -334,7 +335,8 @@ def make_stable_lazyframe(
     >>> import opendp_lite.prelude as dp
     >>> domain = dp.lazyframe_domain([dp.series_domain("x", dp.atom_domain(T=dp.i64))])
     >>> plan = pl.LazyFrame(schema={"x": pl.Int64}).with_columns(y=pl.col("x") * 2)
-    >>> trans = dp.t.make_stable_lazyframe(domain, dp.symmetric_distance(), plan)
+    >>> from opendp_lite.table.constructors import make_stable_lazyframe
+    >>> trans = make_stable_lazyframe(domain, dp.symmetric_distance(), plan)
     >>> trans.output_domain, trans.map(3)
     (FrameDomain(x: i64, y: i64; margins=[]), 3)
 
