@@ -28,6 +28,7 @@ __all__ = [
     "make_stable_expr",
     "make_stable_lazyframe",
     "rows_of",
+    "table_domain",
 ]
 
 
@@ -71,8 +72,13 @@ def _check_metric(input_metric: Any) -> None:
         )
 
 
-def _table_domain(domain: LazyFrameDomain) -> Any:
-    """The analysis' domain of ``domain``: its schema and its margins (by columns)."""
+def table_domain(domain: LazyFrameDomain) -> Any:
+    """The analysis' ``TableDomain`` of a ``lazyframe_domain``: its schema and its margins
+    (margins by columns only); what a Context given ``domain=lazyframe_domain(...)`` needs.
+
+    Raises:
+        NotImplementedForType: for a margin grouping by an expression.
+    """
     from . import analysis as an
     from .margins import Margin
 
@@ -227,7 +233,7 @@ def make_private_lazyframe(
             "the plan has no private aggregate: end it with .select(dp.len(), ...) or "
             ".group_by(...).agg(...)"
         )
-    tp = an.plan_query(_table_domain(input_domain), steps, by, aggs, keys, output_measure)
+    tp = an.plan_query(table_domain(input_domain), steps, by, aggs, keys, output_measure)
     if tp.keys == "private" and threshold is None:
         raise InvalidParameter(
             f"the key-set of {list(tp.by_names)} is private: pass threshold= (under approximate "
@@ -294,7 +300,7 @@ def make_private_expr(
         _check_metric(input_metric)
     node = to_node(expr)
     by = tuple(sorted(input_domain.margin.by, key=repr)) or None
-    td = _table_domain(input_domain.frame_domain)
+    td = table_domain(input_domain.frame_domain)
     tp = an.plan_query(td, (), by, (node,), None, output_measure)
     if tp.keys == "private":
         raise InvalidParameter(
