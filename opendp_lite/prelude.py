@@ -186,8 +186,9 @@ from .table.metrics import FrameDistance, frame_distance
 
 # isort: split
 # -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
+from .table._polars_entry import len as len
+from .table._polars_entry import register_on_import as _register_on_import
 from .table.builder import col as col
-from .table.builder import len as len
 from .table.query import polars_namespace as polars
 
 # isort: split
@@ -362,3 +363,5 @@ __all__ = [
     "with_margin",
     "zero_concentrated_divergence",
 ]
+
+_register_on_import()  # pl.Expr.dp, when Polars is (or gets) imported

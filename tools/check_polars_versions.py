@@ -31,7 +31,7 @@ VERSIONS = ("1.30.0", "1.36.1", "2.1.0")
 TESTS = (
     "tests/table/test_polars_reader.py",
     "tests/table/test_polars_reader_refusals.py",
-    "tests/table/test_polars_reader_plan.py",
+    "tests/table/test_polars_plan.py",
     "tests/table/test_dp_namespace.py",
 )
 

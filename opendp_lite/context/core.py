@@ -120,7 +120,7 @@ class Context:
         """
         from ..table.query import context_domain  # the table API (a LazyFrame, or margins)
 
-        table = context_domain(data, margins) if domain is None else None
+        table = context_domain(data, margins, domain)
         if margins and table is None:
             raise NotImplementedForType(
                 "margins describe frames of the table API (a Polars LazyFrame, or a frame a "
@@ -212,9 +212,9 @@ class Context:
                     f"the context measures privacy in {measure!r}, got a loss in {observed!r}{hint}"
                 )
         space = self.query_space or (self.accountant.input_domain, self.accountant.input_metric)
-        from ..table.analysis import TableDomain
+        from ..table.analysis import is_frame_domain
 
-        if isinstance(space[0], TableDomain):  # frame data of the table API: its own query
+        if is_frame_domain(space[0]):  # frame data of the table API: its own query
             from ..table.query import LazyFrameQuery
 
             return LazyFrameQuery(self, space[0], measure, self.d_in, d_query)  # type: ignore[return-value]

@@ -128,6 +128,34 @@ class TableDomain(Domain[Any]):
         return x
 
 
+def is_frame_domain(domain: object) -> bool:
+    """Whether ``domain`` is a frame domain the table query serves (``TableDomain``, or
+    OpenDP's ``lazyframe_domain``)."""
+    return isinstance(domain, TableDomain) or type(domain).__name__ == "LazyFrameDomain"
+
+
+def as_table_domain(domain: Any) -> TableDomain:
+    """What the analysis reads of a frame domain: its schema and its margins.
+
+    Raises:
+        InvalidParameter: for a domain that is not a frame domain.
+    """
+    if isinstance(domain, TableDomain):
+        return domain
+    if type(domain).__name__ == "LazyFrameDomain":
+        margins = tuple(
+            Margin(
+                by=sorted(m.by, key=repr),
+                max_length=m.max_length or None,
+                max_groups=m.max_groups or None,
+                invariant=m.invariant,
+            )
+            for m in domain.margins
+        )
+        return TableDomain(tuple(dict(domain.schema).items()), margins)
+    raise InvalidParameter(f"a table query needs a frame domain, got {domain!r}")
+
+
 def _refuse(msg: str) -> InvalidParameter:
     return InvalidParameter(msg)
 
@@ -229,6 +257,12 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
             return ColInfo(a.dtype, a.nullable, False, a.bounds)
         if e.op == "to_physical":
             bt = base(a.dtype)
+            if bt == "Categorical" and not isinstance(e.expr, n.Cut):
+                raise NotImplementedForType(
+                    "to_physical of a Categorical column: its codes depend on the order the "
+                    "data holds its values, not on each value alone; cast it to String, or use "
+                    "an Enum (fixed categories)"
+                )
             dt = (
                 "UInt32"
                 if bt in ("Categorical", "Enum")
@@ -630,12 +664,26 @@ class TablePlan:
     threshold: int | None = None
     #: each item's exact aggregate, by its name in ``plan`` (shared when asked twice)
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: an output name given twice (or a key's): the release would be ambiguous
+    clash: str | None = None
 
 
-def _max_length(margins: tuple[Margin, ...], by: set[str]) -> int | None:
+def _columns_read(e: n.Expr) -> set[str]:
+    if isinstance(e, n.Col):
+        return {e.name}
+    return set().union(*(_columns_read(c) for c in n.children(e)))
+
+
+def _unchanged(e: n.Expr, env: dict[str, ColInfo]) -> bool:
+    """Whether every column ``e`` reads is still the input's column of that name (so an
+    expression of the input, as a margin states it, means the same here)."""
+    return all(c in env and env[c].origin == c for c in _columns_read(e))
+
+
+def _max_length(margins: tuple[Margin, ...], by: set[n.Expr]) -> int | None:
     """The tightest max_length of a margin grouping by a subset of ``by`` (a group of a finer
     grouping has at most the rows of the coarser group holding it)."""
-    found = [m.max_length for m in margins if m.max_length is not None and set(m.by_names()) <= by]
+    found = [m.max_length for m in margins if m.max_length is not None and m.by_key() <= by]
     return min(found) if found else None
 
 
@@ -667,42 +715,35 @@ def plan_query(
         by_dtypes = tuple(i.dtype for i in infos)
         if len(set(by_names)) != len(by_names):
             raise _refuse(f"group_by names a column twice: {list(by_names)}")
-        original = all(
-            isinstance(b, n.Col) and i.origin == b.name for b, i in zip(by, infos, strict=True)
-        )
+        # margins hold for the input's columns: a grouping key is covered only while every
+        # column it reads is unchanged since the input (a redefinition drops the margin)
+        original = all(_unchanged(b, env) for b in by)
         invariant = original and any(
-            m.invariant in ("keys", "lengths") and set(by_names) <= set(m.by_names())
+            m.invariant in ("keys", "lengths") and set(by) <= m.by_key()
             for m in domain.margins
+            if all(_unchanged(b, env) for b in m.by_key())
         )
         if keys is not None:
             mode = "public"
         elif invariant:
             mode = "invariant"
             if filtered:  # the key set is the input's, read before the filter
-                key_pass = n.FramePlan(
-                    steps=(), aggregates=(("#n", n.Length()),), by=tuple(n.Col(b) for b in by_names)
-                )
+                key_pass = n.FramePlan(steps=(), aggregates=(("#n", n.Length()),), by=tuple(by))
         else:
             mode = "private"
-    # margins hold for the input's columns; a column redefined since has no margin
-    usable = tuple(
-        m
-        for m in domain.margins
-        if all(env.get(c) is not None and env[c].origin == c for c in m.by_names())
-        or not m.by_names()
-    )
-    if filtered or any(isinstance(s, n.Select) for s in steps):
-        pass  # a filter or select removes rows or columns: max_length still bounds the groups
-    max_length = _max_length(usable, set(by_names))
+    usable = tuple(m for m in domain.margins if all(_unchanged(b, env) for b in m.by_key()))
+    # (a filter only removes rows: max_length still bounds the groups)
+    max_length = _max_length(usable, set(by or ()))
     builder = _Builder(env, max_length)
     outputs = []
     seen = set(by_names)
+    clash = None
     for e in aggs:
-        name = n.output_name(e) if not isinstance(e, n.DPAgg | n.Alias) or True else ""
+        name = n.output_name(e)
         if isinstance(e, n.DPAgg) and isinstance(e.expr, n.Len):
             name = "len"
-        if name in seen:
-            raise _refuse(f"the output column {name!r} is given twice; name each with .alias(...)")
+        if name in seen and clash is None:  # refused at release (summarize still works)
+            clash = name
         seen.add(name)
         lowered = builder.lower(e, name)
         outputs.append((name, lowered))
@@ -750,6 +791,7 @@ def plan_query(
         key_pass,
         thr_item,
         sources=sources,
+        clash=clash,
     )
 
 

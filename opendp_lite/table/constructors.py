@@ -111,7 +111,8 @@ def _read(lazyframe: Any) -> tuple[Any, ...]:
     if isinstance(lazyframe, LazyFrameQuery):
         s = lazyframe._state
         return s.steps, s.by, s.aggs, s.keys
-    from .polars_reader import GroupByAgg, JoinKeys, SortStep, read_plan
+    from .polars_plan import read_plan
+    from .polars_reader import GroupByAgg, JoinKeys, SortStep
 
     reading = read_plan(lazyframe)
     steps: list[n.Step] = []

@@ -192,8 +192,7 @@ def check_margins(margins: Any) -> tuple[Margin, ...]:
 
     Raises:
         InvalidParameter: for an item that is not a Margin.
-        NotImplementedForType: for a Margin whose ``by`` is not a column (expressions as
-            grouping keys in margins are not supported).
+        NotImplementedForType: for a Margin whose ``by`` holds an aggregate.
     """
     if margins is None:
         return ()
@@ -202,9 +201,12 @@ def check_margins(margins: Any) -> tuple[Margin, ...]:
         if not isinstance(m, Margin):
             raise InvalidParameter(f"margins must be dp.polars.Margin objects, got {m!r}")
         for b in by_nodes(m.by):
-            if not isinstance(b, n.Col):
+            if _has_private(b):
                 raise NotImplementedForType(
-                    f"a margin's by must name columns, got {b!r}; group by a column computed "
-                    "with with_columns instead"
+                    f"a margin's by must be row-by-row expressions of the data, got {b!r}"
                 )
     return tuple(items)
+
+
+def _has_private(e: n.Expr) -> bool:
+    return isinstance(e, n.DPAgg | n.Len) or any(_has_private(c) for c in n.children(e))

@@ -11,8 +11,9 @@ function is refused by its node kind, before its bytes are looked at.
 The ``.dp`` calls (:mod:`opendp_lite.table.dp_namespace`) are plain Polars expressions that
 carry a marker; they are read into :class:`~opendp_lite.table.nodes.DPAgg`.
 
-:func:`read_plan` reads a LazyFrame's plan (``lf.serialize(format="json")``) through the same
-whitelist: a schema-only scan, then select, with_columns, filter, group_by/agg, sort and join.
+:func:`~opendp_lite.table.polars_plan.read_plan` reads a LazyFrame's plan
+(``lf.serialize(format="json")``) through the same whitelist: a schema-only scan, then
+select, with_columns, filter, group_by/agg, sort and join.
 
 >>> import polars as pl
 >>> read_expr((pl.col("a") + 1).alias("b"))
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, Union
 
 from opendp_lite.errors import NotImplementedForType
+from opendp_lite.table import dp_namespace
 from opendp_lite.table import nodes as n
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,7 +51,6 @@ __all__ = [
     "UnsupportedPolarsExpression",
     "read_expr",
     "read_expr_json",
-    "read_plan",
 ]
 
 #: what the reader supports, named in every refusal
@@ -90,6 +91,14 @@ def _refuse(
     construct: str, detail: str = "", alternatives: str = "", supported: str = ""
 ) -> NoReturn:
     raise UnsupportedPolarsExpression(construct, detail, alternatives, supported)
+
+
+def _refuse_forged(detail: str) -> NoReturn:
+    _refuse(
+        "an unknown or altered .dp marker",
+        detail,
+        alternatives="build DP aggregates with the .dp methods of this opendp_lite version",
+    )
 
 
 def _drift(where: str, got: Any) -> NoReturn:
@@ -255,9 +264,9 @@ _REFUSED_FUNCTIONS = {
         "fill with a value: fill_null(value)",
     ),
     "FfiPlugin": (
-        "a Polars plugin function (for example OpenDP's own .dp namespace)",
-        "import opendp_lite.prelude (or call opendp_lite.table.dp_namespace."
-        "ensure_registered()) so that .dp is opendp_lite's",
+        "a Polars plugin function (other than OpenDP 0.16's .dp calls)",
+        "use the supported expressions; .dp calls are read from opendp_lite's namespace "
+        "(opendp_lite.table.dp_namespace.ensure_registered()) or OpenDP 0.16's",
     ),
     "AsStruct": ("pl.struct", "select the fields as separate columns"),
     "Quantile": (
@@ -491,11 +500,19 @@ def _read_function(body: Any) -> n.Expr:
     else:
         name, payload = _one_key(spec, "a function")
     if name == "AsStruct" and payload is None:
-        from opendp_lite.table import dp_namespace
-
-        marked = dp_namespace._read_marker(inputs, _read)
+        try:
+            marked = dp_namespace._read_marker(inputs, _read, _string_literal)
+        except dp_namespace._ForgedMarker as forged:
+            _refuse_forged(str(forged))
         if marked is not None:
             return marked
+    if name == "FfiPlugin":
+        try:
+            opendp_call = dp_namespace._read_opendp_plugin(inputs, payload, _read, _values)
+        except dp_namespace._ForgedMarker as forged:
+            _refuse_forged(str(forged))
+        if opendp_call is not None:
+            return opendp_call
     if name in _REFUSED_FUNCTIONS:
         construct, alternative = _REFUSED_FUNCTIONS[name]
         _refuse(construct, alternatives=alternative)
@@ -843,8 +860,6 @@ def _string_literal(node: Any) -> str | None:
 
 
 def _checked_str(s: str) -> str:
-    from opendp_lite.table import dp_namespace
-
     if s.startswith(dp_namespace.MARKER_PREFIX):
         _refuse(
             "a DP marker outside a .dp call",
@@ -1005,20 +1020,3 @@ class PlanReading:
     def group_by(self) -> GroupByAgg | None:
         """The (first) ``group_by(...).agg(...)`` step, if any."""
         return next((s for s in self.steps if isinstance(s, GroupByAgg)), None)
-
-
-def read_plan(lf: pl.LazyFrame) -> PlanReading:
-    """Read a LazyFrame's plan (``lf.serialize(format="json")``, Polars' deprecation warning
-    silenced) through the whitelist: a scan of an in-memory frame (its schema only), then
-    ``select``, ``with_columns``, ``filter``, ``group_by(...).agg(...)``, ``sort`` and a join
-    with a public key frame.  Anything else is refused with :class:`UnsupportedPolarsExpression`.
-
-    >>> import polars as pl
-    >>> lf = pl.LazyFrame(schema={"a": pl.Int64}).filter(pl.col("a") > 0)
-    >>> plan = read_plan(lf)
-    >>> plan.schema, plan.steps[0].predicate
-    ((('a', 'Int64'),), Binary(op='>', left=Col(name='a'), right=Lit(value=0, dtype=None)))
-    """
-    from opendp_lite.table import _polars_reader_plan
-
-    return _polars_reader_plan.read_plan(lf)

@@ -27,6 +27,11 @@ Design note.
   after a filter the key set is read from the input, so a group emptied by the filter is still
   released, with zero counts) or when given by ``with_keys``; otherwise they are private and
   released by the threshold mechanism on the query's ``dp.len()`` (approximate DP only).
+* **Domains.**  The context's domain is OpenDP's ``lazyframe_domain`` of the frame's schema
+  with its margins (``dp.Context.compositor(data=<LazyFrame>, margins=[...])``, or
+  ``domain=dp.lazyframe_domain(...)``); the analysis reads its schema and margins
+  (:func:`.analysis.as_table_domain`).  Units: ``contributions=k`` is k added or removed rows,
+  ``changes=k`` 2k.
 * **Hooks for issue 25.**  ``truncate_per_group``/``truncate_num_groups`` and identifier units
   raise a typed error naming that feature.
 
@@ -109,14 +114,15 @@ class LazyFrameQuery:
     def __init__(
         self,
         context: Any,
-        domain: an.TableDomain,
+        domain: Any,
         measure: Any,
         d_in: Any,
         d_out: Any,
         state: _State | None = None,
     ) -> None:
         self._context = context
-        self._domain = domain
+        self._domain = domain  # the context's (its accountant's input domain)
+        self._table = an.as_table_domain(domain)  # what the analysis reads of it
         self._measure = measure
         self._metric = symmetric_distance() if context is None else context.accountant.input_metric
         self._factor = _symmetric_factor(self._metric)
@@ -143,7 +149,7 @@ class LazyFrameQuery:
         """The shape check at build time (columns, types, margins, δ for private keys)."""
         s = self._state
         if s.aggs is None:
-            an.walk_steps(self._domain.schema(), s.steps)
+            an.walk_steps(self._table.schema(), s.steps)
         else:
             self._plan(building=True)
 
@@ -154,7 +160,7 @@ class LazyFrameQuery:
                 "the query has no private aggregate yet. Fix: end it with .select(dp.len(), "
                 "...) or .group_by(...).agg(...)"
             )
-        return an.plan_query(self._domain, s.steps, s.by, s.aggs, s.keys, self._measure, building)
+        return an.plan_query(self._table, s.steps, s.by, s.aggs, s.keys, self._measure, building)
 
     def _open(self, what: str) -> None:
         if self._state.aggs is not None:
@@ -207,8 +213,8 @@ class LazyFrameQuery:
         zero counts and sums.
 
         Raises:
-            InvalidParameter: before a group_by/agg, or if the keys' columns are not the
-                group_by columns.
+            InvalidParameter: before a group_by/agg, if the keys' columns are not the
+                group_by columns, or if a key is given twice.
         """
         s = self._state
         if s.aggs is None or s.by is None:
@@ -221,7 +227,14 @@ class LazyFrameQuery:
             raise InvalidParameter(
                 f"with_keys: the keys' columns {sorted(cols)} must be the group_by columns {names}"
             )
-        return self._with(keys={k: cols[k] for k in names})
+        ordered = {k: cols[k] for k in names}
+        from .._order import group_key
+
+        rows = list(zip(*ordered.values(), strict=True)) if ordered else []
+        if len({tuple(group_key(v) for v in r) for r in rows}) != len(rows):
+            # a key twice would release its group's aggregates twice, each charged once
+            raise InvalidParameter("with_keys: the keys must be distinct")
+        return self._with(keys=ordered)
 
     def join(self, other: Any, on: Any = None, how: str = "right", **kwargs: Any) -> LazyFrameQuery:
         """A join with a public key set only (``how="right"`` after the aggregation, as
@@ -261,7 +274,7 @@ class LazyFrameQuery:
 
         if self._state.aggs is not None:
             raise UnsupportedMethod("collect_schema: the release's schema is known once collected")
-        env, _ = an.walk_steps(self._domain.schema(), self._state.steps)
+        env, _ = an.walk_steps(self._table.schema(), self._state.steps)
         return pl.Schema({k: polars_dtype(v.dtype) for k, v in env.items()})
 
     def truncate_per_group(self, *args: Any, **kwargs: Any) -> LazyFrameQuery:
@@ -349,6 +362,11 @@ class LazyFrameQuery:
             InvalidParameter: if the query is not a release, or no scale fits the budget.
         """
         tp, scales, threshold = self._params()
+        if tp.clash is not None:
+            raise InvalidParameter(
+                f"the output column {tp.clash!r} is given twice (or is a group key): name each "
+                "with .alias(...)"
+            )
         m, thr = an.composed(tp, self._measure, scales, threshold)
         measure = self._measure
 
@@ -605,16 +623,22 @@ def _run(tp: an.TablePlan, measure: Any, scales: dict[str, float], thr: Any, dat
     return frame.select(exprs)
 
 
-def context_domain(data: Any, margins: Any) -> an.TableDomain | None:
+def context_domain(data: Any, margins: Any, domain: Any = None) -> Any:
     """The context's domain for frame ``data`` when the table API serves it, else None.
 
-    The table API serves a Polars LazyFrame, and any frame a table engine owns when
-    ``margins`` are given; other data keeps the chain-style :class:`~opendp_lite.context.Query`
-    (a pandas or Polars DataFrame without margins).  The schema is read, never the values.
+    The table API serves a Polars LazyFrame, any frame a table engine owns when ``margins``
+    are given, and any data given with a frame domain (``dp.lazyframe_domain``); other data
+    keeps the chain-style :class:`~opendp_lite.context.Query` (a pandas or Polars DataFrame
+    without margins).  The domain is OpenDP's ``lazyframe_domain`` of the frame's schema (read,
+    never the values) with the margins, or, for a column type it has no domain for, the table
+    API's :class:`~.analysis.TableDomain`.
     """
     from ..backends.tables import of_table
     from .margins import check_margins
 
+    register_polars_namespace()
+    if domain is not None:
+        return domain if an.is_frame_domain(domain) else None
     engine = of_table(data)
     lazy = (
         type(data).__module__.partition(".")[0] == "polars" and type(data).__name__ == "LazyFrame"
@@ -622,7 +646,16 @@ def context_domain(data: Any, margins: Any) -> an.TableDomain | None:
     if engine is None or not (lazy or margins):
         return None
     schema = engine.schema(data)
-    return an.TableDomain(tuple(schema.items()), check_margins(margins))
+    checked = check_margins(margins)
+    try:
+        from .domains import lazyframe_domain_from_schema, with_margin
+
+        frame = lazyframe_domain_from_schema(schema)
+        for m in checked:
+            frame = with_margin(frame, m)
+        return frame
+    except (ImportError, NotImplementedForType):
+        return an.TableDomain(tuple(schema.items()), checked)
 
 
 class _PolarsNamespace:
@@ -652,3 +685,12 @@ class _PolarsNamespace:
 
 #: ``dp.polars``
 polars_namespace = _PolarsNamespace()
+
+
+def register_polars_namespace() -> None:
+    """Register ``.dp`` on ``pl.Expr`` now if Polars is imported, else when it is
+    (:mod:`._polars_entry`, which never imports Polars itself); called when a context is built
+    on a frame, so OpenDP's ``pl.col(...).dp.sum(...)`` reads."""
+    from ._polars_entry import register_on_import
+
+    register_on_import()

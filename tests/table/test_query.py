@@ -293,3 +293,59 @@ def test_a_change_unit_is_two_symmetric_changes() -> None:
     assert q.summarize()["scale"].to_list() == [2.0]  # sensitivity 2 for ε = 1
     assert q.resolve().map(1) <= 1.0
     assert q.release().collect().columns == ["g", "len"]
+
+
+def test_a_margin_on_an_expression_covers_that_grouping_key() -> None:
+    """As OpenDP's test_cut: invariant keys on ``cut(...).to_physical()``; the bin index is
+    computed from each value (never a Categorical's data-dependent codes)."""
+    by = dp.col("x").cut([1.0, 2.0, 3.0]).to_physical()
+    c = dp.Context.compositor(
+        data=pl.LazyFrame({"x": [0.4, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=10000.0),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(by=[by], invariant="keys")],
+    )
+    out = c.query().group_by(by).agg(dp.len(signed=False)).release().collect().sort("x")
+    assert out.schema == {"x": pl.UInt32, "len": pl.UInt32}
+    assert out["x"].to_list() == [0, 1, 2, 3]
+    assert out["len"].to_list() == [2, 2, 2, 1]
+
+
+def test_to_physical_of_a_categorical_is_refused() -> None:
+    c = dp.Context.compositor(
+        data=pl.LazyFrame({"c": ["b", "a"]}, schema={"c": pl.Categorical}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+    )
+    with pytest.raises(NotImplementedForType, match="codes depend on the order"):
+        c.query().with_columns(dp.col("c").to_physical())
+
+
+def test_a_duplicate_output_name_is_summarized_but_not_released() -> None:
+    q = context([KEYS]).query().group_by("g").agg(dp.col("i").dp.sum((0, 3)).alias("g"))
+    assert q.summarize()["column"].to_list() == ["g"]  # as OpenDP's summarize
+    with pytest.raises(InvalidParameter, match="given twice"):
+        q.release()
+
+
+def test_dp_namespace_is_registered_when_polars_is_imported_after_the_prelude() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import opendp_lite.prelude as dp; a = 'polars' in sys.modules; "
+        "import polars as pl; print(a, hasattr(pl.col('x'), 'dp'))"
+    )
+    out = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "True"]  # no Polars import of its own; then .dp
+
+
+def test_with_keys_refuses_a_key_given_twice() -> None:
+    """A key given twice would release its group twice while the map charges it once."""
+    q = context([KEYS]).query().group_by("g").agg(dp.len(signed=True))
+    with pytest.raises(InvalidParameter, match="distinct"):
+        q.with_keys(pl.DataFrame({"g": ["a", "b", "a"]}))

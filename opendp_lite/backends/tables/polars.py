@@ -10,10 +10,10 @@ in two halves (``v = hi·2³² + lo``, ``0 <= lo < 2³²``) so that neither half
 Int64 below 2³¹ rows; grid sums split each grid integer ``k`` (``|k| <= 2⁴⁶``) as
 ``hi·2²³ + lo`` the same way as ``make_grouped_sum`` does, and add the halves as Int64.
 
-Casts and ``str.strptime`` run non-strict (a value that does not convert becomes null), so
-no record can make a plan fail; any error Polars still raises while a plan runs is replaced by
-:class:`~opendp_lite.errors.FailedFunction` naming the step, never carrying Polars' own
-message (which may quote a value).
+Casts, ``str.strptime`` and ``replace_strict`` without a default run non-strict (a value that
+does not convert or match becomes null), so no record can make a plan fail; any error Polars
+still raises while a plan runs is replaced by :class:`~opendp_lite.errors.FailedFunction`
+naming the step, never carrying Polars' own message (which may quote a value).
 
 >>> import polars as pl
 >>> from opendp_lite.table import nodes as n
@@ -129,6 +129,8 @@ def compile_expr(e: n.Expr) -> Any:
     if isinstance(e, n.Binary):
         return _BIN[e.op](c(e.left), c(e.right))
     if isinstance(e, n.Unary):
+        if e.op == "to_physical" and isinstance(e.expr, n.Cut):
+            return _bin_index(e.expr)
         return _UN[e.op](c(e.expr))
     if isinstance(e, n.Cast):
         # non-strict: a value that does not convert becomes null (no record can fail a plan)
@@ -153,9 +155,9 @@ def compile_expr(e: n.Expr) -> Any:
     if isinstance(e, n.Replace):
         if not e.strict:
             return c(e.expr).replace(list(e.old), list(e.new))
-        kw: dict[str, Any] = {}
-        if e.default is not None:
-            kw["default"] = c(e.default)
+        # an unmatched value without a default becomes null: Polars would raise, and whether a
+        # release fails must never depend on a record
+        kw: dict[str, Any] = {"default": pl.lit(None) if e.default is None else c(e.default)}
         if e.return_dtype is not None:
             kw["return_dtype"] = polars_dtype(e.return_dtype)
         return c(e.expr).replace_strict(list(e.old), list(e.new), **kw)
@@ -168,6 +170,23 @@ def compile_expr(e: n.Expr) -> Any:
     raise NotImplementedForType(
         f"{type(e).__name__} is not a stable expression; private aggregates go in agg/select"
     )
+
+
+def _named(e: n.Expr) -> Any:
+    """``e`` compiled and named by the nodes' rule (:func:`~opendp_lite.table.nodes.output_name`),
+    whatever name Polars would give the compiled form."""
+    return compile_expr(e).alias(n.output_name(e))
+
+
+def _bin_index(cut: n.Cut) -> Any:
+    """The bin index of ``cut`` (its ``to_physical``) computed from each value alone: the
+    number of breaks below it (``<=`` it, for left-closed bins); null stays null.  Never the
+    codes of a Categorical, which depend on the order of the data on some Polars versions."""
+    pl = _pl()
+    x = compile_expr(cut.expr)
+    above = [(x >= b) if cut.left_closed else (x > b) for b in cut.breaks]
+    index = pl.sum_horizontal([a.cast(pl.UInt32) for a in above]) if above else pl.lit(0)
+    return pl.when(x.is_null()).then(None).otherwise(index).cast(pl.UInt32)
 
 
 _TWO32 = 1 << 32
@@ -260,9 +279,9 @@ class PolarsEngine:
             for i, step in enumerate(plan.steps):
                 where = f"step {i} ({type(step).__name__})"
                 if isinstance(step, n.WithColumns):
-                    lf = lf.with_columns([compile_expr(e) for e in step.exprs])
+                    lf = lf.with_columns([_named(e) for e in step.exprs])
                 elif isinstance(step, n.Select):
-                    lf = lf.select([compile_expr(e) for e in step.exprs])
+                    lf = lf.select([_named(e) for e in step.exprs])
                 else:
                     lf = lf.filter(compile_expr(step.predicate))
             where = "the aggregation"
@@ -277,7 +296,7 @@ class PolarsEngine:
                 return TableResult(
                     {}, {name: [_collect(a, row, name)] for name, a in plan.aggregates}
                 )
-            by_exprs = [compile_expr(b) for b in plan.by]
+            by_exprs = [_named(b) for b in plan.by]
             by_names = [n.output_name(b) for b in plan.by]
             df = lf.group_by(by_exprs).agg(aggs or [_pl().len().alias("#len")]).collect()
             rows = df.rows(named=True)

@@ -60,3 +60,9 @@ def test_polars_errors_are_withheld() -> None:
 def test_casts_are_not_strict() -> None:
     out = pl.DataFrame({"s": ["1", "x"]}).select(compile_expr(n.Cast(n.Col("s"), "Int64")))
     assert out["s"].to_list() == [1, None]
+
+
+def test_replace_strict_without_default_cannot_fail_on_a_record() -> None:
+    e = n.Replace(n.Col("s"), ("x",), (1,), strict=True)
+    out = pl.DataFrame({"s": ["x", "unexpected"]}).select(compile_expr(e))
+    assert out["s"].to_list() == [1, None]

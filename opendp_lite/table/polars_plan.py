@@ -1,4 +1,4 @@
-"""LazyFrame plans read through the reader's whitelist (:func:`polars_reader.read_plan`).
+"""LazyFrame plans read through the reader's whitelist (:func:`read_plan`).
 
 Polars 1.x and 2.1 write a plan as JSON (``lf.serialize(format="json")``, deprecated by
 Polars); the plan nodes are read here and their expressions by the expression reader.  The
@@ -356,6 +356,17 @@ def read_plan_json(text: str) -> PlanReading:
 
 
 def read_plan(lf: pl.LazyFrame) -> PlanReading:
+    """Read a LazyFrame's plan (``lf.serialize(format="json")``, Polars' deprecation warning
+    silenced) through the whitelist: a scan of an in-memory frame (its schema only), then
+    ``select``, ``with_columns``, ``filter``, ``group_by(...).agg(...)``, ``sort`` and a join
+    with a public key frame.  Anything else is refused with :class:`UnsupportedPolarsExpression`.
+
+    >>> import polars as pl
+    >>> lf = pl.LazyFrame(schema={"a": pl.Int64}).filter(pl.col("a") > 0)
+    >>> plan = read_plan(lf)
+    >>> plan.schema, plan.steps[0].predicate
+    ((('a', 'Int64'),), Binary(op='>', left=Col(name='a'), right=Lit(value=0, dtype=None)))
+    """
     import polars as pl
 
     if not isinstance(lf, pl.LazyFrame):

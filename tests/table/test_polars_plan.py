@@ -16,14 +16,13 @@ pl = pytest.importorskip("polars")
 
 from opendp_lite.table import dp_namespace  # noqa: E402
 from opendp_lite.table import nodes as n  # noqa: E402
-from opendp_lite.table._polars_reader_plan import read_plan_json  # noqa: E402
+from opendp_lite.table.polars_plan import read_plan, read_plan_json  # noqa: E402
 from opendp_lite.table.polars_reader import (  # noqa: E402
     GroupByAgg,
     JoinKeys,
     PlanReading,
     SortStep,
     UnsupportedPolarsExpression,
-    read_plan,
 )
 
 dp_namespace.ensure_registered()
