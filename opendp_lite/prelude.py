@@ -180,9 +180,9 @@ from .table.domains import (
 from .table.metrics import FrameDistance, frame_distance
 
 # isort: split
-# -- OpenDP 0.16's constructors beneath the table API, as dp.m.* and dp.t.* (they live in the
-# table layer, above the measurement and transformation packages, so they are attached here)
-from .table import constructors as _table_constructors
+# -- OpenDP 0.16's constructors beneath the table API (opendp_lite.table.constructors): not yet
+# dp.m.* / dp.t.*, whose every make_* is a registered constructor of those families (laws,
+# pinned proofs: tests/test_registry.py); the table layer sits above those packages
 
 # isort: split
 # -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
@@ -199,11 +199,6 @@ from .extras import numpy as numpy
 # isort: split
 # -- the accuracy-first planner: dp.planner.Plan.minimize([dp.planner.Count(...), ...]) --
 from . import planner as planner
-
-m.make_private_lazyframe = _table_constructors.make_private_lazyframe  # type: ignore[attr-defined]
-m.make_private_expr = _table_constructors.make_private_expr  # type: ignore[attr-defined]
-t.make_stable_lazyframe = _table_constructors.make_stable_lazyframe  # type: ignore[attr-defined]
-t.make_stable_expr = _table_constructors.make_stable_expr  # type: ignore[attr-defined]
 
 
 def __getattr__(name: str) -> object:

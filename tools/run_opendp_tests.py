@@ -438,8 +438,8 @@ POLARS_RULES: list[tuple[str, tuple[str, ...], str]] = [
     (
         RUST,
         (
-            "_lib",
-            "_convert",
+            r"\b_lib\b",
+            r"\b_convert\b",
             "py_to_c",
             "c_to_py",
             "ctypes",

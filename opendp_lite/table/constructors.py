@@ -28,6 +28,7 @@ __all__ = [
     "make_stable_expr",
     "make_stable_lazyframe",
     "rows_of",
+    "table_domain",
 ]
 
 
@@ -71,8 +72,13 @@ def _check_metric(input_metric: Any) -> None:
         )
 
 
-def _table_domain(domain: LazyFrameDomain) -> Any:
-    """The analysis' domain of ``domain``: its schema and its margins (by columns)."""
+def table_domain(domain: LazyFrameDomain) -> Any:
+    """The analysis' ``TableDomain`` of a ``lazyframe_domain``: its schema and its margins
+    (margins by columns only); what a Context given ``domain=lazyframe_domain(...)`` needs.
+
+    Raises:
+        NotImplementedForType: for a margin grouping by an expression.
+    """
     from . import analysis as an
     from .margins import Margin
 
@@ -200,7 +206,8 @@ def make_private_lazyframe(
     >>> ensure_registered()  # pl.Expr.dp
     >>> domain = dp.lazyframe_domain([dp.series_domain("x", dp.atom_domain(T=dp.i64))])
     >>> plan = pl.LazyFrame(schema={"x": pl.Int64}).select(dp_len(signed=True))
-    >>> meas = dp.m.make_private_lazyframe(
+    >>> from opendp_lite.table.constructors import make_private_lazyframe
+    >>> meas = make_private_lazyframe(
     ...     domain, dp.symmetric_distance(), dp.max_divergence(), plan, global_scale=2.0)
     >>> meas.map(1)
     0.5
@@ -227,7 +234,7 @@ def make_private_lazyframe(
             "the plan has no private aggregate: end it with .select(dp.len(), ...) or "
             ".group_by(...).agg(...)"
         )
-    tp = an.plan_query(_table_domain(input_domain), steps, by, aggs, keys, output_measure)
+    tp = an.plan_query(table_domain(input_domain), steps, by, aggs, keys, output_measure)
     if tp.keys == "private" and threshold is None:
         raise InvalidParameter(
             f"the key-set of {list(tp.by_names)} is private: pass threshold= (under approximate "
@@ -276,11 +283,13 @@ def make_private_expr(
     Proof: docs/proofs/make_private_expr.md
     """
     from . import analysis as an
-    from .builder import to_node
+    from .builder import DPExpr, to_node
     from .domains import polars_kind
     from .query import _run
 
     assert_features("contrib", "honest-but-curious")
+    if polars_kind(expr) != "Expr" and not isinstance(expr, DPExpr | n.DPAgg | n.Alias):
+        raise InvalidParameter(f"expected Polars Expr (or dp.col(...)), got {type(expr).__name__}")
     if not isinstance(input_domain, WildExprDomain) or input_domain.margin is None:
         raise InvalidParameter(
             "make_private_expr needs wild_expr_domain(columns, margin=dp.polars.Margin(by=...))"
@@ -290,11 +299,9 @@ def make_private_expr(
         metric = SymmetricDistance()
     else:
         _check_metric(input_metric)
-    if not (polars_kind(expr) == "Expr" or hasattr(expr, "_node") or isinstance(expr, n.DPAgg)):
-        raise InvalidParameter(f"expected Polars Expr, got {type(expr).__name__}")
     node = to_node(expr)
     by = tuple(sorted(input_domain.margin.by, key=repr)) or None
-    td = _table_domain(input_domain.frame_domain)
+    td = table_domain(input_domain.frame_domain)
     tp = an.plan_query(td, (), by, (node,), None, output_measure)
     if tp.keys == "private":
         raise InvalidParameter(
@@ -335,7 +342,8 @@ def make_stable_lazyframe(
     >>> import opendp_lite.prelude as dp
     >>> domain = dp.lazyframe_domain([dp.series_domain("x", dp.atom_domain(T=dp.i64))])
     >>> plan = pl.LazyFrame(schema={"x": pl.Int64}).with_columns(y=pl.col("x") * 2)
-    >>> trans = dp.t.make_stable_lazyframe(domain, dp.symmetric_distance(), plan)
+    >>> from opendp_lite.table.constructors import make_stable_lazyframe
+    >>> trans = make_stable_lazyframe(domain, dp.symmetric_distance(), plan)
     >>> trans.output_domain, trans.map(3)
     (FrameDomain(x: i64, y: i64; margins=[]), 3)
 

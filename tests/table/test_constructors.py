@@ -178,6 +178,16 @@ def test_private_expr_needs_honest_but_curious_and_public_keys() -> None:
             make_private_expr(
                 private, dp.symmetric_distance(), dp.max_divergence(), ns.len(signed=True), 1.0
             )
+        with pytest.raises(InvalidParameter, match="expected Polars Expr"):  # checked first
+            make_private_expr(
+                dp.wild_expr_domain([]), dp.symmetric_distance(), dp.max_divergence(), SEED, 1.0
+            )
+        assert (
+            make_private_expr(  # dp.col(...), the Polars-free builder, is an expression too
+                expr_domain, dp.symmetric_distance(), dp.max_divergence(), dp.len(signed=True), 4.0
+            ).map(1)
+            == 0.25
+        )
         with pytest.raises(InvalidParameter, match="expected Polars Expr"):
             make_private_expr(expr_domain, dp.symmetric_distance(), dp.max_divergence(), SEED, 1.0)
     finally:
