@@ -8,6 +8,8 @@
 * :mod:`opendp_lite.extras.sklearn`: scikit-learn estimators (``decomposition.PCA``,
   ``linear_model.LinearRegression``); needs the optional extra
   ``pip install "opendp_lite[sklearn]"``.
+* :mod:`opendp_lite.extras.polars`: OpenDP's ``opendp.extras.polars`` names (``Margin``,
+  ``Bound``, ``OnceFrame``, ...), the table API's own objects (import it by name).
 
 The prelude exposes them as ``dp.numpy``, ``dp.examples`` and ``dp.sklearn`` (the latter
 imported on first use).
