@@ -30,11 +30,19 @@ True
 from __future__ import annotations
 
 import functools
+import importlib
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-__all__ = ["CONSTRUCTORS", "RecordedConstructor", "constructor", "family", "record_call"]
+__all__ = [
+    "CONSTRUCTORS",
+    "RecordedConstructor",
+    "constructor",
+    "family",
+    "publish",
+    "record_call",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,10 +53,13 @@ Call = tuple[str, tuple[Any, ...], dict[str, Any]]
 CONSTRUCTORS: dict[str, Callable[..., Any]] = {}
 
 #: Module prefix -> the namespace that exports its constructors (the core's chaining
-#: constructors are ``dp.c``'s).
+#: constructors are ``dp.c``'s; the table API's constructors, defined above the packages of
+#: ``dp.t`` and ``dp.m``, are theirs: :func:`publish`).
 _FAMILIES: tuple[tuple[str, str], ...] = (
     ("opendp_lite.transformations", "t"),
     ("opendp_lite.measurements", "m"),
+    ("opendp_lite.table.stable", "t"),
+    ("opendp_lite.table.private", "m"),
     ("opendp_lite.combinators", "c"),
     ("opendp_lite.core", "c"),
     ("opendp_lite.extras.numpy", "numpy"),
@@ -150,3 +161,30 @@ def constructor(fn: F) -> F:
             f"{name} is declared twice, in {first.__module__} and in {wrapper.__module__}"
         )
     return cast(F, wrapper)
+
+
+#: The package of a family's namespace (where :func:`publish` sets a constructor).
+_NAMESPACES: dict[str, str] = {
+    "t": "opendp_lite.transformations",
+    "m": "opendp_lite.measurements",
+    "c": "opendp_lite.combinators",
+}
+
+
+def publish(*fns: Callable[..., Any]) -> None:
+    """Set each declared constructor on its family's namespace (``dp.t``, ``dp.m``, ``dp.c``).
+
+    For a constructor defined above its family's package in the layers (the table API's
+    ``make_private_lazyframe`` is ``dp.m``'s, and ``opendp_lite.measurements`` cannot import
+    the table layer): its module calls this once, after declaring it, and whoever imports that
+    module (the prelude does) finds it on the namespace.
+
+    Raises:
+        ValueError: if ``fn`` is not the declared constructor of its name, or its module is in
+            no family with a namespace package.
+    """
+    for fn in fns:
+        name = getattr(fn, "__name__", "")
+        if CONSTRUCTORS.get(name) is not fn or family(fn) not in _NAMESPACES:
+            raise ValueError(f"{name or fn!r} is not a declared constructor of dp.t, dp.m or dp.c")
+        setattr(importlib.import_module(_NAMESPACES[family(fn)]), name, fn)

@@ -180,9 +180,11 @@ from .table.domains import (
 from .table.metrics import FrameDistance, frame_distance
 
 # isort: split
-# -- OpenDP 0.16's constructors beneath the table API (opendp_lite.table.constructors): not yet
-# dp.m.* / dp.t.*, whose every make_* is a registered constructor of those families (laws,
-# pinned proofs: tests/test_registry.py); the table layer sits above those packages
+# -- OpenDP 0.16's constructors beneath the table API: importing them publishes them on dp.m
+# (make_private_lazyframe, make_private_expr) and dp.t (make_stable_lazyframe,
+# make_stable_expr); the table layer sits above those packages (opendp_lite._registry.publish)
+from .table import private as _table_private  # noqa: F401
+from .table import stable as _table_stable  # noqa: F401
 
 # isort: split
 # -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --

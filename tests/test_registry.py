@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite._registry import CONSTRUCTORS, constructor, family
+from opendp_lite._registry import CONSTRUCTORS, constructor, family, publish
 from opendp_lite.serialization import ALLOWED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,3 +74,30 @@ def test_a_name_is_declared_once() -> None:
     with pytest.raises(ValueError, match="declared twice"):
         constructor(make_clamp)
     assert CONSTRUCTORS == before
+
+
+def test_publish_puts_a_higher_layers_constructor_on_its_family_namespace() -> None:
+    # the table API's constructors are dp.m's / dp.t's, defined above those packages: importing
+    # their module (without the prelude) publishes them there
+    code = """
+import opendp_lite.measurements as m, opendp_lite.transformations as t
+assert not hasattr(m, "make_private_lazyframe")
+import opendp_lite.table.private, opendp_lite.table.stable
+from opendp_lite._registry import CONSTRUCTORS
+assert m.make_private_lazyframe is CONSTRUCTORS["make_private_lazyframe"]
+assert t.make_stable_expr is CONSTRUCTORS["make_stable_expr"]
+print("ok")
+"""
+    out = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_publish_refuses_an_undeclared_function() -> None:
+    def make_private_lazyframe(*args: Any) -> Any:  # not the declared one
+        return args
+
+    with pytest.raises(ValueError, match="not a declared constructor"):
+        publish(make_private_lazyframe)
+    assert dp.m.make_private_lazyframe is CONSTRUCTORS["make_private_lazyframe"]

@@ -2052,6 +2052,133 @@ def _theil_sen_formula(c: Case, d: Any) -> Any:
 register(Entry("make_private_theil_sen", "M", fixed(_theil_sen), formula=_theil_sen_formula))
 
 
+# ----------------------------------------------------------------------------------------------
+# the table API's constructors (dp.m.make_private_lazyframe & co.: opendp_lite/table/)
+
+
+def _table_space(draw: Draw, frame: bool = True) -> tuple[Any, Any, Any]:
+    """A frame domain of two columns (A: f64, B: i32) with a row bound, a symmetric metric
+    (bare, or as a frame distance if ``frame``), and an empty Polars plan of that schema."""
+    import polars as pl
+
+    from opendp_lite.table.dp_namespace import ensure_registered
+
+    ensure_registered()
+    dom = dp.lazyframe_domain(
+        [
+            dp.series_domain("A", dp.atom_domain(T=float)),
+            dp.series_domain("B", dp.atom_domain(T=dp.i32)),
+        ]
+    )
+    dom = dp.with_margin(dom, dp.polars.Margin(by=[], max_length=1000))
+    metric = dp.symmetric_distance()
+    if frame and draw(st.booleans()):
+        metric = dp.frame_distance(metric)
+    return dom, metric, pl.LazyFrame(schema={"A": pl.Float64, "B": pl.Int32})
+
+
+def _table_aggs(draw: Draw) -> tuple[list[Any], list[tuple[Fraction, Fraction]], float]:
+    """Aggregates (a count, an integer sum, or both), each with its scale or none, with
+    ``(sensitivity at one row, scale)`` of each (scale ``g·Δ`` under the global scale ``g``)."""
+    import polars as pl
+
+    from opendp_lite import _arith
+    from opendp_lite.table.dp_namespace import len as dp_len
+
+    g = draw(scales(0.1, 100.0))
+    kinds = draw(st.sampled_from([("len",), ("sum",), ("len", "sum")]))
+    exprs, terms = [], []
+    for k in kinds:
+        s = draw(st.none() | scales(0.1, 100.0))
+        if k == "len":
+            exprs.append(dp_len(scale=s, signed=True))
+            sens = Q(1)
+        else:
+            lo = draw(st.integers(-5, 4))
+            hi = draw(st.integers(lo + 1, 5))
+            exprs.append(pl.col("B").fill_null(0).dp.sum((lo, hi), scale=s))
+            sens = Q(max(abs(lo), abs(hi)))
+        # under the global scale, the noise scale is g·Δ rounded up (analysis.scales_of):
+        # the map is that of the noise added
+        terms.append((sens, Q(_arith.mul_up(g, _arith.up(sens))) if s is None else Q(s)))
+    return exprs, terms, g
+
+
+def _table_formula(c: Case, d: Any) -> Any:
+    """The composed map: per aggregate, ``d·Δ/s`` (pure DP) or ``(d·Δ/s)²/2`` (zCDP), summed."""
+    parts = [Q(d) * sens / s for sens, s in c.p["terms"]]
+    return sum(x * x / 2 for x in parts) if c.p["zcdp"] else sum(parts)
+
+
+def _private_lazyframe(draw: Draw) -> Case:
+    dom, metric, seed = _table_space(draw)
+    exprs, terms, g = _table_aggs(draw)
+    zcdp = draw(st.booleans())
+    measure = dp.zero_concentrated_divergence() if zcdp else dp.max_divergence()
+    return attempt(
+        lambda: dp.m.make_private_lazyframe(dom, metric, measure, seed.select(*exprs), g),
+        {"terms": terms, "zcdp": zcdp},
+    )
+
+
+def _private_expr(draw: Draw) -> Case:
+    dom, metric, _ = _table_space(draw)
+    exprs, terms, g = _table_aggs(draw)
+    zcdp = draw(st.booleans())
+    measure = dp.zero_concentrated_divergence() if zcdp else dp.max_divergence()
+    wild = dp.wild_expr_domain(dom.series_domains, dp.polars.Margin(by=[], max_length=1000))
+    dp.enable_features("contrib")  # with honest-but-curious (the laws' fixture), as in OpenDP
+    return attempt(
+        lambda: dp.m.make_private_expr(wild, metric, measure, exprs[0], g),
+        {"terms": terms[:1], "zcdp": zcdp},
+    )
+
+
+register(Entry("make_private_lazyframe", "M", fixed(_private_lazyframe), formula=_table_formula))
+register(Entry("make_private_expr", "M", fixed(_private_expr), formula=_table_formula))
+
+
+def _collected(x: Any, y: Any) -> Any:
+    """A LazyFrame output as its columns (law 1 compares the multisets of rows)."""
+    return y.collect().to_dict(as_series=False)
+
+
+def _stable_lazyframe(draw: Draw) -> Case:
+    import polars as pl
+
+    # law 1 reads the output distance as rows: symmetric_distance (a frame distance's map is
+    # the same identity, on bound lists)
+    dom, metric, seed = _table_space(draw, frame=False)
+    k = draw(st.integers(-6, 6))
+    plan = draw(
+        st.sampled_from(
+            [
+                seed.with_columns(C=pl.col("A") * 2),
+                seed.filter(pl.col("B") > k),
+                seed.select(pl.col("B") + k, pl.col("A").clip(-1.0, 1.0)),
+                seed.with_columns(pl.col("B").fill_null(k)).filter(pl.col("A") < 0.0),
+            ]
+        )
+    )
+    return attempt(lambda: dp.t.make_stable_lazyframe(dom, metric, plan))
+
+
+def _stable_expr(draw: Draw) -> Case:
+    import polars as pl
+
+    dom, metric, _ = _table_space(draw, frame=False)
+    k = draw(st.integers(-6, 6))
+    expr = draw(
+        st.sampled_from([pl.col("A").clip(-1.0, 1.0), pl.col("B") * k, pl.col("B").fill_null(k)])
+    )
+    wild = dp.wild_expr_domain(dom.series_domains)
+    return attempt(lambda: dp.t.make_stable_expr(wild, metric, expr))
+
+
+register(Entry("make_stable_lazyframe", "T", fixed(_stable_lazyframe), d_identity, mask=_collected))
+register(Entry("make_stable_expr", "T", fixed(_stable_expr), d_identity, mask=_collected))
+
+
 #: public constructors the laws do not reach, each with its reason (none at present)
 EXEMPT: dict[str, str] = {}
 

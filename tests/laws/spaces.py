@@ -200,6 +200,34 @@ def _text_neighbours(draw: Any):
     return "".join(v + "\n" for v in x), "".join(v + "\n" for v in y), d
 
 
+#: the column types the laws draw Polars frames of, and their values
+_POLARS_COLUMNS: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
+    "Float64": ("Float64", st.floats(-10, 10, allow_nan=False)),
+    "Int32": ("Int32", st.integers(-5, 5)),
+    "Int64": ("Int64", st.integers(-5, 5)),
+    "Boolean": ("Boolean", st.booleans()),
+    "String": ("String", st.text(alphabet="ab1", max_size=2)),
+}
+
+
+@st.composite
+def _lazyframe_neighbours(draw: Any, dom: Any, metric: Any):
+    """Polars LazyFrames of a ``lazyframe_domain``'s schema whose multisets of rows are ``d``
+    apart (``metric`` is symmetric_distance or frame_distance over it: a row count)."""
+    import polars as pl
+
+    schema = {name: _POLARS_COLUMNS[str(dt)] for name, dt in dom.schema.items()}
+    row = st.tuples(*(values for _, values in schema.values()))
+    x, y, d = draw(_dataset_neighbours(row, None, dp.symmetric_distance()))
+    pl_schema = {name: getattr(pl, dtype) for name, (dtype, _) in schema.items()}
+
+    def frame(rows: list[tuple[Any, ...]]) -> Any:
+        cols = {c: [r[j] for r in rows] for j, c in enumerate(schema)}
+        return pl.LazyFrame(cols, schema=pl_schema)
+
+    return frame(x), frame(y), d
+
+
 @st.composite
 def _frame_neighbours(draw: Any, cols: tuple[str, ...]):
     """Dataframes (dict of columns) whose multisets of rows are ``d`` apart."""
@@ -223,6 +251,8 @@ def neighbours(dom: Any, metric: Any, cols: tuple[str, ...] = ("a", "b")) -> Any
         return _sensitivity_neighbours(dom, metric)
     if isinstance(dom, DataFrameDomain):
         return _frame_neighbours(cols)
+    if type(dom).__name__ == "LazyFrameDomain":
+        return _lazyframe_neighbours(dom, metric)
     if isinstance(dom, AtomDomain) and dom.T == "String":
         return _text_neighbours()
     if isinstance(dom, VectorDomain):
