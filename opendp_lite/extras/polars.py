@@ -27,8 +27,10 @@ from ..table._polars_entry import len as dp_len
 from ..table.dp_namespace import DPExpr
 from ..table.margins import Bound, Margin
 from ..table.once_frame import OnceFrame
+from ..table.private import make_private_lazyframe
 from ..table.query import LazyFrameQuery
 from ..table.query import LazyGroupBy as LazyGroupByQuery
+from ..table.stable import make_stable_lazyframe
 
 __all__ = [
     "Bound",
@@ -38,4 +40,6 @@ __all__ = [
     "Margin",
     "OnceFrame",
     "dp_len",
+    "make_private_lazyframe",
+    "make_stable_lazyframe",
 ]

@@ -23,6 +23,8 @@ def test_the_names_are_the_table_apis_own_objects() -> None:
     assert ext.LazyFrameQuery is dp.polars.LazyFrameQuery
     assert ext.LazyGroupByQuery is dp.polars.LazyGroupBy
     assert ext.DPExpr is dp_namespace.DPExpr
+    assert ext.make_private_lazyframe is dp.m.make_private_lazyframe
+    assert ext.make_stable_lazyframe is dp.t.make_stable_lazyframe
     assert set(ext.__all__) <= set(dir(ext))
 
 
