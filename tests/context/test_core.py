@@ -309,3 +309,35 @@ def test_split_of_a_zero_budget_is_refused() -> None:
             split_evenly_over=2,
             split_by_weights=[1.0],
         )
+
+
+def test_a_lazyframe_domain_given_with_a_lazyframe_is_the_table_querys_domain() -> None:
+    # the margins the data owner declares in the domain are what the query reads: a sum needs
+    # max_length, which only the domain states here
+    pl = pytest.importorskip("polars")
+    from opendp_lite.errors import InvalidParameter
+
+    lf = pl.LazyFrame({"B": [1, 2] * 10, "D": [3] * 20}, schema={"B": pl.Int32, "D": pl.Int32})
+    domain = dp.lazyframe_domain(
+        [
+            dp.series_domain("B", dp.atom_domain(T=dp.i32)),
+            dp.series_domain("D", dp.atom_domain(T=dp.i32)),
+        ]
+    )
+
+    def context(domain: object = None) -> dp.Context:
+        return dp.Context.compositor(
+            data=lf,
+            privacy_unit=dp.unit_of(contributions=1),
+            privacy_loss=dp.loss_of(epsilon=1.0),
+            split_evenly_over=1,
+            domain=domain,
+        )
+
+    with pytest.raises(InvalidParameter, match="max_length"):
+        context().query().select(pl.col("D").dp.sum((0, 10)))
+    bounded = dp.with_margin(domain, dp.polars.Margin(by=["B"], max_length=50, invariant="keys"))
+    ctx = context(bounded)
+    assert ctx.accountant.input_domain == bounded
+    out = ctx.query().group_by("B").agg(pl.col("D").dp.sum((0, 10))).release().collect()
+    assert sorted(out["B"].to_list()) == [1, 2]  # public keys: released without a threshold
