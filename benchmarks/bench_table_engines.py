@@ -137,9 +137,19 @@ def main() -> None:
     for lib in a.libs.split(","):
         native = None
         for mode in ("native", "engine", "engine-keys"):
-            cmd = [sys.executable, __file__, "--case", f"{lib}:{mode}", "--rows", str(rows),
-                   "--groups", str(a.groups), "--rounds", str(a.rounds)]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            cmd = [
+                sys.executable,
+                __file__,
+                "--case",
+                f"{lib}:{mode}",
+                "--rows",
+                str(rows),
+                "--groups",
+                str(a.groups),
+                "--rounds",
+                str(a.rounds),
+            ]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603 - this script itself
             if out.returncode != 0 or not out.stdout.strip():
                 print(f"{lib}:{mode} skipped: {out.stderr.strip()[-300:]}", file=sys.stderr)
                 continue

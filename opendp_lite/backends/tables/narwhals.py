@@ -33,6 +33,7 @@ TableResult(keys={'g': ['a', 'b']}, values={'n': [1, 2], 's': [4, 3]})
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import math
 import sys
 from decimal import Decimal
@@ -65,15 +66,11 @@ class _Refused(Exception):
 
 
 def _pa() -> Any:
-    import pyarrow as pa
-
-    return pa
+    return importlib.import_module("pyarrow")  # optional, untyped: imported when used
 
 
 def _pc() -> Any:
-    import pyarrow.compute as pc
-
-    return pc
+    return importlib.import_module("pyarrow.compute")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -122,8 +119,8 @@ def pandas_dtype_name(dtype: Any) -> N.DType:
     must be a ``StringDtype`` (pandas 3's default ``str``) or an Arrow string dtype.
     """
     import numpy as np
-    import pandas as pd
 
+    pd: Any = importlib.import_module("pandas")
     if isinstance(dtype, pd.CategoricalDtype):
         return "Categorical"
     if isinstance(dtype, pd.StringDtype):
@@ -477,7 +474,7 @@ def _float_of_text(s: str) -> float:
 
 def _parse(a: Any, target: Any, fn: Any, strict: bool) -> Any:
     """Strings parsed value by value (null where unparsable, or one data-free error)."""
-    out = []
+    out: list[Any] = []
     for v in a.to_pylist():
         if v is None:
             out.append(None)
@@ -742,9 +739,7 @@ class _Eval:
             return self.full(e), None
         kids = N.children(e)
         inner = [k for k in kids if _has_length_change(k)]
-        if len(inner) != 1 or any(
-            not isinstance(k, N.Lit) for k in kids if k is not inner[0]
-        ):
+        if len(inner) != 1 or any(not isinstance(k, N.Lit) for k in kids if k is not inner[0]):
             raise _Refused("an expression combining a filtered input with another column")
         v, m = self.masked(inner[0])
         out = self.expr(e, {id(inner[0]): v})
@@ -909,8 +904,11 @@ def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int) -> tuple[str, Any]:
 
     x = _numpy_of(v, math.nan)  # null and NaN add 0
     buf = np.clip(x, lo, hi)  # a new array (NaN stays NaN)
-    s1, s2 = (math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000)) if p > 1000 else (
-        math.ldexp(1.0, p), 1.0)
+    s1, s2 = (
+        (math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000))
+        if p > 1000
+        else (math.ldexp(1.0, p), 1.0)
+    )
     buf *= s1  # exact: scaling by a power of two (a subnormal product truncates to 0 anyway)
     if s2 != 1.0:
         buf *= s2
