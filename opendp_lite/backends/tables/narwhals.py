@@ -450,6 +450,10 @@ def _cast(a: Any, dtype: N.DType, strict: bool) -> Any:
     if name == "Boolean":
         if pa.types.is_integer(src) or pa.types.is_floating(src):
             return pc.not_equal(a, 0)
+    if pa.types.is_string(src) or pa.types.is_large_string(src):
+        # Arrow's string casts fail on (and quote) the first value they cannot read:
+        # parsed value by value instead, null where a value does not convert
+        return _strptime(a, N.StrPTime(N.Lit(None), dtype, None))
     return pc.cast(a, target, safe=strict)
 
 

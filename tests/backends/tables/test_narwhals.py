@@ -247,6 +247,10 @@ def test_a_strict_cast_cannot_fail_on_a_record() -> None:
     )
     assert ENGINE.run(t, plan).values == {"s": [4], "nulls": [1]}
     assert ref.run({"s": ["1", "secret-4711", "3"]}, plan).values == {"s": [4], "nulls": [1]}
+    # Arrow's own string -> date cast fails on the first unreadable value, quoting it
+    t = pa.table({"s": ["2024-01-02", "secret-4711", None]})
+    plan = N.FramePlan((), (("nulls", N.NullCount(N.Cast(N.Col("s"), "Date", strict=True))),))
+    assert ENGINE.run(t, plan).values == {"nulls": [2]}
 
 
 @pytest.mark.parametrize("native", ["arrow", "pandas"])
