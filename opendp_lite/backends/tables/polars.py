@@ -190,7 +190,6 @@ def _bin_index(cut: n.Cut) -> Any:
 
 
 _TWO32 = 1 << 32
-_TWO23 = float(1 << 23)
 
 
 def _agg_exprs(name: str, a: n.ExactAgg, float_cols: set[str]) -> list[Any]:
@@ -212,10 +211,12 @@ def _agg_exprs(name: str, a: n.ExactAgg, float_cols: set[str]) -> list[Any]:
     elif isinstance(a, n.GridSum):
         x = compile_expr(a.expr).cast(pl.Float64)
         x = x.fill_nan(None).clip(a.lower, a.upper)
-        k = _trunc(x * (2.0**a.p))
-        hi = (k * (1.0 / _TWO23)).floor()
-        lo = k - hi * _TWO23
-        parts = [hi.cast(pl.Int64).sum(), lo.cast(pl.Int64).sum()]
+        # trunc(x·2^p): the product is exact (a power of two) and |k| <= 2^46, and the cast to
+        # Int64 truncates toward zero, exactly; then k = hi·2^23 + lo as Int64 halves
+        k = (x * (2.0**a.p)).cast(pl.Int64)
+        hi = k // (1 << 23)
+        lo = k - hi * (1 << 23)
+        parts = [hi.sum(), lo.sum()]
     elif isinstance(a, n.QuantileCounts):
         x = compile_expr(a.expr)
         if n.output_name(a.expr) in float_cols:
@@ -226,11 +227,6 @@ def _agg_exprs(name: str, a: n.ExactAgg, float_cols: set[str]) -> list[Any]:
     else:  # pragma: no cover - the union is closed
         raise NotImplementedForType(f"unknown exact aggregate {a!r}")
     return [p.alias(f"{name}#{i}") for i, p in enumerate(parts)]
-
-
-def _trunc(x: Any) -> Any:
-    pl = _pl()
-    return pl.when(x >= 0).then(x.floor()).otherwise(x.ceil())
 
 
 def _collect(a: n.ExactAgg, row: dict[str, Any], name: str) -> Any:
