@@ -180,6 +180,11 @@ from .table.domains import (
 from .table.metrics import FrameDistance, frame_distance
 
 # isort: split
+# -- OpenDP 0.16's constructors beneath the table API, as dp.m.* and dp.t.* (they live in the
+# table layer, above the measurement and transformation packages, so they are attached here)
+from .table import constructors as _table_constructors
+
+# isort: split
 # -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
 from .table._polars_entry import len as len
 from .table._polars_entry import register_on_import as _register_on_import
@@ -194,6 +199,11 @@ from .extras import numpy as numpy
 # isort: split
 # -- the accuracy-first planner: dp.planner.Plan.minimize([dp.planner.Count(...), ...]) --
 from . import planner as planner
+
+m.make_private_lazyframe = _table_constructors.make_private_lazyframe  # type: ignore[attr-defined]
+m.make_private_expr = _table_constructors.make_private_expr  # type: ignore[attr-defined]
+t.make_stable_lazyframe = _table_constructors.make_stable_lazyframe  # type: ignore[attr-defined]
+t.make_stable_expr = _table_constructors.make_stable_expr  # type: ignore[attr-defined]
 
 
 def __getattr__(name: str) -> object:

@@ -745,11 +745,21 @@ def _margin_spec(m: FrameMargin) -> _Spec:
 
 
 def _margin_of_spec(spec: object) -> FrameMargin:
+    """A margin from a document.  An ``invariant`` is a claim that no check can verify and that
+    removes a release's cost (invariant keys are released without a threshold), so an
+    untrusted document may not carry one: the reader vouches with ``trust_claims=True``."""
+    from ..core import _UNTRUSTED_DOCUMENT
     from ..errors import SerializationError
 
     if not (isinstance(spec, tuple) and len(spec) == 4 and isinstance(spec[0], tuple)):
         raise SerializationError(f"a margin is (by, max_length, max_groups, invariant): {spec!r}")
     by, max_length, max_groups, invariant = spec
+    if invariant is not None and _UNTRUSTED_DOCUMENT.get():
+        raise SerializationError(
+            f"the document declares the margin by {list(by)} invariant ({invariant!r}): its keys "
+            "would be released without a threshold, a claim a document must not make. Fix: if "
+            "you wrote the document, deserialize(text, trust_claims=True)"
+        )
     return _as_frame_margin(FrameMargin(_by_set(by), max_length, max_groups, invariant))
 
 

@@ -31,6 +31,7 @@ import builtins
 import json
 import math
 import numbers
+import sys
 import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -132,6 +133,18 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside opendp_lite (``warnings.warn`` called
+    from the function calling this), so a warning points at the user's line however many
+    of the library's wrappers (``dp.len``) lie between."""
+    frame = sys._getframe(1)  # the function that warns (stacklevel 1)
+    level = 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("opendp_lite."):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
 def _resolve_signed(signed: bool | None) -> bool:
     """OpenDP 0.16's rule: unset means unsigned, with a FutureWarning at the caller."""
     if signed is None:
@@ -140,7 +153,7 @@ def _resolve_signed(signed: bool | None) -> bool:
             "releases, but the default will become signed=True; pass signed=True or "
             "signed=False to choose (and silence this warning)",
             FutureWarning,
-            stacklevel=3,
+            stacklevel=_user_stacklevel(),
         )
         return False
     return _signed(signed) is True
@@ -213,6 +226,63 @@ def _read_marker(inputs: list[Any], read: Callable[[Any], n.Expr]) -> n.DPAgg | 
     except (InvalidParameter, TypeError) as error:
         raise _forged(f"a parameter of .dp.{kind} is out of range: {error}") from None
     return _agg(kind, read(inputs[0]), params)
+
+
+#: OpenDP 0.16's plugin symbols: the aggregate and the arguments after the input expression
+_OPENDP_SYMBOLS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "dp_len": ("len", ("scale", "signed")),
+    "dp_count": ("count", ("scale", "signed")),
+    "dp_null_count": ("null_count", ("scale", "signed")),
+    "dp_n_unique": ("n_unique", ("scale", "signed")),
+    "dp_sum": ("sum", ("lower", "upper", "scale")),
+    "dp_mean": ("mean", ("lower", "upper", "scale")),
+    "dp_quantile": ("quantile", ("alpha", "candidates", "scale")),
+    "dp_median": ("median", ("candidates", "scale")),
+    "noise": ("noise", ("scale",)),
+    "dp_frame_len": ("len", ("scale", "signed")),  # dp.len(): no input expression
+}
+
+
+def _read_opendp_plugin(
+    inputs: list[Any],
+    payload: Any,
+    read: Callable[[Any], n.Expr],
+    values: Callable[[Any, str], tuple[Any, ...]],
+) -> n.DPAgg | None:
+    """The DP aggregate an OpenDP 0.16 ``.dp`` call encodes (a Polars plugin call into
+    OpenDP's library, as OpenDP's own namespace writes it when ``opendp`` was imported after
+    opendp_lite), or None if ``payload`` is no such call.  Only the symbol and the literal
+    arguments are read; nothing is loaded or called, and a call with keyword arguments
+    (pickled by Polars) is not one."""
+    if not (isinstance(payload, dict) and set(payload) == {"flags", "lib", "symbol", "kwargs"}):
+        return None
+    lib, symbol = payload["lib"], payload["symbol"]
+    if not (isinstance(lib, str) and "opendp" in lib.replace("\\", "/").split("/")):
+        return None
+    if payload["kwargs"] != [] or symbol not in _OPENDP_SYMBOLS:
+        return None
+    kind, names = _OPENDP_SYMBOLS[symbol]
+    has_input = symbol != "dp_frame_len"
+    if builtins.len(inputs) != has_input + builtins.len(names):
+        return None
+    args = dict(zip(names, inputs[has_input:], strict=True))
+    try:
+        raw: dict[str, Any] = {}
+        for name, node in args.items():
+            if name == "candidates":
+                raw[name] = values(node, "candidates")
+                continue
+            value = read(node)
+            if not isinstance(value, n.Lit):
+                return None
+            raw[name] = value.value
+        if "lower" in raw:
+            raw["bounds"] = (raw.pop("lower"), raw.pop("upper"))
+        params = {k: _CHECKS[k](v) for k, v in raw.items()}
+    except (InvalidParameter, TypeError) as error:
+        raise _forged(f"a parameter of OpenDP's .dp.{kind} is out of range: {error}") from None
+    expr = read(inputs[0]) if has_input else n.Len()
+    return _agg(kind, expr, params)
 
 
 def _agg(kind: str, expr: n.Expr, params: dict[str, Any]) -> n.DPAgg:
@@ -301,7 +371,7 @@ def _deprecated(name: str, now: str) -> None:
     warnings.warn(
         f".dp.{name} is deprecated since OpenDP 0.14.1: use .dp.noise (it now applies {now})",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=_user_stacklevel(),
     )
 
 

@@ -255,9 +255,9 @@ _REFUSED_FUNCTIONS = {
         "fill with a value: fill_null(value)",
     ),
     "FfiPlugin": (
-        "a Polars plugin function (for example OpenDP's own .dp namespace)",
-        "import opendp_lite.prelude (or call opendp_lite.table.dp_namespace."
-        "ensure_registered()) so that .dp is opendp_lite's",
+        "a Polars plugin function (other than OpenDP 0.16's .dp calls)",
+        "use the supported expressions; .dp calls are read from opendp_lite's namespace "
+        "(opendp_lite.table.dp_namespace.ensure_registered()) or OpenDP 0.16's",
     ),
     "AsStruct": ("pl.struct", "select the fields as separate columns"),
     "Quantile": (
@@ -496,6 +496,12 @@ def _read_function(body: Any) -> n.Expr:
         marked = dp_namespace._read_marker(inputs, _read)
         if marked is not None:
             return marked
+    if name == "FfiPlugin":
+        from opendp_lite.table import dp_namespace
+
+        opendp_call = dp_namespace._read_opendp_plugin(inputs, payload, _read, _values)
+        if opendp_call is not None:
+            return opendp_call
     if name in _REFUSED_FUNCTIONS:
         construct, alternative = _REFUSED_FUNCTIONS[name]
         _refuse(construct, alternatives=alternative)

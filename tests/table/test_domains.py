@@ -9,16 +9,14 @@ import polars as pl
 import pytest
 
 import opendp_lite.prelude as dp
-from opendp_lite.errors import InvalidParameter, NotInDomain
+from opendp_lite.errors import InvalidParameter, NotInDomain, SerializationError
 from opendp_lite.table import nodes as n
 from opendp_lite.table.domains import lazyframe_domain_from_schema
 
 
 def margin(by: list[object], max_length=None, max_groups=None, invariant=None):  # type: ignore[no-untyped-def]
     """A stand-in for dp.polars.Margin (the query layer's class), with the same fields."""
-    return SimpleNamespace(
-        by=by, max_length=max_length, max_groups=max_groups, invariant=invariant
-    )
+    return SimpleNamespace(by=by, max_length=max_length, max_groups=max_groups, invariant=invariant)
 
 
 def example() -> dp.LazyFrameDomain:
@@ -46,7 +44,7 @@ def test_reprs_are_opendp_016s() -> None:
         'WildExprDomain { columns: [SeriesDomain("A", f64)], context: RowByRow }'
     )
     with_margin = dp.wild_expr_domain(example().series_domains[:1], margin(["A"], max_length=10))
-    assert "Aggregation { margin: Margin { by: {col(\"A\")}, max_length: Some(10)" in repr(
+    assert 'Aggregation { margin: Margin { by: {col("A")}, max_length: Some(10)' in repr(
         with_margin
     )
     assert repr(dp.frame_distance(dp.symmetric_distance())) == "FrameDistance(SymmetricDistance())"
@@ -214,8 +212,8 @@ def test_serialization_round_trip() -> None:
         dp.wild_expr_domain([]),
     ):
         text = dp.serialize(obj)
-        assert dp.deserialize(text) == obj
-        assert dp.serialize(dp.deserialize(text)) == text
+        assert dp.deserialize(text, trust_claims=True) == obj  # (an invariant is a claim)
+        assert dp.serialize(dp.deserialize(text, trust_claims=True)) == text
 
 
 def test_deserialization_reruns_the_checks() -> None:
@@ -224,3 +222,20 @@ def test_deserialization_reruns_the_checks() -> None:
     bad = text.replace("5", "-5")  # a document lowering a margin to a negative length
     with pytest.raises(InvalidParameter, match="max_length"):
         dp.deserialize(bad)
+
+
+def test_an_invariant_margin_in_a_document_is_a_claim_the_reader_vouches_for() -> None:
+    # invariant keys are released without a threshold: a document must not grant that
+    frame = dp.with_margin(example(), margin(["B"], max_length=5, invariant="keys"))
+    text = dp.serialize(frame)
+    with pytest.raises(SerializationError, match="trust_claims=True"):
+        dp.deserialize(text)
+    assert dp.deserialize(text, trust_claims=True) == frame
+    expr_text = dp.serialize(
+        dp.wild_expr_domain(example().series_domains, margin(["B"], invariant="lengths"))
+    )
+    with pytest.raises(SerializationError, match="trust_claims=True"):
+        dp.deserialize(expr_text)
+    # a margin that claims no invariant needs no vouching
+    plain = dp.with_margin(example(), margin(["B"], max_length=5))
+    assert dp.deserialize(dp.serialize(plain)) == plain

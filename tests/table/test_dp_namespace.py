@@ -77,6 +77,19 @@ def test_unset_signed_warns_as_opendp_and_means_unsigned(method: str) -> None:
     assert read_expr(e) == n.DPAgg(method, n.Col("a"), signed=False)
 
 
+def test_warnings_point_at_the_user_through_library_wrappers() -> None:
+    """A wrapper inside opendp_lite (the prelude's ``dp.len``) does not move the warning off
+    the user's line."""
+    namespace: dict[str, object] = {"__name__": "opendp_lite.some_wrapper", "inner": dp_namespace}
+    exec("def wrapper(**kw):\n    return inner.len(**kw)\n", namespace)  # noqa: S102
+    with pytest.warns(FutureWarning) as record:
+        namespace["wrapper"]()  # type: ignore[operator]
+    assert record[0].filename == __file__
+    with pytest.warns(DeprecationWarning) as record:
+        pl.len().dp.laplace()
+    assert record[0].filename == __file__
+
+
 def test_top_level_len_warns_when_signed_is_unset() -> None:
     with pytest.warns(FutureWarning):
         e = dp_namespace.len()

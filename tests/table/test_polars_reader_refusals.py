@@ -258,3 +258,107 @@ def test_tampered_series_bytes_are_refused_or_read_never_a_crash() -> None:
             except UnsupportedPolarsExpression:
                 outcomes.add("refused")
     assert outcomes == {"read", "refused"}
+
+
+# --- OpenDP 0.16's own .dp calls ----------------------------------------------------------------
+# What OpenDP 0.16's namespace writes on Polars 1.36 (its .dp methods are plugin calls into its
+# library): read as the same aggregates, so expressions built while ``opendp`` had registered
+# its namespace last are read too.  (The JSON is written here, not built by importing OpenDP,
+# which would replace this process's ``.dp`` namespace.)
+
+
+def _opendp_call(symbol: str, inputs: list[Any], lib: str = "") -> str:
+    flags = {"check_lengths": True, "flags": "RETURNS_SCALAR"}
+    lib = lib or "lib/python3.11/site-packages/opendp/lib/opendp.abi3.so"
+    plugin = {"flags": flags, "lib": lib, "symbol": symbol, "kwargs": []}
+    return json.dumps({"Function": {"input": inputs, "function": {"FfiPlugin": plugin}}})
+
+
+A = {"Column": "a"}
+NULL = {"Literal": {"Scalar": {"Null": "Null"}}}
+
+
+def _lit(v: Any) -> Any:
+    if isinstance(v, bool):
+        return {"Literal": {"Scalar": {"Boolean": v}}}
+    return {"Literal": {"Dyn": {"Int" if isinstance(v, int) else "Float": v}}}
+
+
+#: OpenDP 0.16's dp.quantile(0.25, [1, 2, 3], scale=1.0) on Polars 1.36.1
+OPENDP_QUANTILE = json.loads(
+    '"{\\"Function\\":{\\"input\\":[{\\"Column\\":\\"a\\"},{\\"Literal\\":{\\"Dyn\\":{\\"Float\\":0.25}}},{\\"Literal\\":{\\"Series\\":[255,255,255,255,184,0,0,0,4,0,0,0,242,255,255,255,20,0,0,0,4,0,1,0,0,0,10,0,11,0,8,0,10,0,4,0,242,255,255,255,72,0,0,0,16,0,0,0,0,0,10,0,12,0,0,0,4,0,8,0,1,0,0,0,4,0,0,0,244,255,255,255,24,0,0,0,12,0,0,0,8,0,12,0,4,0,8,0,3,0,0,0,91,48,93,0,9,0,0,0,95,80,76,95,70,76,65,71,83,0,0,0,1,0,0,0,4,0,0,0,236,255,255,255,56,0,0,0,32,0,0,0,24,0,0,0,1,2,0,0,16,0,18,0,4,0,16,0,17,0,8,0,0,0,12,0,0,0,0,0,244,255,255,255,64,0,0,0,1,0,0,0,8,0,9,0,4,0,8,0,0,0,0,0,0,0,0,0,0,0,0,0,255,255,255,255,128,0,0,0,4,0,0,0,236,255,255,255,64,0,0,0,0,0,0,0,20,0,0,0,4,0,3,0,12,0,19,0,16,0,18,0,12,0,4,0,234,255,255,255,3,0,0,0,0,0,0,0,60,0,0,0,16,0,0,0,0,0,10,0,20,0,4,0,12,0,16,0,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,24,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,3,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,2,0,0,0,0,0,0,0,3,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,255,255,255,255,0,0,0,0]}},{\\"Literal\\":{\\"Dyn\\":{\\"Float\\":1.0}}}],\\"function\\":{\\"FfiPlugin\\":{\\"flags\\":{\\"check_lengths\\":true,\\"flags\\":\\"RETURNS_SCALAR\\"},\\"lib\\":\\"lib/python3.11/site-packages/opendp/lib/opendp.abi3.so\\",\\"symbol\\":\\"dp_quantile\\",\\"kwargs\\":[]}}}}"'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (_opendp_call("dp_len", [A, NULL, _lit(True)]), n.DPAgg("len", n.Col("a"), signed=True)),
+        (
+            _opendp_call("dp_count", [A, _lit(1.0), _lit(False)]),
+            n.DPAgg("count", n.Col("a"), scale=1.0, signed=False),
+        ),
+        (
+            _opendp_call("dp_null_count", [A, NULL, _lit(True)]),
+            n.DPAgg("null_count", n.Col("a"), signed=True),
+        ),
+        (
+            _opendp_call("dp_n_unique", [A, NULL, _lit(False)]),
+            n.DPAgg("n_unique", n.Col("a"), signed=False),
+        ),
+        (
+            _opendp_call("dp_sum", [A, _lit(0), _lit(10), NULL]),
+            n.DPAgg("sum", n.Col("a"), bounds=(0, 10)),
+        ),
+        (
+            _opendp_call("dp_mean", [A, _lit(0.5), _lit(10.0), _lit(2.0)]),
+            n.DPAgg("mean", n.Col("a"), bounds=(0.5, 10.0), scale=2.0),
+        ),
+        (
+            OPENDP_QUANTILE,
+            n.DPAgg("quantile", n.Col("a"), candidates=(1, 2, 3), alpha=0.25, scale=1.0),
+        ),
+        (_opendp_call("noise", ["Len", NULL]), n.DPAgg("noise", n.Len())),
+        (
+            _opendp_call("dp_frame_len", [_lit(2), _lit(False)]),
+            n.DPAgg("len", n.Len(), scale=2.0, signed=False),
+        ),
+    ],
+)
+def test_opendp_016_dp_calls_read_as_the_same_aggregates(text: str, expected: n.Expr) -> None:
+    assert read_expr_json(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _opendp_call("dp_sum", [A, _lit(0), _lit(10), NULL], lib="/x/evil/lib.so"),  # not OpenDP
+        _opendp_call("dp_histogram", [A, NULL]),  # unknown symbol
+        _opendp_call("noise", ["Len", {"Literal": {"Scalar": {"String": "Laplace"}}}, _lit(0.7)]),
+        _opendp_call("dp_sum", [A, {"Column": "b"}, _lit(10), NULL]),  # a bound from data
+        _opendp_call("dp_len", [A, NULL]),  # OpenDP < 0.16: no signed argument
+        json.dumps(
+            {
+                "Function": {
+                    "input": ["Len", NULL],
+                    "function": {
+                        "FfiPlugin": {
+                            "flags": {},
+                            "lib": "opendp/lib/opendp.abi3.so",
+                            "symbol": "noise",
+                            "kwargs": [128, 4, 149],  # pickled keyword arguments
+                        }
+                    },
+                }
+            }
+        ),
+    ],
+)
+def test_other_plugin_calls_are_refused(text: str) -> None:
+    with pytest.raises(UnsupportedPolarsExpression, match="plugin function"):
+        read_expr_json(text)
+
+
+def test_opendp_call_with_bad_parameters_is_refused() -> None:
+    with pytest.raises(UnsupportedPolarsExpression, match="out of range"):
+        read_expr_json(_opendp_call("dp_sum", [A, _lit(10), _lit(0), NULL]))

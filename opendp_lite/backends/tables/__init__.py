@@ -82,3 +82,5 @@ def of_table(x: object) -> TableEngine | None:
 
 # the engines (one import each; each module registers itself)
 from . import polars as _polars  # noqa: E402, F401
+from . import narwhals as _narwhals  # noqa: E402, F401 - pandas and pyarrow (imported lazily)
+from . import dask as _dask  # noqa: E402, F401 - dask.dataframe (imported lazily)
