@@ -83,3 +83,9 @@ def test_grid_sums_equal_make_grouped_sums() -> None:
     r = ENGINE.run(pl.LazyFrame({"g": g, "x": x}), plan)
     expected = _grid_group_sums(np.asarray(x), np.asarray(g, dtype=np.int64), 7, p, lo, hi)
     assert r.keys == {"g": list(range(7))} and r.values["s"] == expected
+
+
+def test_a_nan_public_key_is_not_the_null_group() -> None:
+    lf = pl.LazyFrame({"f": [None, None, 1.0]}, schema={"f": pl.Float64})
+    plan = n.FramePlan((), (("n", n.Length()),), by=(n.Col("f"),), keys={"f": [float("nan"), None]})
+    assert ENGINE.run(lf, plan).values["n"] == [0, 2]
