@@ -349,3 +349,9 @@ def test_with_keys_refuses_a_key_given_twice() -> None:
     q = context([KEYS]).query().group_by("g").agg(dp.len(signed=True))
     with pytest.raises(InvalidParameter, match="distinct"):
         q.with_keys(pl.DataFrame({"g": ["a", "b", "a"]}))
+
+
+def test_constructor_refusals_surface_when_the_query_is_built() -> None:
+    q = context([dp.polars.Margin(max_length=1000)]).query()
+    with pytest.raises(InvalidParameter, match="strictly increasing"):
+        q.select(dp.col("x").fill_null(0.0).dp.quantile(0.5, [3.0, 1.0]))
