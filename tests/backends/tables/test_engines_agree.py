@@ -114,7 +114,14 @@ def _bools(depth: int) -> st.SearchStrategy[N.Expr]:
         ),
         st.builds(N.Binary, cmp, _floats(depth), st.one_of(_floats(depth), _ints(depth))),
         st.builds(N.Binary, cmp, _ints(depth), _ints(depth)),
-        st.builds(N.Binary, cmp, _strings(depth), st.sampled_from(["a", "b", "zz"]).map(N.Lit)),
+        # a cut's labels are Categorical: equality only (the analysis refuses ordering them)
+        st.builds(
+            N.Binary,
+            st.sampled_from(["==", "!="]),
+            _strings(depth),
+            st.sampled_from(["a", "b", "zz"]).map(N.Lit),
+        ),
+        st.builds(N.Binary, cmp, st.just(N.Col("s")), st.sampled_from(["a", "b", "zz"]).map(N.Lit)),
     )
     if depth == 0:
         return leaf
