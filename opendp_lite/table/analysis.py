@@ -206,6 +206,30 @@ def _widen(bounds: tuple[Any, Any] | None, value: n.Expr) -> tuple[Any, Any] | N
     return (min(bounds[0], v), max(bounds[1], v))
 
 
+def _kind(dt: n.DType) -> str:
+    b = base(dt)
+    if b in INTS or b in FLOATS:
+        return "number"
+    if b in ("String", "Categorical", "Enum"):
+        return "text"
+    return b  # Boolean, Null, and each temporal type on its own
+
+
+def _comparable(op: str, a: ColInfo, b: ColInfo) -> None:
+    """Refuse, when the query is built, a comparison Polars would refuse when it runs (so no
+    query fails on the data): operands of different kinds (a number and a string, a date and
+    a time), or an ordering of a Categorical (its order is not each value's alone)."""
+    ka, kb = _kind(a.dtype), _kind(b.dtype)
+    if "Null" not in (ka, kb) and ka != kb:
+        raise _refuse(
+            f"cannot compare {base(a.dtype)} with {base(b.dtype)} ({op!r}); cast one side first"
+        )
+    if op not in ("==", "!=") and "Categorical" in (base(a.dtype), base(b.dtype)):
+        raise _refuse(
+            f"cannot order a Categorical ({op!r}); compare with == or !=, or cast it to String"
+        )
+
+
 def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
     """The descriptor of a stable (row-by-row) expression over columns ``env``.
 
@@ -228,6 +252,7 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
         a, b = infer(e.left, env), infer(e.right, env)
         nullable = a.nullable or b.nullable
         if e.op in ("==", "!=", "<", "<=", ">", ">="):
+            _comparable(e.op, a, b)
             return ColInfo("Boolean", nullable=nullable)
         if e.op in ("&", "|", "^"):
             for x in (a, b):

@@ -151,7 +151,10 @@ class LazyFrameQuery:
         if s.aggs is None:
             an.walk_steps(self._table.schema(), s.steps)
         else:
-            self._plan(building=True)
+            tp = self._plan(building=True)
+            # the constructors behind each aggregate refuse bad parameters now (candidates
+            # out of order, bounds of the wrong type...), not at release
+            an.composed(tp, self._measure, {it.name: 1.0 for it in tp.items}, None)
 
     def _plan(self, building: bool = False) -> an.TablePlan:
         s = self._state

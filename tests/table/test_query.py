@@ -349,3 +349,30 @@ def test_with_keys_refuses_a_key_given_twice() -> None:
     q = context([KEYS]).query().group_by("g").agg(dp.len(signed=True))
     with pytest.raises(InvalidParameter, match="distinct"):
         q.with_keys(pl.DataFrame({"g": ["a", "b", "a"]}))
+
+
+def test_constructor_refusals_surface_when_the_query_is_built() -> None:
+    q = context([dp.polars.Margin(max_length=1000)]).query()
+    with pytest.raises(InvalidParameter, match="strictly increasing"):
+        q.select(dp.col("x").fill_null(0.0).dp.quantile(0.5, [3.0, 1.0]))
+
+
+def test_comparisons_polars_would_refuse_are_refused_when_the_query_is_built() -> None:
+    pl = pytest.importorskip("polars")
+    import opendp_lite.prelude as dp
+    from opendp_lite.errors import OpenDPLiteError
+
+    lf = pl.LazyFrame({"f": [1.0, 2.0] * 50, "s": ["a", "b"] * 50})
+    context = dp.Context.compositor(
+        data=lf,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=3,
+        margins=[dp.polars.Margin(max_length=1000)],
+    )
+    for bad in (pl.col("f").cut([0.0]) < "a", pl.col("f") > "a", pl.col("s") == 1):
+        with pytest.raises(OpenDPLiteError, match="cannot"):
+            context.query().filter(bad).select(dp.len(signed=True))
+    # equality of a cut's labels and ordering of a String column are read as written
+    ok = context.query().filter(pl.col("f").cut([0.0]) == "(0, inf]").filter(pl.col("s") < "b")
+    assert ok.select(dp.len(signed=True)).release().collect().columns == ["len"]

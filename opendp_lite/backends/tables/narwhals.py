@@ -33,6 +33,7 @@ TableResult(keys={'g': ['a', 'b']}, values={'n': [1, 2], 's': [4, 3]})
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import math
 import sys
 from decimal import Decimal
@@ -65,15 +66,11 @@ class _Refused(Exception):
 
 
 def _pa() -> Any:
-    import pyarrow as pa
-
-    return pa
+    return importlib.import_module("pyarrow")  # optional, untyped: imported when used
 
 
 def _pc() -> Any:
-    import pyarrow.compute as pc
-
-    return pc
+    return importlib.import_module("pyarrow.compute")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -122,8 +119,8 @@ def pandas_dtype_name(dtype: Any) -> N.DType:
     must be a ``StringDtype`` (pandas 3's default ``str``) or an Arrow string dtype.
     """
     import numpy as np
-    import pandas as pd
 
+    pd: Any = importlib.import_module("pandas")
     if isinstance(dtype, pd.CategoricalDtype):
         return "Categorical"
     if isinstance(dtype, pd.StringDtype):
@@ -453,6 +450,10 @@ def _cast(a: Any, dtype: N.DType, strict: bool) -> Any:
     if name == "Boolean":
         if pa.types.is_integer(src) or pa.types.is_floating(src):
             return pc.not_equal(a, 0)
+    if pa.types.is_string(src) or pa.types.is_large_string(src):
+        # Arrow's string casts fail on (and quote) the first value they cannot read:
+        # parsed value by value instead, null where a value does not convert
+        return _strptime(a, N.StrPTime(N.Lit(None), dtype, None))
     return pc.cast(a, target, safe=strict)
 
 
@@ -477,7 +478,7 @@ def _float_of_text(s: str) -> float:
 
 def _parse(a: Any, target: Any, fn: Any, strict: bool) -> Any:
     """Strings parsed value by value (null where unparsable, or one data-free error)."""
-    out = []
+    out: list[Any] = []
     for v in a.to_pylist():
         if v is None:
             out.append(None)
@@ -742,9 +743,7 @@ class _Eval:
             return self.full(e), None
         kids = N.children(e)
         inner = [k for k in kids if _has_length_change(k)]
-        if len(inner) != 1 or any(
-            not isinstance(k, N.Lit) for k in kids if k is not inner[0]
-        ):
+        if len(inner) != 1 or any(not isinstance(k, N.Lit) for k in kids if k is not inner[0]):
             raise _Refused("an expression combining a filtered input with another column")
         v, m = self.masked(inner[0])
         out = self.expr(e, {id(inner[0]): v})
@@ -785,14 +784,27 @@ _LOW = (1 << _SPLIT) - 1
 
 
 def _int_parts(k: Any, need_split: bool) -> list[Any]:
-    """``k`` (int64, nulls skipped) as columns whose int64 sums cannot overflow and whose
-    weighted total (weights ``2^32`` and 1) is ``Σ k``."""
-    pa, pc = _pa(), _pc()
+    """``k`` (a numpy int64 array, 0 for the rows skipped) as Arrow columns whose int64 sums
+    cannot overflow and whose weighted total (weights ``2^32`` and 1) is ``Σ k``."""
+    import numpy as np
+
+    pa = _pa()
     if not need_split:
-        return [k]
-    lo = pc.bit_wise_and(k, pa.scalar(_LOW, pa.int64()))
-    hi = pc.divide(pc.subtract(k, lo), pa.scalar(1 << _SPLIT, pa.int64()))
-    return [hi, lo]
+        return [pa.array(k)]
+    lo = np.bitwise_and(k, _LOW)
+    hi = np.right_shift(k - lo, _SPLIT)  # exact: k - lo is a multiple of 2^32
+    return [pa.array(hi), pa.array(lo)]
+
+
+def _numpy_of(v: Any, fill: Any) -> Any:
+    """An Arrow numeric column as a numpy array, nulls replaced by ``fill`` (zero-copy when
+    the column has no nulls)."""
+    pc = _pc()
+    if isinstance(v, _pa().ChunkedArray):
+        v = v.combine_chunks()
+    if v.null_count:
+        v = pc.fill_null(v, fill)
+    return v.to_numpy(zero_copy_only=False)
 
 
 def _scaled(v: Any, p: int) -> Any:
@@ -868,9 +880,10 @@ def _int_sum(out: _Plan, v: Any, agg: N.IntSum, n: int) -> tuple[str, Any]:
     bound = max(abs(lo), abs(hi))
     if pa.types.is_uint64(v.type) or bound >= 2**62:
         return ("python", (v, lambda x: min(max(int(x), lo), hi)))
-    k = pc.min_element_wise(
-        pc.max_element_wise(pc.cast(v, pa.int64()), lo, skip_nulls=False), hi, skip_nulls=False
-    )
+    import numpy as np
+
+    k = np.clip(_numpy_of(pc.cast(v, pa.int64()), 0), lo, hi)  # a null adds 0
+    k = np.where(_numpy_of(pc.is_valid(v), False), k, 0).astype(np.int64, copy=False)
     parts = _int_parts(k, bound * max(n, 1) >= 2**62)
     weights = [1 << _SPLIT, 1] if len(parts) == 2 else [1]
     return ("sum", [(out.add(c), w) for c, w in zip(parts, weights, strict=True)])
@@ -885,13 +898,27 @@ def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int) -> tuple[str, Any]:
         v = pc.cast(v, pa.float64(), safe=False)
     if not pa.types.is_floating(v.type):
         raise _Refused("a float sum of a non-numeric column")
-    v = _as_float(pc.cast(v, pa.float64()))
-    v = _null_if(pc.is_nan(v), v)  # NaN skipped, as nulls
-    v = pc.min_element_wise(pc.max_element_wise(v, lo, skip_nulls=False), hi, skip_nulls=False)
+    v = pc.cast(v, pa.float64())
     bound = max(Fraction(abs(lo)), Fraction(abs(hi))) * Fraction(2) ** p
     if bound >= 2**53:  # grid units beyond int64-safe floats: per value in Python
+        v = _null_if(pc.is_nan(v), v)  # NaN skipped, as nulls
+        v = pc.min_element_wise(pc.max_element_wise(v, lo, skip_nulls=False), hi, skip_nulls=False)
         return ("python", (v, lambda x: math.trunc(math.ldexp(x, p))))
-    k = pc.cast(pc.trunc(_scaled(v, p)), pa.int64(), safe=False)
+    import numpy as np
+
+    x = _numpy_of(v, math.nan)  # null and NaN add 0
+    buf = np.clip(x, lo, hi)  # a new array (NaN stays NaN)
+    s1, s2 = (
+        (math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000))
+        if p > 1000
+        else (math.ldexp(1.0, p), 1.0)
+    )
+    buf *= s1  # exact: scaling by a power of two (a subnormal product truncates to 0 anyway)
+    if s2 != 1.0:
+        buf *= s2
+    np.trunc(buf, out=buf)
+    buf[np.isnan(buf)] = 0.0
+    k = buf.astype(np.int64)  # exact: |k| < 2^53
     parts = _int_parts(k, bound * max(n, 1) >= 2**62)
     weights = [1 << _SPLIT, 1] if len(parts) == 2 else [1]
     return ("sum", [(out.add(c), w) for c, w in zip(parts, weights, strict=True)])

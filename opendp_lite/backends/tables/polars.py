@@ -25,6 +25,7 @@ naming the step, never carrying Polars' own message (which may quote a value).
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 from typing import Any
 
@@ -109,6 +110,38 @@ _UN = {
 }
 
 
+#: the float columns of the frame an expression is compiled for (None: unknown); ``drop_nans``
+#: and ``fill_nan`` of a non-float expression are no-ops (Polars refuses some of them)
+_FLOATS: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar(
+    "_FLOATS", default=None
+)
+
+
+def _is_float(e: n.Expr, floats: frozenset[str]) -> bool:
+    """Whether ``e`` is a float expression over a frame whose float columns are ``floats``."""
+    if isinstance(e, n.Col):
+        return e.name in floats
+    if isinstance(e, n.Lit):
+        return isinstance(e.value, float) or str(e.dtype).startswith("Float")
+    if isinstance(e, n.Cast):
+        return str(e.dtype).startswith("Float")
+    if isinstance(e, n.Binary):
+        if e.op in ("+", "-", "*", "//", "%"):
+            return _is_float(e.left, floats) or _is_float(e.right, floats)
+        return e.op == "/"
+    if isinstance(e, n.Unary):
+        return e.op in ("neg", "abs", "drop_nulls", "drop_nans") and _is_float(e.expr, floats)
+    if isinstance(e, n.Alias | n.Clip | n.FillNull | n.FillNan | n.FilterExpr):
+        return _is_float(e.expr, floats)
+    return False
+
+
+def _nan_free(e: n.Expr) -> bool:
+    """Whether ``e`` is known not to be a float expression (so NaN operations are no-ops)."""
+    floats = _FLOATS.get()
+    return floats is not None and not _is_float(e, floats)
+
+
 def compile_expr(e: n.Expr) -> Any:
     """A stable expression node as a Polars expression.
 
@@ -121,9 +154,10 @@ def compile_expr(e: n.Expr) -> Any:
     if isinstance(e, n.Col):
         return pl.col(e.name)
     if isinstance(e, n.Lit):
-        if e.dtype is None:
-            return pl.lit(e.value)
-        return pl.lit(e.value, dtype=polars_dtype(e.dtype))
+        lit = pl.lit(e.value) if e.dtype is None else pl.lit(e.value, dtype=polars_dtype(e.dtype))
+        if _BROADCAST.get():  # one value per row (see _rows)
+            return pl.when(pl.int_range(pl.len()) >= 0).then(lit)
+        return lit
     if isinstance(e, n.Alias):
         return c(e.expr).alias(e.name)
     if isinstance(e, n.Binary):
@@ -131,6 +165,8 @@ def compile_expr(e: n.Expr) -> Any:
     if isinstance(e, n.Unary):
         if e.op == "to_physical" and isinstance(e.expr, n.Cut):
             return _bin_index(e.expr)
+        if e.op == "drop_nans" and _nan_free(e.expr):
+            return c(e.expr)
         return _UN[e.op](c(e.expr))
     if isinstance(e, n.Cast):
         # non-strict: a value that does not convert becomes null (no record can fail a plan)
@@ -140,6 +176,8 @@ def compile_expr(e: n.Expr) -> Any:
     if isinstance(e, n.FillNull):
         return c(e.expr).fill_null(c(e.value))
     if isinstance(e, n.FillNan):
+        if _nan_free(e.expr):
+            return c(e.expr)
         return c(e.expr).fill_nan(c(e.value))
     if isinstance(e, n.FilterExpr):
         return c(e.expr).filter(c(e.predicate))
@@ -190,7 +228,26 @@ def _bin_index(cut: n.Cut) -> Any:
 
 
 _TWO32 = 1 << 32
-_TWO23 = float(1 << 23)
+
+
+def _reads_a_column(e: n.Expr) -> bool:
+    return isinstance(e, n.Col) or any(_reads_a_column(k) for k in n.children(e))
+
+
+#: set while compiling an aggregate's input that reads no column: literals become columns
+_BROADCAST: contextvars.ContextVar[bool] = contextvars.ContextVar("_BROADCAST", default=False)
+
+
+def _rows(e: n.Expr) -> Any:
+    """``e`` compiled as one value per row: in an expression that reads no column, each
+    literal is broadcast to the frame's (or group's) rows, as the aggregates count rows."""
+    if _reads_a_column(e):
+        return compile_expr(e)
+    token = _BROADCAST.set(True)
+    try:
+        return compile_expr(e)
+    finally:
+        _BROADCAST.reset(token)
 
 
 def _agg_exprs(name: str, a: n.ExactAgg, float_cols: set[str]) -> list[Any]:
@@ -199,25 +256,27 @@ def _agg_exprs(name: str, a: n.ExactAgg, float_cols: set[str]) -> list[Any]:
     if isinstance(a, n.Length):
         parts = [pl.len()]
     elif isinstance(a, n.CountValid):
-        parts = [compile_expr(a.expr).count()]
+        parts = [_rows(a.expr).count()]
     elif isinstance(a, n.NullCount):
-        parts = [compile_expr(a.expr).null_count()]
+        parts = [_rows(a.expr).null_count()]
     elif isinstance(a, n.NUnique):
-        parts = [compile_expr(a.expr).n_unique()]
+        parts = [_rows(a.expr).n_unique()]
     elif isinstance(a, n.IntSum):
-        v = compile_expr(a.expr).clip(a.lower, a.upper).cast(pl.Int64)
+        v = _rows(a.expr).clip(a.lower, a.upper).cast(pl.Int64)
         hi = v // _TWO32
         lo = v - hi * _TWO32
         parts = [hi.sum(), lo.sum()]
     elif isinstance(a, n.GridSum):
-        x = compile_expr(a.expr).cast(pl.Float64)
+        x = _rows(a.expr).cast(pl.Float64)
         x = x.fill_nan(None).clip(a.lower, a.upper)
-        k = _trunc(x * (2.0**a.p))
-        hi = (k * (1.0 / _TWO23)).floor()
-        lo = k - hi * _TWO23
-        parts = [hi.cast(pl.Int64).sum(), lo.cast(pl.Int64).sum()]
+        # trunc(x·2^p): the product is exact (a power of two) and |k| <= 2^46, and the cast to
+        # Int64 truncates toward zero, exactly; then k = hi·2^23 + lo as Int64 halves
+        k = (x * (2.0**a.p)).cast(pl.Int64)
+        hi = k // (1 << 23)
+        lo = k - hi * (1 << 23)
+        parts = [hi.sum(), lo.sum()]
     elif isinstance(a, n.QuantileCounts):
-        x = compile_expr(a.expr)
+        x = _rows(a.expr)
         if n.output_name(a.expr) in float_cols:
             x = x.fill_nan(None)
         parts = []
@@ -226,11 +285,6 @@ def _agg_exprs(name: str, a: n.ExactAgg, float_cols: set[str]) -> list[Any]:
     else:  # pragma: no cover - the union is closed
         raise NotImplementedForType(f"unknown exact aggregate {a!r}")
     return [p.alias(f"{name}#{i}") for i, p in enumerate(parts)]
-
-
-def _trunc(x: Any) -> Any:
-    pl = _pl()
-    return pl.when(x >= 0).then(x.floor()).otherwise(x.ceil())
 
 
 def _collect(a: n.ExactAgg, row: dict[str, Any], name: str) -> Any:
@@ -278,6 +332,7 @@ class PolarsEngine:
             lf = x.lazy()
             for i, step in enumerate(plan.steps):
                 where = f"step {i} ({type(step).__name__})"
+                _FLOATS.set(_float_columns(lf))
                 if isinstance(step, n.WithColumns):
                     lf = lf.with_columns([_named(e) for e in step.exprs])
                 elif isinstance(step, n.Select):
@@ -285,8 +340,8 @@ class PolarsEngine:
                 else:
                     lf = lf.filter(compile_expr(step.predicate))
             where = "the aggregation"
-            schema = lf.collect_schema()
-            float_cols = {str(k) for k, v in schema.items() if v.is_float()}
+            float_cols = set(_float_columns(lf))
+            _FLOATS.set(frozenset(float_cols))
             aggs = [p for name, a in plan.aggregates for p in _agg_exprs(name, a, float_cols)]
             if plan.by is None:
                 if not aggs:
@@ -308,7 +363,20 @@ class PolarsEngine:
                 f"the Polars engine failed at {where}; the message is withheld as it may "
                 "carry data (check the query's types and casts)"
             ) from None
+        finally:
+            _FLOATS.set(None)
         return _assemble(plan, rows, by_names)
+
+
+def _float_columns(lf: Any) -> frozenset[str]:
+    """The float columns of a LazyFrame, from its schema."""
+    return frozenset(str(k) for k, v in lf.collect_schema().items() if v.is_float())
+
+
+def _key(v: Any) -> tuple[Any, ...]:
+    """A public key's match: Python's equality (1, 1.0 and True are one key), with null and
+    NaN two different keys, as Polars groups them."""
+    return (group_key(v), v is None)
 
 
 def _assemble(plan: n.FramePlan, rows: list[dict[str, Any]], by_names: list[str]) -> TableResult:
@@ -316,12 +384,12 @@ def _assemble(plan: n.FramePlan, rows: list[dict[str, Any]], by_names: list[str]
         return tuple(row[b] for b in by_names)
 
     if plan.keys is not None:
-        found = {tuple(group_key(v) for v in key_of(r)): r for r in rows}
+        found = {tuple(_key(v) for v in key_of(r)): r for r in rows}
         cols = [list(plan.keys[b]) for b in by_names]
         size = len(cols[0]) if cols else 0
         out_vals: dict[str, list[Any]] = {name: [] for name, _ in plan.aggregates}
         for i in range(size):
-            k = tuple(group_key(c[i]) for c in cols)
+            k = tuple(_key(c[i]) for c in cols)
             r = found.get(k)
             for name, a in plan.aggregates:
                 out_vals[name].append(_zero(a) if r is None else _collect(a, r, name))

@@ -98,8 +98,10 @@ def test_pandas_numpy_nan_reads_as_null() -> None:
     df = pd.DataFrame({"f": [1.0, math.nan]})
     plan = N.FramePlan(
         (),
-        (("nulls", N.NullCount(N.Col("f"))), ("nans", N.CountValid(N.FilterExpr(
-            N.Col("f"), N.Unary("is_nan", N.Col("f")))))),
+        (
+            ("nulls", N.NullCount(N.Col("f"))),
+            ("nans", N.CountValid(N.FilterExpr(N.Col("f"), N.Unary("is_nan", N.Col("f"))))),
+        ),
     )
     assert ENGINE.run(df, plan).values == {"nulls": [1], "nans": [0]}
 
@@ -155,8 +157,10 @@ def test_groups_in_the_total_order_whatever_the_data_order() -> None:
     plan = N.FramePlan((), (("n", N.Length()),), by=(N.Col("k"),))
     a = pa.table({"k": ["b", None, "a", "b"]})
     b = pa.table({"k": ["a", "b", "b", None]})
-    assert ENGINE.run(a, plan) == ENGINE.run(b, plan) == TableResult(
-        keys={"k": ["a", "b", None]}, values={"n": [1, 2, 1]}
+    assert (
+        ENGINE.run(a, plan)
+        == ENGINE.run(b, plan)
+        == TableResult(keys={"k": ["a", "b", None]}, values={"n": [1, 2, 1]})
     )
     f = pa.table({"k": [0.0, math.nan, None, -0.0, 2.0]})
     res = ENGINE.run(f, plan)
@@ -168,8 +172,11 @@ def test_public_keys_exactly_in_their_order_absent_ones_zero() -> None:
     t = pa.table({"k": ["a", "b", "a", "z"], "x": [1, 2, 3, 4]})
     plan = N.FramePlan(
         (),
-        (("n", N.Length()), ("s", N.IntSum(N.Col("x"), 0, 10)),
-         ("q", N.QuantileCounts(N.Col("x"), (2,)))),
+        (
+            ("n", N.Length()),
+            ("s", N.IntSum(N.Col("x"), 0, 10)),
+            ("q", N.QuantileCounts(N.Col("x"), (2,))),
+        ),
         by=(N.Col("k"),),
         keys={"k": ["c", "a", "b"]},
     )
@@ -240,11 +247,15 @@ def test_a_strict_cast_cannot_fail_on_a_record() -> None:
     )
     assert ENGINE.run(t, plan).values == {"s": [4], "nulls": [1]}
     assert ref.run({"s": ["1", "secret-4711", "3"]}, plan).values == {"s": [4], "nulls": [1]}
+    # Arrow's own string -> date cast fails on the first unreadable value, quoting it
+    t = pa.table({"s": ["2024-01-02", "secret-4711", None]})
+    plan = N.FramePlan((), (("nulls", N.NullCount(N.Cast(N.Col("s"), "Date", strict=True))),))
+    assert ENGINE.run(t, plan).values == {"nulls": [2]}
 
 
 @pytest.mark.parametrize("native", ["arrow", "pandas"])
 def test_a_failure_on_a_secret_value_does_not_leak_it(native: str) -> None:
-    secret = "secret-4711"
+    secret = "secret-4711"  # noqa: S105 - a stand-in record value, not a credential
     t = pa.table({"s": ["a", secret, "a"]})
     x: Any = t if native == "arrow" else t.to_pandas(types_mapper=pd.ArrowDtype)
     plan = N.FramePlan(
@@ -277,8 +288,12 @@ def test_filtered_aggregates_count_within_each_group() -> None:
     keep = N.FilterExpr(N.Col("x"), N.Col("p"))
     plan = N.FramePlan(
         (),
-        (("c", N.CountValid(keep)), ("nc", N.NullCount(keep)), ("u", N.NUnique(keep)),
-         ("d", N.CountValid(N.Unary("drop_nulls", N.Col("x"))))),
+        (
+            ("c", N.CountValid(keep)),
+            ("nc", N.NullCount(keep)),
+            ("u", N.NUnique(keep)),
+            ("d", N.CountValid(N.Unary("drop_nulls", N.Col("x")))),
+        ),
         by=(N.Col("g"),),
     )
     assert ENGINE.run(t, plan).values == {"c": [1, 0], "nc": [1, 0], "u": [2, 0], "d": [1, 2]}
@@ -289,8 +304,10 @@ def test_datetime_parts_and_strptime() -> None:
     parsed = N.StrPTime(N.Col("s"), ("Datetime", "us", None), "%Y-%m-%d %H:%M:%S")
     got = _cols(
         t,
-        *(N.Alias(N.DtPart(parsed, p), p) for p in ("year", "quarter", "month", "weekday",
-                                                    "week", "hour", "second")),
+        *(
+            N.Alias(N.DtPart(parsed, p), p)
+            for p in ("year", "quarter", "month", "weekday", "week", "hour", "second")
+        ),
     )
     assert got == {
         "year": [2024, None, None],

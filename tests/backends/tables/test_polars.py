@@ -66,3 +66,26 @@ def test_replace_strict_without_default_cannot_fail_on_a_record() -> None:
     e = n.Replace(n.Col("s"), ("x",), (1,), strict=True)
     out = pl.DataFrame({"s": ["x", "unexpected"]}).select(compile_expr(e))
     assert out["s"].to_list() == [1, None]
+
+
+def test_grid_sums_equal_make_grouped_sums() -> None:
+    """The engine's grid sum is make_grouped_sum's, bit for bit (its map is the one used)."""
+    import numpy as np
+
+    from opendp_lite.transformations._aggregate import grid_shift
+    from opendp_lite.transformations.partition import _grid_group_sums
+
+    x = [((i * 7919) % 2003 - 1000) / 37.0 for i in range(5000)] + [1e300, -1e300, -0.0]
+    g = [i % 7 for i in range(len(x))]
+    lo, hi = -20.5, 13.25
+    p = grid_shift(max(abs(lo), abs(hi)))
+    plan = n.FramePlan((), (("s", n.GridSum(n.Col("x"), lo, hi, p)),), by=(n.Col("g"),))
+    r = ENGINE.run(pl.LazyFrame({"g": g, "x": x}), plan)
+    expected = _grid_group_sums(np.asarray(x), np.asarray(g, dtype=np.int64), 7, p, lo, hi)
+    assert r.keys == {"g": list(range(7))} and r.values["s"] == expected
+
+
+def test_a_nan_public_key_is_not_the_null_group() -> None:
+    lf = pl.LazyFrame({"f": [None, None, 1.0]}, schema={"f": pl.Float64})
+    plan = n.FramePlan((), (("n", n.Length()),), by=(n.Col("f"),), keys={"f": [float("nan"), None]})
+    assert ENGINE.run(lf, plan).values["n"] == [0, 2]
