@@ -44,6 +44,11 @@ USER_DEFINED = frozenset({"make_user_transformation", "make_user_measurement"})
 #: releases not compared (spaces and maps are): the run length of the private candidate
 #: selection is geometric in 1/stop_probability, unbounded for the tiny ones the registry draws
 NOT_INVOKED = frozenset({"make_select_private_candidate"})
+#: constructors whose call holds a Polars plan or expression, which the encoder refuses (a
+#: documented difference: OpenDP serializes the plan's bytes); they must refuse, typed
+NOT_SERIALIZABLE = frozenset(
+    {"make_private_lazyframe", "make_private_expr", "make_stable_lazyframe", "make_stable_expr"}
+)
 
 
 @pytest.fixture(autouse=True)
@@ -189,6 +194,10 @@ def _names(user: bool) -> list[str]:
 @given(data=st.data())
 def test_every_constructor_round_trips(name: str, data: st.DataObject) -> None:
     e = REGISTRY[name]
+    if name in NOT_SERIALIZABLE:
+        with pytest.raises(SerializationError, match=r"cannot serialize (Expr|LazyFrame)"):
+            dp.serialize(data.draw(e.build, label="case").obj)
+        return
     _round_trip(e, data.draw(e.build, label="case"), data)
 
 

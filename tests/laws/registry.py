@@ -2175,8 +2175,12 @@ def _stable_expr(draw: Draw) -> Case:
     return attempt(lambda: dp.t.make_stable_expr(wild, metric, expr))
 
 
-register(Entry("make_stable_lazyframe", "T", fixed(_stable_lazyframe), d_identity, mask=_collected))
-register(Entry("make_stable_expr", "T", fixed(_stable_expr), d_identity, mask=_collected))
+register(
+    Entry(
+        "make_stable_lazyframe", "T", fixed(_stable_lazyframe), formula=d_identity, mask=_collected
+    )
+)
+register(Entry("make_stable_expr", "T", fixed(_stable_expr), formula=d_identity, mask=_collected))
 
 
 #: public constructors the laws do not reach, each with its reason (none at present)
