@@ -34,7 +34,13 @@ from opendp_lite.core import (
     Transformation,
 )
 from opendp_lite.domains import AtomDomain, VectorDomain
-from opendp_lite.metrics import AbsoluteDistance, SymmetricDistance
+from opendp_lite.metrics import (
+    AbsoluteDistance,
+    L1Distance,
+    L2Distance,
+    LInfDistance,
+    SymmetricDistance,
+)
 
 if sys.version_info >= (3, 11):
     from typing import assert_type
@@ -390,3 +396,19 @@ def invalid_chains() -> None:
 
     # 30. an odometer after a transformation (as in OpenDP, run time: TypeError)
     fclamp >> dp.c.then_fully_adaptive_composition(dp.max_divergence())  # type: ignore[operator]
+
+
+def carrier_tables() -> None:
+    """Each carrier table, written once, types every function declared by it."""
+    # the sensitivity metrics' distance-type table (metrics.ByDistanceType)
+    assert_type(dp.absolute_distance(T=int), AbsoluteDistance[int])
+    assert_type(dp.absolute_distance(T="f32"), AbsoluteDistance[float])
+    assert_type(dp.l1_distance(T="u64"), L1Distance[int])
+    assert_type(dp.l1_distance(T=float), L1Distance[float])
+    assert_type(dp.l2_distance(T="i32"), L2Distance[int])
+    assert_type(dp.l2_distance(T="f64"), L2Distance[float])
+    assert_type(dp.linf_distance(T=int), LInfDistance[int])
+    assert_type(dp.linf_distance(T=float, monotonic=True), LInfDistance[float])
+    assert_type(dp.linf_distance(T=object()), LInfDistance[Any])
+    dp.l1_distance(T=int, monotonic=True)  # type: ignore[call-overload]
+    dp.linf_distance(T=float, monotonic="yes")  # type: ignore[call-overload]
