@@ -340,12 +340,12 @@ def invalid_chains() -> None:
 
     # 18. a sum of strings; a cast to str feeding an integer sum
     strs = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
-    dp.t.make_sum(*strs)  # type: ignore[arg-type]
+    dp.t.make_sum(*strs)  # type: ignore[type-var]
     dp.t.make_cast_default(*fvec, TOA=str) >> dp.t.make_sum(*ivec)  # type: ignore[operator]
 
     # 19. an imputed integer vector feeding a float sum
     opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T=int))), dp.symmetric_distance()
-    dp.t.make_impute_constant(*opt, constant=0) >> dp.t.make_sum(*fvec)  # type: ignore[operator]
+    dp.t.make_impute_constant(*opt, constant=0) >> dp.t.make_sum(*fvec)  # type: ignore[arg-type]
 
     # 20. invoking a real chain on data of the wrong type, and mapping a float d_in on ints
     (fsum >> fgauss)(["1.0"])  # type: ignore[list-item]
@@ -412,3 +412,29 @@ def carrier_tables() -> None:
     assert_type(dp.linf_distance(T=object()), LInfDistance[Any])
     dp.l1_distance(T=int, monotonic=True)  # type: ignore[call-overload]
     dp.linf_distance(T=float, monotonic="yes")  # type: ignore[call-overload]
+    # make_sum, make_mean: one signature on the numeric carriers (_spine.Numeric: int, float)
+    ivec = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    fvec = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    bvec = dp.vector_domain(dp.atom_domain(T=bool)), dp.symmetric_distance()
+    svec = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    assert_type(dp.t.make_sum(*ivec), Transformation[Vec[int], int, int, int])
+    assert_type(dp.t.make_sum(*fvec), Transformation[Vec[float], float, int, float])
+    dp.t.make_sum(*bvec)  # type: ignore[arg-type]
+    assert_type(dp.t.make_mean(*fvec), Transformation[Vec[float], float, int, float])
+    dp.t.make_mean(*svec)  # type: ignore[arg-type]
+    # the noise table (_spine.NoiseCarriers, IntNoiseCarriers): carrier kept, vectors to arrays
+    iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    fscalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    il1 = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
+    fl2 = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
+    arr = npt.NDArray[Any]
+    assert_type(dp.m.make_laplace(*iscalar, 1.0), Measurement[int, int, int, float])
+    assert_type(dp.m.make_laplace(*fscalar, 1.0), Measurement[float, float, float, float])
+    assert_type(dp.m.make_laplace(*il1, 1.0), Measurement[Vec[int], arr, int, float])
+    assert_type(dp.m.make_gaussian(*fl2, 1.0), Measurement[Vec[float], arr, float, float])
+    assert_type(dp.m.make_base_laplace(*fscalar, 1.0), Measurement[float, float, float, float])
+    assert_type(dp.m.make_geometric(*iscalar, 1.0), Measurement[int, int, int, float])
+    assert_type(dp.m.make_geometric(*il1, 1.0), Measurement[Vec[int], arr, int, float])
+    dp.m.make_laplace(*svec, 1.0)  # type: ignore[type-var]
+    dp.m.make_gaussian(dp.atom_domain(T=str), dp.discrete_distance(), 1.0)  # type: ignore[type-var]
+    dp.m.make_geometric(*fl2, 1.0)  # type: ignore[arg-type]
