@@ -120,6 +120,7 @@ __all__ = [
     "same",
     "then",
     "typed_as",
+    "typed_by",
 ]
 
 P = ParamSpec("P")
@@ -484,6 +485,22 @@ def typed_as(table: _F) -> Callable[[Callable[..., Any]], _F]:
     ``table`` is a carrier table declared once: an overloaded function under ``TYPE_CHECKING``,
     or a ``Protocol`` whose ``__call__`` is the table, named by ``cast("_Table", None)`` (mypy
     reads the ``cast``'s type; nothing is built at run time)."""
+    return lambda make: cast(_F, make)
+
+
+_F_co = TypeVar("_F_co", covariant=True)
+
+
+class _Calls(Protocol[_F_co]):
+    @property
+    def __call__(self) -> _F_co: ...
+
+
+def typed_by(table: _Calls[_F] | None) -> Callable[[Callable[..., Any]], _F]:
+    """Typing only: type the decorated ``make_x`` as the ``__call__`` of ``table``, a
+    ``Protocol`` whose overloaded ``__call__`` is a carrier table written once, named by
+    ``cast("Table[...]", None)``: the ``make_x`` is then an overloaded function, whose
+    overloads a derived partial (``into(make_x)``) keeps.  At run time it returns ``make_x``."""
     return lambda make: cast(_F, make)
 
 

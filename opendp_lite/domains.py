@@ -640,10 +640,6 @@ def _coerce_option_vector(element: OptionDomain[Any], x: Any) -> npt.NDArray[Any
     return out
 
 
-@overload
-def vector_domain(atom_domain: AtomDomain[C], size: int | None = None) -> VectorDomain[C]: ...
-@overload
-def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDomain[C]: ...
 def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDomain[C]:
     """The domain of vectors of elements from ``atom_domain``, of known ``size`` if given.
 

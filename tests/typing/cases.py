@@ -25,7 +25,7 @@ from typing import Any
 import numpy.typing as npt
 
 import opendp_lite.prelude as dp
-from opendp_lite._types import Vec
+from opendp_lite._types import Never, Vec
 from opendp_lite.core import (
     Function,
     Measurement,
@@ -438,3 +438,42 @@ def carrier_tables() -> None:
     dp.m.make_laplace(*svec, 1.0)  # type: ignore[type-var]
     dp.m.make_gaussian(dp.atom_domain(T=str), dp.discrete_distance(), 1.0)  # type: ignore[type-var]
     dp.m.make_geometric(*fl2, 1.0)  # type: ignore[arg-type]
+    # the casts' carrier table (cast.ByTOA), for the make_* and the derived then_* alike
+    assert_type(dp.t.make_cast(*svec, TOA=int), Transformation[Vec[str], Vec[int | None], int, int])
+    assert_type(
+        dp.t.make_cast(*ivec, TOA="f32"), Transformation[Vec[int], Vec[float | None], int, int]
+    )
+    assert_type(
+        dp.t.make_cast(*fvec, TOA=str), Transformation[Vec[float], Vec[str | None], int, int]
+    )
+    assert_type(
+        dp.t.make_cast_default(*svec, TOA="u8"), Transformation[Vec[str], Vec[int], int, int]
+    )
+    assert_type(
+        dp.t.make_cast_default(*ivec, TOA=float), Transformation[Vec[int], Vec[float], int, int]
+    )
+    assert_type(
+        dp.t.make_cast_default(*fvec, TOA="String"), Transformation[Vec[float], Vec[str], int, int]
+    )
+    assert_type(
+        dp.t.make_cast_inherent(*svec, TOA="f64"), Transformation[Vec[str], Vec[float], int, int]
+    )
+    assert_type(dp.t.make_cast_inherent(*svec, TOA=int), Transformation[Vec[str], Never, int, int])
+    assert_type(svec >> dp.t.then_cast("i64"), Transformation[Vec[str], Vec[int | None], int, int])
+    assert_type(svec >> dp.t.then_cast(str), Transformation[Vec[str], Vec[str | None], int, int])
+    assert_type(ivec >> dp.t.then_cast_default(str), Transformation[Vec[int], Vec[str], int, int])
+    assert_type(
+        svec >> dp.t.then_cast_inherent("f32"), Transformation[Vec[str], Vec[float], int, int]
+    )
+    dp.t.make_cast_default(*svec, TOA=int) >> dp.t.then_cast(float) >> dp.t.then_sum()  # type: ignore[operator]
+    dp.t.make_cast(*fscalar, TOA=int)  # type: ignore[arg-type]
+
+    # new_queryable: a transition of one or two parameters
+    def one(query: int) -> str:
+        return str(query)
+
+    def two(query: int, is_internal: bool) -> float:
+        return 1.0
+
+    assert_type(dp.new_queryable(one), Queryable[int, str])
+    assert_type(dp.new_queryable(two), Queryable[int, float])
