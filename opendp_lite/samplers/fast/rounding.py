@@ -113,13 +113,13 @@ def _round_span_f32(a: int, b: int, k: int) -> float | None:
     if not -1000 <= e <= 900:
         return None
     try:
-        c_lo = _F32_UNPACK(_F32_PACK(_ldexp(float(lo >> s), e)))[0]
+        c_lo: float = _F32_UNPACK(_F32_PACK(_ldexp(float(lo >> s), e)))[0]
         c_hi = _F32_UNPACK(_F32_PACK(_ldexp(float((hi >> s) + 1), e)))[0]
     except OverflowError:
         return None
     if c_lo != c_hi or c_lo == 0.0 or c_lo in (math.inf, -math.inf):
         return None
-    return c_lo  # type: ignore[no-any-return]
+    return c_lo
 
 
 def _round_lazy_f64(Y: int, neg: int, e: int) -> float | None:
