@@ -27,7 +27,8 @@ from opendp_lite.core import Measurement, Queryable, Transformation
 from opendp_lite.measurements.randomized_response import bitvector_domain
 from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
 from opendp_lite.measurements.two_coin import make_randomized_response_coins
-from opendp_lite.transformations.partition import Partitioned, Triple
+from opendp_lite.metrics import Triple
+from opendp_lite.transformations.partition import Partitioned
 
 if sys.version_info >= (3, 11):
     from typing import assert_type
