@@ -102,8 +102,10 @@ from .accuracy import (
 from .measurements.randomized_response import BitVectorDomain, bitvector_domain
 from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
 from .metrics import (  # the metrics of individuals and partitions
+    ChangeOneIdDistance,
     PartitionDistance,
     SymmetricIdDistance,
+    change_one_id_distance,
     partition_distance,
     symmetric_id_distance,
 )
@@ -220,6 +222,7 @@ __all__ = [
     "String",
     "SymmetricDistance",
     "SymmetricIdDistance",
+    "ChangeOneIdDistance",
     "Transformation",
     "UnknownTypeException",
     "UserDistance",
@@ -292,6 +295,7 @@ __all__ = [
     "space_of",
     "symmetric_distance",
     "symmetric_id_distance",
+    "change_one_id_distance",
     "t",
     "u8",
     "u16",
