@@ -20,7 +20,7 @@ import struct
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +30,6 @@ from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_i
 from ._validate import check_int
 from .core import Domain
 from .errors import InvalidParameter, NotInDomain
-
-if TYPE_CHECKING:
-    from .transformations.partition import Partitioned
 
 # -- backends: lazy, distributed carriers (Dask) register themselves here ------------------------
 
@@ -82,7 +79,6 @@ __all__ = [
     "ExtrinsicDomain",
     "MapDomain",
     "OptionDomain",
-    "PartitionDomain",
     "UserDomain",
     "VectorDomain",
     "atom_domain",
@@ -1013,35 +1009,3 @@ def categorical_domain(categories: Sequence[str] | None = None) -> CategoricalDo
     if len(set(cats)) != len(cats):
         raise InvalidParameter(f"categories must be distinct, got {list(cats)!r}")
     return CategoricalDomain(cats)
-
-
-@dataclass(frozen=True)
-class PartitionDomain(Domain["Partitioned"]):
-    """Partitioned dataframes grouped by columns ``by``.
-
-    ``keys`` is the public key set (the groups are exactly these, in this order) or ``None``
-    when the keys are data-dependent (a release must then select them privately).
-    """
-
-    by: tuple[Any, ...]
-    keys: tuple[Any, ...] | None
-    part_domain: DataFrameDomain
-
-    def __repr__(self) -> str:
-        keys = "private" if self.keys is None else f"{len(self.keys)} public"
-        return f"PartitionDomain(by={list(self.by)!r}, keys={keys})"
-
-    @property
-    def carrier_type(self) -> str:
-        return f"HashMap<Key, {self.part_domain.carrier_type}>"
-
-    def _normalize(self, x: object) -> Partitioned:
-        if type(x).__name__ != "Partitioned" or tuple(getattr(x, "by", ())) != self.by:
-            raise NotInDomain(
-                f"expected the output of make_partition_by(by={list(self.by)!r}), got "
-                f"{type(x).__name__}: chain make_partition_by first"
-            )
-        part = cast("Partitioned", x)
-        if self.keys is not None and tuple(part.keys_) != self.keys:
-            raise NotInDomain("the partition's keys differ from the declared keys")
-        return part

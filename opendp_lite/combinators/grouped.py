@@ -24,7 +24,7 @@ from .._registry import constructor
 from .._spine import then
 from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, Transformation, check_fits
-from ..domains import DataFrameDomain, PartitionDomain, atom_domain, dataframe_domain, map_domain
+from ..domains import DataFrameDomain, atom_domain, dataframe_domain, map_domain
 from ..errors import DomainMismatch, InvalidParameter, MetricMismatch, NotImplementedForType
 from ..measurements.noise import make_laplace
 from ..measurements.threshold import l01inf_distance, make_laplace_threshold
@@ -38,6 +38,7 @@ from ..metrics import (
     symmetric_distance,
 )
 from ..transformations.partition import (
+    PartitionDomain,
     Partitioned,
     make_grouped_count,
     make_grouped_sum,

@@ -16,7 +16,6 @@ from ..core import (
     Measurement,
     Transformation,
 )
-from ..domains import PartitionDomain
 from ..errors import SerializationError
 from ..measurements.randomized_response import BitVectorDomain, bitvector_domain
 from ..measurements.sensitivity_sampling import SampledSensitivity
@@ -27,6 +26,7 @@ from ..metrics import (
     partition_distance,
     symmetric_id_distance,
 )
+from ..transformations.partition import PartitionDomain
 
 __all__ = ["ALLOWED", "FORMAT_VERSION", "register_serializable", "register_space"]
 

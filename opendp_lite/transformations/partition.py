@@ -33,7 +33,7 @@ from .._spine import then
 from .._types import Vec
 from .._validate import check_int
 from ..core import Domain, Metric, Transformation
-from ..domains import DataFrameDomain, PartitionDomain, atom_domain, vector_domain
+from ..domains import DataFrameDomain, atom_domain, vector_domain
 from ..errors import (
     DomainMismatch,
     FailedFunction,
@@ -130,6 +130,38 @@ class Partitioned(Mapping[Any, Mapping[Any, Any]]):
 
     def __repr__(self) -> str:
         return f"Partitioned(by={self.by!r}, groups={len(self.keys_)})"
+
+
+@dataclass(frozen=True)
+class PartitionDomain(Domain[Partitioned]):
+    """Partitioned dataframes grouped by columns ``by``.
+
+    ``keys`` is the public key set (the groups are exactly these, in this order) or ``None``
+    when the keys are data-dependent (a release must then select them privately).
+    """
+
+    by: tuple[Any, ...]
+    keys: tuple[Any, ...] | None
+    part_domain: DataFrameDomain
+
+    def __repr__(self) -> str:
+        keys = "private" if self.keys is None else f"{len(self.keys)} public"
+        return f"PartitionDomain(by={list(self.by)!r}, keys={keys})"
+
+    @property
+    def carrier_type(self) -> str:
+        return f"HashMap<Key, {self.part_domain.carrier_type}>"
+
+    def _normalize(self, x: object) -> Partitioned:
+        if type(x).__name__ != "Partitioned" or tuple(getattr(x, "by", ())) != self.by:
+            raise NotInDomain(
+                f"expected the output of make_partition_by(by={list(self.by)!r}), got "
+                f"{type(x).__name__}: chain make_partition_by first"
+            )
+        part = cast(Partitioned, x)
+        if self.keys is not None and tuple(part.keys_) != self.keys:
+            raise NotInDomain("the partition's keys differ from the declared keys")
+        return part
 
 
 # -- key codes -------------------------------------------------------------------------------
