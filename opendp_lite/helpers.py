@@ -60,6 +60,7 @@ from .measures import MaxDivergence, ZeroConcentratedDivergence, max_divergence
 from .metrics import (
     ChangeOneIdDistance,
     SymmetricIdDistance,
+    symmetric_id_distance,
     hamming_distance,
     symmetric_distance,
 )
@@ -67,6 +68,7 @@ from .search import binary_search
 from .transformations import (
     then_clamp,
     then_count,
+    then_count_per_id,
     then_count_by_categories,
     then_drop_null,
     make_select_column,
@@ -87,6 +89,7 @@ __all__ = [
     "dp_quantiles",
     "dp_sum",
     "randomized_response",
+    "suggest_max_rows_per_id",
 ]
 
 C = TypeVar("C", bound=Hashable)
@@ -186,7 +189,7 @@ def _frame_start(
                 f"privacy_unit={space[1]!r} counts individuals (as OpenDP's unit_of(identifier="
                 "...)), not rows: an individual may hold any number of rows. Fix: pass "
                 "max_rows_per_id=k to keep at most k rows of each individual (enforced by "
-                "truncation); dp.suggest_max_rows_per_id suggests k"
+                "truncation); opendp_lite.helpers.suggest_max_rows_per_id suggests k"
             )
         start = start >> then_truncate_per_id(unit.max_rows_per_id, keep=unit.keep)
     elif unit.max_rows_per_id is not None:
@@ -561,6 +564,78 @@ def dp_mode(
         privacy_unit=privacy_unit, max_rows_per_id=max_rows_per_id, keep=keep,
     )
     return max(categories, key=lambda c: counts[c])
+
+
+def suggest_max_rows_per_id(
+    data: Any,
+    epsilon: float,
+    identifier: Any = None,
+    alpha: float = 0.9,
+    candidates: Sequence[int] | None = None,
+    privacy_unit: tuple[Any, Any] | None = None,
+) -> int:
+    """A DP suggestion for ``max_rows_per_id``: the ``alpha``-quantile of the number of rows
+    each individual holds, so truncating to it keeps every row of about ``alpha`` of them.
+
+    Chain: ``then_count_per_id() >> then_private_quantile(candidates, alpha, scale)``: one count
+    per individual, so one individual moves that vector by one record (two under
+    ``change_one_id_distance``); the scale is solved so that the release costs ``epsilon``,
+    charged like any other release (to the context, when ``data`` is a
+    :class:`~opendp_lite.context.Context` over a frame with an identifier unit).  The
+    suggestion is itself DP: use it as ``max_rows_per_id`` in later releases, whose costs add
+    to this one.  ``candidates`` default to ``1, 2, ..., 100``.
+
+    Raises:
+        InvalidParameter: if ``epsilon`` is not finite and > 0, no identifier is named (pass
+            ``identifier=`` or ``privacy_unit=dp.unit_of(identifier=..., ...)``), or
+            ``alpha`` is outside [0, 1].
+
+    >>> ids = [i // 3 for i in range(3000)]  # 1000 people, 3 rows each
+    >>> 1 <= suggest_max_rows_per_id({"id": ids}, epsilon=1.0, identifier="id") <= 100
+    True
+    """
+    eps = _epsilon(epsilon)
+    cands = list(candidates) if candidates is not None else list(range(1, 101))
+    if isinstance(data, Context):
+        metric = data.accountant.input_metric
+        if not _is_id_metric(metric):
+            raise InvalidParameter(
+                "suggest_max_rows_per_id needs a context whose privacy unit names an "
+                "identifier: dp.unit_of(identifier='...', contributions=1)"
+            )
+        if not isinstance(data.accountant.output_measure, MaxDivergence):
+            raise NotImplementedForType(
+                f"helpers release under pure DP; the context measures "
+                f"{data.accountant.output_measure!r}: use context.query() instead"
+            )
+        space: Any = (data.accountant.input_domain, metric)
+        d_in: Any = data.d_in
+        release: Callable[[Any], Any] = data
+    else:
+        if privacy_unit is not None:
+            metric, d_in = privacy_unit
+        elif identifier is not None:
+            metric, d_in = symmetric_id_distance(identifier), 1
+        else:
+            raise InvalidParameter(
+                "name the identifier: identifier='person_id' (or privacy_unit=dp.unit_of("
+                "identifier='person_id', contributions=1))"
+            )
+        if not _is_id_metric(metric):
+            raise InvalidParameter(f"privacy_unit must name an identifier, got {metric!r}")
+        schema = _frames.schema(data)
+        space = (_frame_domain(data, schema) if schema is not None else dataframe_domain(), metric)
+
+        def release(m: Any) -> Any:
+            return m(data)
+
+    counts = space >> then_count_per_id()
+    found = release(
+        _solve(
+            lambda s: counts >> then_private_quantile(max_divergence(), cands, alpha, s), d_in, eps
+        )
+    )
+    return int(found)
 
 
 def _response_prob(epsilon: float) -> float:

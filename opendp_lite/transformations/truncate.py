@@ -29,7 +29,7 @@ from .._registry import constructor
 from .._spine import then
 from .._validate import check_int
 from ..core import Domain, Metric, Transformation
-from ..domains import DataFrameDomain
+from ..domains import DataFrameDomain, atom_domain, vector_domain
 from ..errors import DomainMismatch, FailedFunction, InvalidParameter, MetricMismatch
 from ..metrics import (
     ChangeOneIdDistance,
@@ -40,8 +40,10 @@ from ..metrics import (
 from ..samplers.rng import fill_uint64
 
 __all__ = [
+    "make_count_per_id",
     "make_truncate_num_groups",
     "make_truncate_per_id",
+    "then_count_per_id",
     "then_truncate_num_groups",
     "then_truncate_per_id",
 ]
@@ -87,37 +89,46 @@ def _person_codes(frame: Mapping[Any, Any], ident: Any) -> npt.NDArray[np.int64]
     return group_ranks(np.asarray(frame[ident]))  # equal ids (1, 1.0, True): one individual
 
 
-def _sample_order(pid: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def _sample_order(
+    pid: npt.NDArray[np.int64], key_bits: int | None = None
+) -> npt.NDArray[np.int64]:
     """Rows sorted by individual, and within one individual in a uniformly random order.
 
-    Each row draws an independent uniform key from the library's randomness; an individual
-    whose keys tie redraws all its keys (rejection), so conditioned on acceptance its keys
-    are i.i.d. and distinct, and every order of its rows is equally likely (the event "all
-    distinct" is symmetric in the rows).  With ``b`` bits for the individual's code the key
-    has ``64 - b`` bits and is packed with it into one ``uint64`` (one sort).
+    Each row draws an independent uniform key of ``r`` bits from the library's randomness; an
+    individual whose keys tie redraws all its keys (rejection), so conditioned on acceptance
+    its keys are i.i.d. and distinct, and every order of its rows is equally likely (the event
+    "all distinct" is symmetric in the rows).  When the individuals' codes need ``b <= 32``
+    bits the key has ``r = 64 - b >= 32`` bits and is packed below the code into one
+    ``uint64`` (one sort); else ``r = 64`` and the two are sorted together.  ``key_bits``
+    (tests only) narrows the key to make ties frequent; it must allow as many distinct keys
+    as an individual has rows.
     """
     n = len(pid)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     bits = max(1, int(pid.max()).bit_length())
-    shift = np.uint64(64 - bits)
-    high = pid.astype(np.uint64) << shift if bits < 64 else np.zeros(n, np.uint64)
-    mask = np.uint64((1 << (64 - bits)) - 1) if bits < 64 else np.uint64(2**64 - 1)
-    key = high | (fill_uint64(n) & mask)
-    redo = np.ones(n, dtype=bool)
+    packed = bits <= 32
+    r = (64 - bits if packed else 64) if key_bits is None else key_bits
+    mask = np.uint64((1 << r) - 1) if r < 64 else np.uint64(2**64 - 1)
+    high = pid.astype(np.uint64) << np.uint64(64 - bits) if packed else None
+    rand = fill_uint64(n) & mask
     while True:
-        order = np.argsort(key, kind="stable")
-        sk = key[order]
+        if high is not None:
+            key = high | rand
+            order = np.argsort(key, kind="stable")
+            sk = key[order]
+            same = sk[1:] == sk[:-1]
+        else:
+            order = np.lexsort((rand, pid))
+            sp, sr = pid[order], rand[order]
+            same = (sp[1:] == sp[:-1]) & (sr[1:] == sr[:-1])
+        if not same.any():
+            return order.astype(np.int64)
         tie = np.zeros(n, dtype=bool)
-        same = sk[1:] == sk[:-1]
         tie[1:] |= same
         tie[:-1] |= same
-        if not tie.any():
-            return order.astype(np.int64)
-        tied_people = np.unique(pid[order[tie]])
-        redo = np.isin(pid, tied_people)
-        m = int(redo.sum())
-        key[redo] = high[redo] | (fill_uint64(m) & mask)
+        redo = np.isin(pid, np.unique(pid[order[tie]]))
+        rand[redo] = fill_uint64(int(redo.sum())) & mask
 
 
 def _value_order(
@@ -335,3 +346,54 @@ def make_truncate_num_groups(
 
 
 then_truncate_num_groups = then(make_truncate_num_groups)
+
+
+@constructor
+def make_count_per_id(
+    input_domain: Domain[Any], input_metric: Metric[Any]
+) -> Transformation[Mapping[Any, Any], npt.NDArray[np.int64], int, int]:
+    r"""The number of rows of each individual: one count per identifier value, a vector.
+
+    The counts come in the order of the identifiers in ``opendp_lite._order`` (a vector under
+    the symmetric distance, whose order is immaterial); the rows with a missing identifier are
+    one individual.  A DP quantile of this vector suggests a truncation bound ``k`` for
+    :func:`make_truncate_per_id` (``dp.suggest_max_rows_per_id``).
+
+    Stability map, into ``symmetric_distance()`` (one count per individual):
+        symmetric_id_distance(identifier):   d ↦ d
+        change_one_id_distance(identifier):  d ↦ 2·d   (a changed count is one removed and
+        one added)
+
+    Raises:
+        DomainMismatch: if ``input_domain`` is not a ``dataframe_domain``.
+        MetricMismatch: unless ``input_metric`` is ``symmetric_id_distance(identifier)`` or
+            ``change_one_id_distance(identifier)``.
+        FailedFunction: at invocation, if the identifier column is missing.
+
+    Proof: docs/proofs/make_count_per_id.md
+
+    >>> import opendp_lite.prelude as dp
+    >>> t = dp.t.make_count_per_id(dp.dataframe_domain(), dp.symmetric_id_distance("id"))
+    >>> list(t({"id": ["a", "b", "a", None, "a"]})), t.map(1)
+    ([3, 1, 1], 1)
+    """
+    if not isinstance(input_domain, DataFrameDomain):
+        raise DomainMismatch(DataFrameDomain("String"), input_domain, "make_count_per_id")
+    ident, factor = _id_metric("make_count_per_id", input_metric)
+
+    def function(frame: Any) -> npt.NDArray[np.int64]:
+        data = _to_dict(frame)
+        pid = _person_codes(data, ident)
+        return np.bincount(pid).astype(np.int64) if len(pid) else np.zeros(0, np.int64)
+
+    return Transformation(
+        input_domain,
+        input_metric,
+        vector_domain(atom_domain(T="i64")),
+        symmetric_distance(),
+        function,
+        lambda d_in: factor * d_in,
+    )
+
+
+then_count_per_id = then(make_count_per_id)
