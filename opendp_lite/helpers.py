@@ -60,18 +60,18 @@ from .measures import MaxDivergence, ZeroConcentratedDivergence, max_divergence
 from .metrics import (
     ChangeOneIdDistance,
     SymmetricIdDistance,
-    symmetric_id_distance,
     hamming_distance,
     symmetric_distance,
+    symmetric_id_distance,
 )
 from .search import binary_search
 from .transformations import (
+    make_select_column,
     then_clamp,
     then_count,
-    then_count_per_id,
     then_count_by_categories,
+    then_count_per_id,
     then_drop_null,
-    make_select_column,
     then_sum,
     then_truncate_per_id,
 )
@@ -136,8 +136,21 @@ class _Unit:
 
 
 #: column names that look like an identifier (read from the schema, never from the values)
-_ID_NAMES = ("id", "person", "person_id", "user", "user_id", "customer", "customer_id",
-             "patient", "patient_id", "client_id", "account_id", "uid", "pid")
+_ID_NAMES = (
+    "id",
+    "person",
+    "person_id",
+    "user",
+    "user_id",
+    "customer",
+    "customer_id",
+    "patient",
+    "patient_id",
+    "client_id",
+    "account_id",
+    "uid",
+    "pid",
+)
 
 
 def _looks_like_id(name: object) -> bool:
@@ -165,7 +178,7 @@ def _column_carrier(data: Any, schema: dict[Any, str | None] | None, column: Any
 def _numpy_carrier(dt: Any) -> str | None:
     try:
         return carrier_name(dt.type)
-    except Exception:  # noqa: BLE001 - a dtype with no carrier (dates ...)
+    except Exception:
         return None
 
 
@@ -173,15 +186,11 @@ def _is_id_metric(metric: object) -> bool:
     return isinstance(metric, SymmetricIdDistance | ChangeOneIdDistance)
 
 
-def _frame_start(
-    space: Any, unit: _Unit, data: Any, schema: dict[Any, str | None] | None
-) -> Any:
+def _frame_start(space: Any, unit: _Unit, data: Any, schema: dict[Any, str | None] | None) -> Any:
     """``space >> truncate_per_id (under an identifier unit) >> select_column``."""
     metric = space[1]
     if unit.column is None:
-        raise InvalidParameter(
-            "the data is a frame: name the column to release with column='...'"
-        )
+        raise InvalidParameter("the data is a frame: name the column to release with column='...'")
     start: Any = space
     if _is_id_metric(metric):
         if unit.max_rows_per_id is None:
@@ -244,9 +253,7 @@ def _target(
                     f"pass either contributions={contributions!r} or privacy_unit=, not both"
                 )
         if unit.column is not None or _is_id_metric(metric):
-            frame_domain = (
-                _frame_domain(data, schema) if schema is not None else dataframe_domain()
-            )
+            frame_domain = _frame_domain(data, schema) if schema is not None else dataframe_domain()
             if not _is_id_metric(metric) and schema is not None:
                 _warn_claim(schema, d_in)
             space = _frame_start((frame_domain, metric), unit, data, schema)
@@ -352,7 +359,9 @@ def dp_count(
     >>> isinstance(dp_count(list(range(100)), epsilon=1.0), int)
     True
     """
-    start, d_in, release = _target(data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep))
+    start, d_in, release = _target(
+        data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep)
+    )
     eps = _epsilon(epsilon)
     return int(release(_solve(lambda s: start >> then_count() >> then_laplace(s), d_in, eps)))
 
@@ -379,7 +388,9 @@ def dp_sum(
     >>> 0.0 <= dp_sum([1.0, 2.0, 3.0] * 50, bounds=(0.0, 5.0), epsilon=1.0) < 1000.0
     True
     """
-    start, d_in, release = _target(data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep))
+    start, d_in, release = _target(
+        data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep)
+    )
     eps = _epsilon(epsilon)
     pre = start >> then_clamp(bounds) >> then_sum()
     return release(_solve(lambda s: pre >> then_laplace(s), d_in, eps))
@@ -409,7 +420,9 @@ def dp_mean(
     >>> 40.0 <= dp_mean([50.0] * 1000, bounds=(0.0, 100.0), epsilon=1.0) <= 60.0
     True
     """
-    start, d_in, release = _target(data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep))
+    start, d_in, release = _target(
+        data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep)
+    )
     eps = _epsilon(epsilon)
     lo, hi = bounds
     width = max(abs(float(lo)), abs(float(hi)), 1.0)
@@ -418,9 +431,7 @@ def dp_mean(
     counts = vec >> then_count()
 
     def build(s: float) -> Measurement[Any, Any, Any, Any]:
-        both = make_basic_composition(
-            [sums >> then_laplace(s * width), counts >> then_laplace(s)]
-        )
+        both = make_basic_composition([sums >> then_laplace(s * width), counts >> then_laplace(s)])
         return both if prefix is None else prefix >> both
 
     total, n = release(_solve(build, d_in, eps))
@@ -466,7 +477,9 @@ def dp_quantiles(
     """
     if not alphas:
         raise InvalidParameter("alphas must hold at least one quantile in [0, 1], got []")
-    start, d_in, release = _target(data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep))
+    start, d_in, release = _target(
+        data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep)
+    )
     eps = _epsilon(epsilon)
     cands = list(candidates) if candidates is not None else _candidates(start, bounds)
 
@@ -501,8 +514,16 @@ def dp_median(
     True
     """
     return dp_quantiles(
-        data, [0.5], bounds, epsilon, candidates, contributions, column=column,
-        privacy_unit=privacy_unit, max_rows_per_id=max_rows_per_id, keep=keep,
+        data,
+        [0.5],
+        bounds,
+        epsilon,
+        candidates,
+        contributions,
+        column=column,
+        privacy_unit=privacy_unit,
+        max_rows_per_id=max_rows_per_id,
+        keep=keep,
     )[0]
 
 
@@ -529,7 +550,9 @@ def dp_histogram(
     >>> sorted(dp_histogram(["a", "b", "a"] * 50, ["a", "b"], epsilon=1.0))
     ['a', 'b']
     """
-    start, d_in, release = _target(data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep))
+    start, d_in, release = _target(
+        data, contributions, _Unit(column, privacy_unit, max_rows_per_id, keep)
+    )
     eps = _epsilon(epsilon)
     pre = start >> then_count_by_categories(list(categories))
     counts = release(_solve(lambda s: pre >> then_laplace(s), d_in, eps))
@@ -560,8 +583,14 @@ def dp_mode(
     if not categories:
         raise InvalidParameter("categories must not be empty: list the public categories")
     counts = dp_histogram(
-        data, categories, epsilon, contributions, column=column,
-        privacy_unit=privacy_unit, max_rows_per_id=max_rows_per_id, keep=keep,
+        data,
+        categories,
+        epsilon,
+        contributions,
+        column=column,
+        privacy_unit=privacy_unit,
+        max_rows_per_id=max_rows_per_id,
+        keep=keep,
     )
     return max(categories, key=lambda c: counts[c])
 

@@ -81,7 +81,9 @@ def _check_keep(keep: object) -> tuple[str, tuple[Any, ...]]:
 def _columns_of(frame: Mapping[Any, Any], names: Sequence[Any], what: str) -> None:
     for c in names:
         if c not in frame:
-            raise FailedFunction(f"the dataframe has no {what} column {c!r}; columns: {list(frame)}")
+            raise FailedFunction(
+                f"the dataframe has no {what} column {c!r}; columns: {list(frame)}"
+            )
 
 
 def _person_codes(frame: Mapping[Any, Any], ident: Any) -> npt.NDArray[np.int64]:
@@ -89,9 +91,7 @@ def _person_codes(frame: Mapping[Any, Any], ident: Any) -> npt.NDArray[np.int64]
     return group_ranks(np.asarray(frame[ident]))  # equal ids (1, 1.0, True): one individual
 
 
-def _sample_order(
-    pid: npt.NDArray[np.int64], key_bits: int | None = None
-) -> npt.NDArray[np.int64]:
+def _sample_order(pid: npt.NDArray[np.int64], key_bits: int | None = None) -> npt.NDArray[np.int64]:
     """Rows sorted by individual, and within one individual in a uniformly random order.
 
     Each row draws an independent uniform key of ``r`` bits from the library's randomness; an
@@ -167,7 +167,9 @@ def _keep_first_k(
     return keep
 
 
-def truncate_mask(frame: Mapping[Any, Any], ident: Any, k: int, keep: object) -> npt.NDArray[np.bool_]:
+def truncate_mask(
+    frame: Mapping[Any, Any], ident: Any, k: int, keep: object
+) -> npt.NDArray[np.bool_]:
     """The rows :func:`make_truncate_per_id` keeps (a boolean mask in the frame's order)."""
     mode, cols = _check_keep(keep)
     pid = _person_codes(frame, ident)
@@ -195,7 +197,7 @@ def _filter(frame: Mapping[Any, Any], keep: npt.NDArray[np.bool_]) -> dict[Any, 
 @constructor
 def make_truncate_per_id(
     input_domain: Domain[Any], input_metric: Metric[Any], k: int, keep: object = "sample"
-) -> Transformation[Mapping[Any, Any], dict[Any, Any], int, int]:
+) -> Transformation[Mapping[Any, Any], Mapping[Any, Any], int, int]:
     r"""Keep at most ``k`` rows of each individual (the rows sharing one identifier value).
 
     ``keep`` chooses which rows: ``"sample"`` a uniformly random subset of ``k`` of the
@@ -242,7 +244,7 @@ def make_truncate_per_id(
         data = _to_dict(frame)
         return _filter(data, truncate_mask(data, ident, kk, keep))
 
-    t = Transformation(
+    t: Transformation[Mapping[Any, Any], Mapping[Any, Any], int, int] = Transformation(
         input_domain,
         input_metric,
         out_domain,
@@ -264,7 +266,7 @@ def make_truncate_num_groups(
     by: Any,
     k: int,
     keep: object = "sample",
-) -> Transformation[Mapping[Any, Any], dict[Any, Any], int, int]:
+) -> Transformation[Mapping[Any, Any], Mapping[Any, Any], int, int]:
     r"""Keep each individual's rows in at most ``k`` of its groups (by the ``by`` columns).
 
     An individual's groups are the distinct values of the ``by`` columns among its rows (a
@@ -333,7 +335,7 @@ def make_truncate_num_groups(
         kept_pair = _keep_first_k(order, pair_pid, kk)
         return _filter(data, kept_pair[pg] if n else np.zeros(0, dtype=bool))
 
-    t = Transformation(
+    t: Transformation[Mapping[Any, Any], Mapping[Any, Any], int, int] = Transformation(
         input_domain,
         input_metric,
         DataFrameDomain(input_domain.K, input_domain.columns),
@@ -351,7 +353,7 @@ then_truncate_num_groups = then(make_truncate_num_groups)
 @constructor
 def make_count_per_id(
     input_domain: Domain[Any], input_metric: Metric[Any]
-) -> Transformation[Mapping[Any, Any], npt.NDArray[np.int64], int, int]:
+) -> Transformation[Mapping[Any, Any], Any, int, int]:
     r"""The number of rows of each individual: one count per identifier value, a vector.
 
     The counts come in the order of the identifiers in ``opendp_lite._order`` (a vector under

@@ -19,7 +19,7 @@ def test_identifier_units_refuse_what_opendp_refuses_with_the_fix() -> None:
         dp.unit_of(contributions=1, identifier="pid", ordered=True)
     with pytest.raises(InvalidParameter, match="local"):
         dp.unit_of(local=True, identifier="pid")
-    with pytest.raises(InvalidParameter, match="contributions= .*or changes="):
+    with pytest.raises(InvalidParameter, match=r"contributions= .*or changes="):
         dp.unit_of(l1=1.0, identifier="pid")
     with pytest.raises(InvalidParameter, match="exactly one"):
         dp.unit_of(identifier="pid")

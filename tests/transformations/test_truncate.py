@@ -64,13 +64,19 @@ def test_first_last_and_a_sort_column() -> None:
     first = dp.t.make_truncate_per_id(DF, SID, k=2, keep="first")(frame)
     last = dp.t.make_truncate_per_id(DF, SID, k=2, keep="last")(frame)
     by_y = dp.t.make_truncate_per_id(DF, SID, k=1, keep="y")(frame)
-    assert sorted(zip(first["id"].tolist(), first["x"].tolist())) == [
-        (1, 1.0), (1, 2.0), (2, 8.0), (2, 9.0)
+    assert sorted(zip(first["id"].tolist(), first["x"].tolist(), strict=True)) == [
+        (1, 1.0),
+        (1, 2.0),
+        (2, 8.0),
+        (2, 9.0),
     ]
-    assert sorted(zip(last["id"].tolist(), last["x"].tolist())) == [
-        (1, 2.0), (1, 3.0), (2, 8.0), (2, 9.0)
+    assert sorted(zip(last["id"].tolist(), last["x"].tolist(), strict=True)) == [
+        (1, 2.0),
+        (1, 3.0),
+        (2, 8.0),
+        (2, 9.0),
     ]
-    assert sorted(zip(by_y["id"].tolist(), by_y["x"].tolist())) == [(1, 3.0), (2, 9.0)]
+    assert sorted(zip(by_y["id"].tolist(), by_y["x"].tolist(), strict=True)) == [(1, 3.0), (2, 9.0)]
 
 
 def test_ids_match_by_equality_and_missing_ids_are_one_individual() -> None:
@@ -155,7 +161,7 @@ def test_num_groups_keeps_k_groups_of_each_individual() -> None:
         "x": list(range(8)),
     }
     first = dp.t.make_truncate_num_groups(DF, SID, by="g", k=2, keep="first")(frame)
-    assert sorted(zip(first["id"].tolist(), first["g"].tolist()), key=str) == sorted(
+    assert sorted(zip(first["id"].tolist(), first["g"].tolist(), strict=True), key=str) == sorted(
         [(1, "a"), (1, "a"), (1, "b"), (2, "z"), (2, "z"), (None, "q"), (None, None)], key=str
     )
     last = dp.t.make_truncate_num_groups(DF, SID, by="g", k=1, keep="last")(frame)
