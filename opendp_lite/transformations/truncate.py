@@ -91,6 +91,19 @@ def _person_codes(frame: Mapping[Any, Any], ident: Any) -> npt.NDArray[np.int64]
     return group_ranks(np.asarray(frame[ident]))  # equal ids (1, 1.0, True): one individual
 
 
+def _sample_codes(frame: Mapping[Any, Any], ident: Any) -> npt.NDArray[np.int64]:
+    """Codes equal exactly for equal identifiers (their order is immaterial to a uniform
+    sample): an integer column of range below 2^31 is its own code, offset (no sort);
+    else :func:`_person_codes`."""
+    _columns_of(frame, [ident], "identifier")
+    col = np.asarray(frame[ident])
+    if col.dtype.kind in "iu" and len(col):
+        lo, hi = int(col.min()), int(col.max())
+        if hi - lo < 2**31:
+            return (col.astype(np.int64) - lo) if lo else col.astype(np.int64, copy=False)
+    return _person_codes(frame, ident)
+
+
 def _sample_order(pid: npt.NDArray[np.int64], key_bits: int | None = None) -> npt.NDArray[np.int64]:
     """Rows sorted by individual, and within one individual in a uniformly random order.
 
@@ -115,7 +128,7 @@ def _sample_order(pid: npt.NDArray[np.int64], key_bits: int | None = None) -> np
     while True:
         if high is not None:
             key = high | rand
-            order = np.argsort(key, kind="stable")
+            order = np.argsort(key)  # keys are distinct once accepted: no stability needed
             sk = key[order]
             same = sk[1:] == sk[:-1]
         else:
@@ -172,10 +185,11 @@ def truncate_mask(
 ) -> npt.NDArray[np.bool_]:
     """The rows :func:`make_truncate_per_id` keeps (a boolean mask in the frame's order)."""
     mode, cols = _check_keep(keep)
-    pid = _person_codes(frame, ident)
     if mode == "sample":
+        pid = _sample_codes(frame, ident)
         order = _sample_order(pid)
     else:
+        pid = _person_codes(frame, ident)
         _columns_of(frame, cols, "sort")
         order = _value_order(frame, pid, cols, descending=mode == "last")
     return _keep_first_k(order, pid, k)
