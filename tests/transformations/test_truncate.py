@@ -198,3 +198,12 @@ def test_context_over_a_frame_truncates_before_row_queries() -> None:
     q = ctx.query().truncate_per_id(k=2).count().laplace()
     assert q.param() == 4.0  # sensitivity k·d = 2 at ε = 0.5
     assert isinstance(q.release(), int)
+
+
+def test_a_dask_frame_is_truncated_on_the_driver() -> None:
+    """Documented cost: the frame is computed onto the driver before truncation."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    pdf = pd.DataFrame({"id": [1, 1, 1, 2, 3, 3] * 10, "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] * 10})
+    t = dp.t.make_truncate_per_id(DF, SID, k=1, keep="first")
+    assert sorted(t(dd.from_pandas(pdf, npartitions=3))["x"].tolist()) == [1.0, 4.0, 5.0]
