@@ -11,7 +11,6 @@ import opendp_lite.prelude as dp
 from opendp_lite.combinators.composition import BudgetExceeded
 from opendp_lite.errors import (
     InvalidParameter,
-    NotImplementedForType,
     NotInDomain,
     OpenDPLiteWarning,
 )
