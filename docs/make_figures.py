@@ -23,6 +23,12 @@ from opendp_lite.tour import (
     rr_experiment,
 )
 
+#: the tabular-data pages' figures (``docs/tabular/``), drawn by :func:`write_tabular_figures`
+TABULAR_FIGURES = (
+    "tabular_counts_by_year.png",
+    "tabular_accuracy_vs_epsilon.png",
+)
+
 FIGURES = (
     "seed000_heights.png",
     "seed000_error_vs_epsilon.png",
@@ -148,7 +154,101 @@ def write_figures(directory: str | Path, *, quick: bool = False) -> list[Path]:
     return paths
 
 
+def write_tabular_figures(
+    directory: str | Path, data: str | Path | None = None, *, quick: bool = False
+) -> list[Path]:
+    """Write the tabular-data pages' figures (``TABULAR_FIGURES``) into ``directory``.
+
+    ``data`` is a CSV with the France LFS file's columns (default: ``dp.examples``'s file,
+    which must be present).  The true values drawn next to the releases are read directly
+    from the file, as only the data owner can; they are there to show the size of the noise.
+
+    Raises:
+        ImportError: if matplotlib or Polars is not installed.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import polars as pl
+
+    import opendp_lite.prelude as dp
+
+    dp.enable_features("contrib")
+    path = Path(data) if data is not None else dp.examples.get_france_lfs_path()
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+
+    def save(fig: Any, name: str) -> None:
+        target = out / name
+        fig.tight_layout()
+        fig.savefig(target, dpi=90)
+        plt.close(fig)
+        paths.append(target)
+
+    def context(epsilon: float) -> Any:
+        return dp.Context.compositor(
+            data=pl.scan_csv(path, ignore_errors=True),
+            privacy_unit=dp.unit_of(contributions=36),
+            privacy_loss=dp.loss_of(epsilon=epsilon),
+            split_evenly_over=1,
+            margins=[dp.polars.Margin(max_length=150_000 * 36)],
+        )
+
+    true = pl.read_csv(path, ignore_errors=True)
+
+    # per-year counts with known keys: releases, their 95% interval, the true counts
+    years = pl.DataFrame({"YEAR": list(range(2005, 2014))})
+    query = context(1.0).query().group_by("YEAR").agg(dp.len(signed=False)).with_keys(years)
+    accuracy = query.summarize(alpha=0.05)["accuracy"][0]
+    released = query.release().collect().sort("YEAR")
+    exact = true.group_by("YEAR").len().sort("YEAR")
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.errorbar(released["YEAR"], released["len"], yerr=accuracy, fmt="o", capsize=4,
+                label="DP release (ε = 1), 95% interval")  # fmt: skip
+    ax.plot(exact["YEAR"], exact["len"], "x", color="black", label="true count")
+    ax.set_xlabel("YEAR")
+    ax.set_ylabel("rows")
+    ax.set_title("Rows per survey year (privacy unit: 36 rows)")
+    ax.legend(loc="lower right")
+    save(fig, TABULAR_FIGURES[0])
+
+    # accuracy of a count and of a mean's sum against ε, with the errors of actual releases
+    epsilons = [0.1, 0.3, 1.0, 3.0] if quick else [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
+    runs = 3 if quick else 20
+    n_true = true.height
+    fig, ax = plt.subplots(figsize=(7, 4))
+    predicted, observed = [], []
+    for epsilon in epsilons:
+        query = context(epsilon).query().select(dp.len(signed=True))
+        predicted.append(query.summarize(alpha=0.05)["accuracy"][0])
+        errors = []
+        for _ in range(runs):
+            release = context(epsilon).query().select(dp.len(signed=True)).release()
+            errors.append(abs(release.collect().item() - n_true))
+        observed.append(errors)
+        ax.plot([epsilon] * runs, errors, ".", color="tab:blue", alpha=0.4)
+    ax.plot(epsilons, predicted, "-", color="tab:red", label="summarize(alpha=0.05) accuracy")
+    ax.plot([], [], ".", color="tab:blue", label=f"|release − true|, {runs} releases per ε")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("ε")
+    ax.set_ylabel("absolute error of the row count")
+    ax.set_title("A DP row count: predicted 95% accuracy and observed errors")
+    ax.legend(loc="upper right")
+    save(fig, TABULAR_FIGURES[1])
+    return paths
+
+
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name("figures")
     for path in write_figures(target):
         print(f"wrote {path}")
+    try:
+        tabular = write_tabular_figures(target)
+    except Exception as e:  # the France LFS file or Polars may be missing: say so, keep the rest
+        print(f"tabular figures skipped: {type(e).__name__}: {e}")
+    else:
+        for path in tabular:
+            print(f"wrote {path}")

@@ -161,9 +161,46 @@ from .typing import (
 )
 
 # isort: split
+# -- the table API's domains and metric (OpenDP 0.16's Polars-facing constructors) --
+from .table.domains import (
+    DataFrame,
+    DatetimeDomain,
+    EnumDomain,
+    Expr,
+    LazyFrame,
+    LazyFrameDomain,
+    Series,
+    SeriesDomain,
+    WildExprDomain,
+    datetime_domain,
+    enum_domain,
+    lazyframe_domain,
+    series_domain,
+    wild_expr_domain,
+    with_margin,
+)
+from .table.metrics import FrameDistance, frame_distance
+
+# isort: split
+# -- OpenDP 0.16's constructors beneath the table API (opendp_lite.table.constructors): not yet
+# dp.m.* / dp.t.*, whose every make_* is a registered constructor of those families (laws,
+# pinned proofs: tests/test_registry.py); the table layer sits above those packages
+
+# isort: split
+# -- the DP table API: dp.col, dp.len, dp.polars (Margin, Bound, OnceFrame) --
+from .table._polars_entry import len as len
+from .table._polars_entry import register_on_import as _register_on_import
+from .table.builder import col as col
+from .table.query import polars_namespace as polars
+
+# isort: split
 # -- OpenDP's extras: dp.numpy, dp.examples; dp.sklearn on first use (needs scikit-learn) --
 from .extras import examples as examples
 from .extras import numpy as numpy
+
+# isort: split
+# -- the accuracy-first planner: dp.planner.Plan.minimize([dp.planner.Count(...), ...]) --
+from . import planner as planner
 
 
 def __getattr__(name: str) -> object:
@@ -186,11 +223,16 @@ __all__ = [
     "ChangeOneDistance",
     "ChangeOneIdDistance",
     "Context",
+    "DataFrame",
     "DataFrameDomain",
+    "DatetimeDomain",
     "DiscreteDistance",
     "Domain",
+    "EnumDomain",
+    "Expr",
     "ExtrinsicDivergence",
     "ExtrinsicDomain",
+    "FrameDistance",
     "Function",
     "HammingDistance",
     "HashMap",
@@ -199,6 +241,8 @@ __all__ = [
     "L1Distance",
     "L2Distance",
     "LInfDistance",
+    "LazyFrame",
+    "LazyFrameDomain",
     "MapDomain",
     "MaxDivergence",
     "Measure",
@@ -219,6 +263,8 @@ __all__ = [
     "Queryable",
     "RenyiDivergence",
     "RuntimeType",
+    "Series",
+    "SeriesDomain",
     "SmoothedMaxDivergence",
     "String",
     "SymmetricDistance",
@@ -230,6 +276,7 @@ __all__ = [
     "UserDomain",
     "Vec",
     "VectorDomain",
+    "WildExprDomain",
     "ZeroConcentratedDivergence",
     "__version__",
     "absolute_distance",
@@ -249,7 +296,9 @@ __all__ = [
     "categorical_domain",
     "change_one_distance",
     "change_one_id_distance",
+    "col",
     "dataframe_domain",
+    "datetime_domain",
     "deserialize",
     "disable_features",
     "discrete_distance",
@@ -257,10 +306,12 @@ __all__ = [
     "discrete_laplacian_scale_to_accuracy",
     "domain_of",
     "enable_features",
+    "enum_domain",
     "exponential_bounds_search",
     "f32",
     "f64",
     "fixed_smoothed_max_divergence",
+    "frame_distance",
     "gaussian_scale_to_accuracy",
     "hamming_distance",
     "i8",
@@ -275,6 +326,8 @@ __all__ = [
     "l1_distance",
     "l2_distance",
     "laplacian_scale_to_accuracy",
+    "lazyframe_domain",
+    "len",
     "linf_distance",
     "loss_of",
     "m",
@@ -286,10 +339,12 @@ __all__ = [
     "new_queryable",
     "option_domain",
     "partition_distance",
+    "polars",
     "register",
     "register_serializable",
     "renyi_divergence",
     "serialize",
+    "series_domain",
     "set_default_float_type",
     "set_default_int_type",
     "smoothed_max_divergence",
@@ -308,5 +363,9 @@ __all__ = [
     "user_domain",
     "usize",
     "vector_domain",
+    "wild_expr_domain",
+    "with_margin",
     "zero_concentrated_divergence",
 ]
+
+_register_on_import()  # pl.Expr.dp, when Polars is (or gets) imported

@@ -273,6 +273,9 @@ class RuntimeType(str):
         x = public_example
         if isinstance(x, RuntimeType):
             return x
+        polars = _polars_kind(x)
+        if polars is not None:  # a Polars Series, DataFrame, LazyFrame or Expr, by its name
+            return polars
         if isinstance(x, (bool, np.bool_)):
             return "bool"
         if isinstance(x, (int, float)) and not isinstance(x, np.generic):
@@ -470,3 +473,15 @@ def get_carrier_type(domain: Any) -> str:
 def get_distance_type(value: Any) -> str:
     """The distance type of a metric or measure, as a descriptor."""
     return RuntimeType.parse(value.distance_type)
+
+
+def _polars_kind(x: object) -> str | None:
+    """``"Series"``, ``"DataFrame"``, ``"LazyFrame"`` or ``"Expr"`` for a Polars object of that
+    class (or a subclass), else None: the table API's carriers, named without importing Polars."""
+    for cls in type(x).__mro__:
+        if cls.__module__.split(".")[0] == "polars" and cls.__name__ in _POLARS_KINDS:
+            return cls.__name__
+    return None
+
+
+_POLARS_KINDS = ("Series", "DataFrame", "LazyFrame", "Expr")

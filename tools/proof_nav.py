@@ -108,6 +108,11 @@ def render() -> str:
             section = name
         lines.append(f"      - {sub}:")
         lines += [f"          - {page}" for page in pages]
+    if (PROOFS / "table").is_dir():  # the table API's expression nodes (issue 24)
+        lines += ["  - Table API:", '      - "table/*.md"']
+    if (PROOFS / "planner.md").is_file():  # the accuracy-first planner (issue 26)
+        planner = sorted(p.name for p in PROOFS.glob("planner*.md"))
+        lines += ["  - Planner:", *[f"      - {n}" for n in planner]]
     lines += [
         "  - Other:",
         '      - glob: "*.md"',

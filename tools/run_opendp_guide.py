@@ -18,6 +18,17 @@ Pages that use Polars, and notebook cells that import it, are left out (opendp_l
 Polars support), as are pages with no Python examples.  ``dp.examples`` reads the example data
 from ``OPENDP_LITE_DATA``, which the runner fills (in its temporary directory) with the
 mirror's own copy (``docs/source/data``), so those pages run offline.
+
+``--polars`` runs the Polars pages instead (``api/user-guide/polars/**`` and
+``getting-started/tabular-data/**``): on OpenDP as they are, in ``--opendp-python`` (an
+environment with the Polars OpenDP 0.16 supports, 1.36), and on opendp_lite with the imports
+rewritten, in each ``--lite-python`` (Polars 2.x and 1.36 by default).  Their data, the France
+LFS file (``dp.examples.get_france_lfs_path()``), cannot be downloaded here: both sides read
+the stand-in of ``--lfs`` (``/work/shared/data``, V2's schema, other rows), so printed numbers
+differ from the pages' on both sides, and what counts is whether each page *completes*::
+
+    python tools/run_opendp_guide.py /work/.mirror/opendp+opendp/repo --ref HEAD --polars \\
+        --out docs/opendp-polars-guide-report.md
 """
 
 from __future__ import annotations
@@ -40,7 +51,14 @@ POLARS = re.compile(
     r"^\s*(?:>>>\s*)?(?:import polars|from polars)|\bpl\.(?:LazyFrame|col|lit)\b", re.M
 )
 SECTIONS = ("docs/source/api/user-guide/", "docs/source/getting-started/", "docs/source/theory/")
+POLARS_SECTIONS = (
+    "docs/source/api/user-guide/polars/",
+    "docs/source/getting-started/tabular-data/",
+)
 TIMEOUT = 300
+OPENDP_PYTHON = "/work/venv136/bin/python"
+LITE_PYTHONS = ("/work/venv/bin/python", "/work/venv136/bin/python")
+LFS_STANDIN = "/work/shared/data/v2_france_lfs.standin.csv.gz"
 
 _DIFF = "documented in docs/differences.md"
 #: Why a page fails or differs, by page (checked by hand against the run; a page not listed
@@ -135,16 +153,20 @@ def _checker() -> type[doctest.OutputChecker]:
     return Checker
 
 
-def _run_rst(text: str, name: str) -> dict[str, Any]:
-    import opendp_lite.prelude as dp
+def _run_rst(text: str, name: str, opendp: bool = False) -> dict[str, Any]:
+    """Run a page's doctests: on opendp_lite with the imports rewritten, or (``opendp``) on the
+    installed OpenDP as they are."""
+    import importlib
 
+    dp = importlib.import_module("opendp.prelude" if opendp else "opendp_lite.prelude")
+    checker = _checker()()  # registers OpenDP's option names before the page is parsed
+    doctest.register_optionflag("NUMBER")  # pytest's, accepted in directives
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(rewrite(text), {"dp": dp, "__name__": "__main__"}, name, name, 0)
+    source = text if opendp else rewrite(text)
+    test = parser.get_doctest(source, {"dp": dp, "__name__": "__main__"}, name, name, 0)
     if not test.examples:
         return {"examples": 0}
-    checker = _checker()()
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-    doctest.register_optionflag("NUMBER")  # pytest's, accepted in directives
     errors: list[str] = []
     mismatches: list[str] = []
     refused: list[str] = []
@@ -183,7 +205,7 @@ def _run_rst(text: str, name: str) -> dict[str, Any]:
     }
 
 
-def _run_ipynb(text: str, name: str) -> dict[str, Any]:
+def _run_ipynb(text: str, name: str, opendp: bool = False, polars: bool = False) -> dict[str, Any]:
     nb = json.loads(text)
     cells = [
         "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
@@ -195,11 +217,11 @@ def _run_ipynb(text: str, name: str) -> dict[str, Any]:
     ran = 0
     skipped = ""
     for i, src in enumerate(cells):
-        if POLARS.search(src):
+        if not polars and POLARS.search(src):
             skipped += src + "\n"
             continue
         lines = [ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))]
-        code = rewrite("\n".join(lines))
+        code = "\n".join(lines) if opendp else rewrite("\n".join(lines))
         if not code.strip():
             continue
         ran += 1
@@ -221,7 +243,18 @@ def _short(e: BaseException) -> str:
     return text[:160] + ("…" if len(text) > 160 else "")
 
 
-def run_one(path: Path) -> dict[str, Any]:
+def _opendp_reads_local_data() -> None:
+    """On OpenDP's side, ``dp.examples`` reads the files of ``OPENDP_LITE_DATA`` (the runner's
+    copies) instead of downloading them (this machine has no network)."""
+    import importlib
+
+    examples: Any = importlib.import_module("opendp.extras.examples")
+    data = Path(os.environ.get("OPENDP_LITE_DATA", "."))
+    examples.get_france_lfs_path = lambda: data / "v2_france_lfs.csv"
+    examples.get_california_pums_path = lambda: data / "california_pums.csv"
+
+
+def run_one(path: Path, opendp: bool = False, polars: bool = False) -> dict[str, Any]:
     """Run one page (in this process, with its directory as the working directory)."""
     import matplotlib
 
@@ -229,11 +262,13 @@ def run_one(path: Path) -> dict[str, Any]:
     import warnings
 
     warnings.simplefilter("ignore")
+    if opendp:
+        _opendp_reads_local_data()
     os.chdir(path.parent)
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".ipynb":
-        return _run_ipynb(text, path.name)
-    return _run_rst(text, path.name)
+        return _run_ipynb(text, path.name, opendp, polars)
+    return _run_rst(text, path.name, opendp)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -332,6 +367,146 @@ def run_guide(mirror: Path, ref: str, repo_root: Path) -> tuple[list[Outcome], l
         return outcomes, polars
 
 
+def _run_page(page: Path, python: str, env: dict[str, str], flags: list[str]) -> dict[str, Any]:
+    """Run one page in a fresh ``python`` process; its result, or a crash as an error."""
+    try:
+        proc = subprocess.run(
+            [python, str(Path(__file__).resolve()), "--run-one", str(page), *flags],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        return {"examples": -1, "errors": [f"timed out after {TIMEOUT} s"]}
+    last = proc.stdout.strip().splitlines()[-1:] or ["{}"]
+    try:
+        result: dict[str, Any] | None = json.loads(last[0]) if proc.returncode == 0 else None
+    except json.JSONDecodeError:
+        result = None
+    if result is None:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"examples": -1, "errors": [f"the page crashed: {_short(Exception(tail))}"]}
+    return result
+
+
+def _version(python: str, module: str) -> str:
+    code = f"from importlib.metadata import version; print(version({module!r}))"
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    return proc.stdout.strip() or "?"
+
+
+def run_polars_guide(
+    mirror: Path,
+    ref: str,
+    repo_root: Path,
+    opendp_python: str,
+    lite_pythons: list[str],
+    lfs: Path,
+) -> tuple[dict[str, dict[str, Outcome]], dict[str, str]]:
+    """The Polars pages' outcomes: ``{label: {page: outcome}}``, the first label OpenDP's
+    (``"OpenDP"``), then opendp_lite's per Polars version; and the versions."""
+    import gzip
+
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", f"--git-dir={mirror}", "archive", ref, "docs/source"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        root = Path(tmp)
+        pages = [
+            p
+            for p in sorted(root.rglob("*"))
+            if p.suffix in (".rst", ".ipynb")
+            and p.relative_to(root).as_posix().startswith(POLARS_SECTIONS)
+        ]
+        data = root / "examples-data"
+        data.mkdir()
+        if lfs.is_file():
+            with gzip.open(lfs, "rb") as src:
+                (data / "v2_france_lfs.csv").write_bytes(src.read())
+        pums = root / "docs/source/data/PUMS_california_demographics_1000/data.csv"
+        if pums.is_file():
+            shutil.copyfile(pums, data / "california_pums.csv")
+        base = {**os.environ, "MPLBACKEND": "Agg", "OPENDP_LITE_DATA": str(data)}
+        base.pop("PYTHONPATH", None)
+        runs = [("OpenDP", opendp_python, ["--opendp", "--polars"])]
+        versions = {"opendp": _version(opendp_python, "opendp")}
+        versions["OpenDP"] = _version(opendp_python, "polars")
+        for python in lite_pythons:
+            label = f"Polars {_version(python, 'polars')}"
+            runs.append((label, python, ["--polars"]))
+        out: dict[str, dict[str, Outcome]] = {}
+        for label, python, flags in runs:
+            env = dict(base)
+            if label != "OpenDP":
+                env["PYTHONPATH"] = str(repo_root)
+            out[label] = {}
+            for p in pages:
+                rel = p.relative_to(root).as_posix()
+                result = _run_page(p, python, env, flags)
+                if result.get("examples", 0) == 0:
+                    continue
+                out[label][rel] = Outcome(
+                    rel, result["examples"], result.get("errors", []), result.get("mismatches", [])
+                )
+                print(f"{label:>14} {out[label][rel].status:>24}  {rel}", file=sys.stderr)
+        return out, versions
+
+
+def polars_guide_report(
+    outcomes: dict[str, dict[str, Outcome]], versions: dict[str, str], ref: str, commit: str
+) -> str:
+    """The ``--polars`` report: each Polars page's outcome on OpenDP and on opendp_lite."""
+    labels = list(outcomes)
+    pages = sorted({p for by_page in outcomes.values() for p in by_page})
+    theirs = outcomes.get("OpenDP", {})
+    on_opendp = [p for p in pages if p in theirs and theirs[p].complete]
+    ours = [lab for lab in labels if lab != "OpenDP"]
+    opendp_label = f"OpenDP {versions.get('opendp', '?')} on Polars {versions.get('OpenDP', '?')}"
+    lines = [
+        "# OpenDP's Polars user guide, run on opendp_lite",
+        "",
+        f"Generated by `python tools/run_opendp_guide.py <opendp mirror> --ref {ref} --polars` "
+        f"(OpenDP commit `{commit[:12]}`): every `.rst` doctest and `.ipynb` code cell of "
+        "OpenDP's Polars pages (`api/user-guide/polars/**`, `getting-started/tabular-data/**`), "
+        f"each page in a fresh process, on {opendp_label} as they are, and on opendp_lite with "
+        "only the imports rewritten, once per Polars version. Both sides read the stand-in of "
+        "the France LFS file (`../shared/data`: V2's schema, other rows), so printed numbers "
+        "differ from the pages' on both sides; a page *completes* when every example runs.",
+        "",
+        f"**{len(on_opendp)} of {len(pages)} pages complete on {opendp_label}.**",
+        "",
+        *(
+            f"**{sum(1 for p in on_opendp if p in outcomes[lab] and outcomes[lab][p].complete)} "
+            f"of those {len(on_opendp)} complete on opendp_lite with {lab}.**"
+            for lab in ours
+        ),
+        "",
+        "| Page | Examples | "
+        + " | ".join(labels)
+        + " | First error here | First error on OpenDP |",
+        "|---|---|" + "---|" * len(labels) + "---|---|",
+    ]
+    for page in pages:
+        cells = []
+        first = ""
+        for lab in labels:
+            o = outcomes[lab].get(page)
+            cells.append("—" if o is None else o.status)
+            if lab != "OpenDP" and o is not None and o.errors and not first:
+                first = f"{lab}: {o.errors[0]}"
+        n = max(outcomes[lab][page].examples for lab in labels if page in outcomes[lab])
+        name = page.removeprefix("docs/source/")
+        first = first.replace("|", "\\|")
+        o = theirs.get(page)
+        theirs_first = (o.errors[0] if o is not None and o.errors else "").replace("|", "\\|")
+        lines.append(f"| `{name}` | {n} | " + " | ".join(cells) + f" | {first} | {theirs_first} |")
+    return "\n".join(lines) + "\n"
+
+
 def report(outcomes: list[Outcome], polars: list[str], ref: str, commit: str) -> str:
     complete = [o for o in outcomes if o.complete]
     match = [o for o in complete if not o.mismatches]
@@ -377,11 +552,27 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mirror", nargs="?", help="the git directory of an OpenDP mirror")
     ap.add_argument("--ref", default="v0.16.0", help="the OpenDP tag or branch (default v0.16.0)")
-    ap.add_argument("--out", default="docs/opendp-guide-report.md")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="the report (default docs/opendp-guide-report.md, "
+        "or docs/opendp-polars-guide-report.md with --polars)",
+    )
+    ap.add_argument("--polars", action="store_true", help="run the Polars pages instead")
+    ap.add_argument("--opendp-python", default=OPENDP_PYTHON, help="python with opendp (--polars)")
+    ap.add_argument(
+        "--lite-python",
+        action="append",
+        help="python for opendp_lite's side (--polars; repeatable; default: "
+        + ", ".join(LITE_PYTHONS)
+        + ")",
+    )
+    ap.add_argument("--lfs", default=LFS_STANDIN, help="the France LFS stand-in (.csv.gz)")
     ap.add_argument("--run-one", help=argparse.SUPPRESS)
+    ap.add_argument("--opendp", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.run_one:
-        result = run_one(Path(args.run_one))
+        result = run_one(Path(args.run_one), opendp=args.opendp, polars=args.polars)
         print()  # a page may leave a line unfinished (a progress bar): the result gets its own
         print(json.dumps(result))
         return 0
@@ -393,8 +584,18 @@ def main(argv: list[str] | None = None) -> int:
         [*git, "rev-parse", args.ref], check=True, capture_output=True, text=True
     ).stdout.strip()
     repo_root = Path(__file__).resolve().parents[1]
+    if args.polars:
+        pythons = args.lite_python or [p for p in LITE_PYTHONS if Path(p).exists()]
+        by_label, versions = run_polars_guide(
+            mirror, args.ref, repo_root, args.opendp_python, pythons, Path(args.lfs)
+        )
+        text = polars_guide_report(by_label, versions, args.ref, commit)
+        Path(args.out or "docs/opendp-polars-guide-report.md").write_text(text, encoding="utf-8")
+        print(text.split("\n\n")[2:5], file=sys.stderr)
+        return 0
     outcomes, polars = run_guide(mirror, args.ref, repo_root)
-    Path(args.out).write_text(report(outcomes, polars, args.ref, commit), encoding="utf-8")
+    out = args.out or "docs/opendp-guide-report.md"
+    Path(out).write_text(report(outcomes, polars, args.ref, commit), encoding="utf-8")
     print(f"{sum(o.complete for o in outcomes)} of {len(outcomes)} pages complete", file=sys.stderr)
     return 0
 

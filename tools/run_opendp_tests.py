@@ -11,7 +11,8 @@ runs them twice, each run in its own process:
   opendp_lite.prelude as dp``, ``from opendp.x import y`` -> ``from opendp_lite.x import y``,
   ``import opendp`` -> ``import opendp_lite as opendp``), against this repository.  Each
   top-level ``from opendp_lite... import name`` is wrapped so that a missing name fails only the
-  tests that use it, not the whole file.
+  tests that use it, not the whole file (OpenDP's test helper ``import_optional_dependency``,
+  which files call at module level, is provided by the runner instead).
 
 and writes a report with test names, outcomes and reasons only::
 
@@ -20,6 +21,16 @@ and writes a report with test names, outcomes and reasons only::
 
 Files about Polars (and ``mbi``, which needs it) are left out.  Each test that passes on OpenDP
 but not here gets a category from :data:`RULES` (keyed by test name or error text).
+
+``--polars`` runs OpenDP's Polars tests instead: ``test_polars.py``, ``polars/``, and the
+Polars cases of the other files (:func:`polars_cases`: the tests whose code uses Polars, a
+frame domain, a margin or an identifier unit).  OpenDP's side runs in ``--opendp-python`` (an
+environment whose Polars OpenDP supports: 0.16 pins 1.36.1); opendp_lite's side runs in each
+``--lite-python`` (by default ``/work/venv`` with Polars 2.x and ``/work/venv136`` with
+1.36), and the report (``docs/opendp-polars-report.md``) gives each test's outcome on each::
+
+    python tools/run_opendp_tests.py /work/.mirror/opendp+opendp/repo --polars \\
+        --out docs/opendp-polars-report.md
 """
 
 from __future__ import annotations
@@ -38,6 +49,9 @@ from pathlib import Path
 
 EXCLUDE = re.compile(r"polars|mbi")
 TIMEOUT = 1800
+#: the environments of ``--polars`` (OpenDP 0.16 works on Polars 1.36 only)
+OPENDP_PYTHON = "/work/venv136/bin/python"
+LITE_PYTHONS = ("/work/venv/bin/python", "/work/venv136/bin/python")
 
 # ----------------------------------------------------------------------------------------------
 # rewriting the tests (pure functions, tested in tests/docs/test_tests_tool.py)
@@ -70,7 +84,23 @@ class _Missing:
 
     def __repr__(self):
         return f"<missing {self._n}>"
+
+
+def _import_optional_dependency(name, raise_error=True):
+    """OpenDP's test helper (``opendp._lib``): import a module the test needs."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if raise_error:
+            raise
+        return None
 '''
+
+#: test helpers of OpenDP's private modules that the test files call at module level (so a
+#: stub would stop the whole file from collecting): the runner provides them
+_HELPERS = {"import_optional_dependency": "_import_optional_dependency"}
 
 
 def isolate(code: str) -> str:
@@ -88,9 +118,10 @@ def isolate(code: str) -> str:
                 body.append(f"try:\n    from {node.module} import *\nexcept Exception:\n    pass")
                 continue
             nm = a.asname or a.name
+            fallback = _HELPERS.get(a.name, f"_Missing({nm!r})")
             body.append(
                 f"try:\n    from {node.module} import {a.name} as {nm}\n"
-                f"except Exception:\n    {nm} = _Missing({nm!r})"
+                f"except Exception:\n    {nm} = {fallback}"
             )
         edits.append((node.lineno, node.end_lineno or node.lineno, "\n".join(body)))
     if not edits:
@@ -105,6 +136,56 @@ def isolate(code: str) -> str:
             insert_at = node.end_lineno or node.lineno
     lines[insert_at:insert_at] = _STUB.splitlines()
     return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------
+# which tests are OpenDP's Polars tests (pure functions, tested in tests/docs/test_tests_tool.py)
+
+#: a test whose code (or parameters) matches is a Polars case
+POLARS_CASE = re.compile(
+    r"\bpl\.|polars|[Ll]azy[Ff]rame|series_domain|wild_expr_domain|with_margin|frame_distance"
+    r"|FrameDistance|enum_domain|dp\.datetime_domain|\bMargin\b|\bBound\b|_get_bound"
+    r"|identifier_distance|make_private_expr|make_stable_expr|\bdp\.len\("
+)
+#: files that are all Polars cases
+POLARS_FILES = re.compile(r"(^|/)test_polars\.py$|(^|/)polars/")
+
+
+def polars_cases(path: str, code: str) -> dict[str, str]:
+    """The Polars cases of a test file: test function name -> ``"all"`` (every case of it) or
+    ``"params"`` (only the parametrized cases whose id matches :data:`POLARS_CASE` or names a
+    frame/series/expression domain: Polars appears only in the parameter list)."""
+    tree = ast.parse(code)
+    whole = bool(POLARS_FILES.search(path))
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not node.name.startswith("test"):
+            continue
+        if whole:
+            out[node.name] = "all"
+            continue
+        body = "\n".join(ast.get_source_segment(code, b) or "" for b in node.body)
+        decos = "\n".join(ast.get_source_segment(code, d) or "" for d in node.decorator_list)
+        if POLARS_CASE.search(body):
+            out[node.name] = "all"
+        elif POLARS_CASE.search(decos):
+            out[node.name] = "params"
+    return out
+
+
+_PARAM_ID = re.compile(r"SeriesDomain|FrameDomain|WildExprDomain|ExprDomain|FrameDistance|Margin")
+
+
+def is_polars_case(node_id: str, cases: dict[str, dict[str, str]]) -> bool:
+    """Whether the pytest ``node_id`` is one of the Polars ``cases`` (by file)."""
+    path, _, rest = node_id.partition("::")
+    name, _, param = rest.partition("[")
+    mode = cases.get(path, {}).get(name.split("::")[-1])
+    if mode == "all":
+        return True
+    return mode == "params" and bool(_PARAM_ID.search(param) or POLARS_CASE.search(param))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -328,10 +409,78 @@ RULES: list[tuple[str, tuple[str, ...], str]] = [
 ]
 
 
-def categorise(test: str, error: str) -> tuple[str, str]:
+NEXT = "identifier units and truncation (next issue)"
+MISSING = "table API not built yet"
+PIN = "OpenDP's Polars version pin"
+POLARS_CATEGORIES = (DOC, NEXT, MISSING, RUST, PIN, REPO, GAP)
+
+#: the rules of ``--polars`` (same form as :data:`RULES`; the first match decides)
+POLARS_RULES: list[tuple[str, tuple[str, ...], str]] = [
+    (PIN, ("test_polars_version", "_EXPECTED_POLARS_VERSION"), "checks OpenDP's pinned Polars"),
+    (
+        NEXT,
+        (
+            "identifier",
+            "truncat",
+            r"\bBound\b",
+            "_get_bound",
+            "test_frame_distance.*test_truncation|test_truncation",
+            "per_group",
+            "num_groups",
+        ),
+        "identifier-level privacy units and the truncation methods are issue 24's next issue",
+    ),
+    (
+        DOC,
+        ("a bounded domain cannot admit NaN",),
+        f"[bounded float domains exclude NaN]({_D}#types)",
+    ),
+    (
+        RUST,
+        (
+            r"\b_lib\b",
+            r"\b_convert\b",
+            "py_to_c",
+            "c_to_py",
+            "ctypes",
+            "_internal",
+            "_lazyframe_from_domain",
+            "lib_path",
+            "FfiSlice",
+            "AnyObjectPtr",
+        ),
+        "OpenDP's FFI or private helpers; opendp_lite has no Rust core",
+    ),
+    (
+        MISSING,
+        (
+            "has no attribute 'polars'",
+            "has no attribute 'dp'",
+            "has no attribute 'len'",
+            "has no 'Margin'",
+            "has no 'Bound'",
+            "has no attribute 'make_private_lazyframe'",
+            "has no attribute 'make_private_expr'",
+            "has no attribute 'make_stable_lazyframe'",
+            "has no attribute 'make_stable_expr'",
+            "Context.* frame|frame.*Context|compositor.*LazyFrame",
+            r"has no attribute 'query'|'Query' object has no attribute",
+            "opendp_lite does not support data of type|data must be",
+            "a Polars LazyFrame is a query plan, not data",
+        ),
+        "a part of the table API (the query layer, the `.dp` expressions, the constructors "
+        "over them) that is not on the branch this ran on",
+    ),
+    (REPO, ("could not be downloaded", "socket", "urlopen"), "needs the network"),
+]
+
+
+def categorise(
+    test: str, error: str, rules: list[tuple[str, tuple[str, ...], str]] | None = None
+) -> tuple[str, str]:
     """The category and note of the first rule that matches ``"<test> :: <error>"``."""
     text = f"{test} :: {error}"
-    for category, alternatives, note in RULES:
+    for category, alternatives, note in RULES if rules is None else rules:
         if any(re.search(a, text, re.MULTILINE) for a in alternatives):
             return category, note
     return GAP, ""
@@ -371,6 +520,27 @@ def pytest_runtest_logreport(report):
         _results[report.nodeid] = {"outcome": "passed", "message": ""}
 
 
+def pytest_collection_modifyitems(session, config, items):
+    path = os.environ.get("ODT_CASES")
+    if not path:
+        return
+    import re
+
+    with open(path, encoding="utf-8") as f:
+        spec = json.load(f)
+    cases, params = spec["cases"], [re.compile(p) for p in spec["param_patterns"]]
+
+    def keep(item):
+        file, _, rest = item.nodeid.partition("::")
+        name, _, param = rest.partition("[")
+        mode = cases.get(file, {}).get(name.split("::")[-1])
+        return mode == "all" or (mode == "params" and any(p.search(param) for p in params))
+
+    kept = [i for i in items if keep(i)]
+    config.hook.pytest_deselected(items=[i for i in items if not keep(i)])
+    items[:] = kept
+
+
 def pytest_sessionfinish(session):
     with open(os.environ["ODT_RESULTS"], "w", encoding="utf-8") as f:
         json.dump(_results, f)
@@ -383,19 +553,32 @@ class Result:
     message: str
 
 
-def run_pytest(root: Path, pythonpath: str, files: list[str]) -> dict[str, Result]:
-    """Run ``pytest`` on ``files`` (relative to ``root``) and return each node's outcome."""
+def run_pytest(
+    root: Path,
+    pythonpath: str,
+    files: list[str],
+    python: str = sys.executable,
+    cases: dict[str, dict[str, str]] | None = None,
+) -> dict[str, Result]:
+    """Run ``pytest`` on ``files`` (relative to ``root``) with ``python`` and return each node's
+    outcome; with ``cases`` (:func:`polars_cases` by file) only those tests run."""
     plugin_dir = root / "_odt_plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / "_odt_results.py").write_text(_PLUGIN, encoding="utf-8")
     out = plugin_dir / "results.json"
+    out.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(plugin_dir), pythonpath) if p)
     env["ODT_RESULTS"] = str(out)
     env["MPLBACKEND"] = "Agg"
+    if cases is not None:
+        spec = plugin_dir / "cases.json"
+        patterns = [_PARAM_ID.pattern, POLARS_CASE.pattern]
+        spec.write_text(json.dumps({"cases": cases, "param_patterns": patterns}), "utf-8")
+        env["ODT_CASES"] = str(spec)
     subprocess.run(
         [
-            sys.executable,
+            python,
             "-m",
             "pytest",
             "-q",
@@ -455,6 +638,55 @@ def run_both(
         print("running them on opendp_lite", file=sys.stderr)
         ours = run_pytest(ours_root, str(repo_root), files)
         return theirs, ours
+
+
+#: OpenDP's tests of its own repository and tooling (not of its Polars API)
+_TOOLING = ("test/test_docs.py", "test/test_tests.py")
+
+
+def _polars_files(root: Path) -> dict[str, dict[str, str]]:
+    out = {}
+    for p in sorted((root / "test").rglob("test_*.py")):
+        rel = p.relative_to(root).as_posix()
+        if "mbi" in rel or rel in _TOOLING:
+            continue
+        cases = polars_cases(rel, p.read_text(encoding="utf-8"))
+        if cases:
+            out[rel] = cases
+    return out
+
+
+def _version(python: str, module: str) -> str:
+    code = f"from importlib.metadata import version; print(version({module!r}))"
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    return proc.stdout.strip() or "?"
+
+
+def run_polars(
+    mirror: Path, ref: str, repo_root: Path, opendp_python: str, lite_pythons: list[str]
+) -> tuple[dict[str, Result], dict[str, dict[str, Result]], dict[str, str]]:
+    """OpenDP's Polars tests: their outcomes on OpenDP (in ``opendp_python``) and on
+    opendp_lite in each of ``lite_pythons`` (keyed ``"Polars <version>"``), and the versions."""
+    with tempfile.TemporaryDirectory() as tmp:
+        theirs_root = Path(tmp) / "opendp" / "python"
+        ours_root = Path(tmp) / "lite" / "python"
+        for d in (theirs_root.parent, ours_root.parent):
+            d.mkdir(parents=True)
+            _extract(mirror, ref, d)
+        cases = _polars_files(theirs_root)
+        for p in ours_root.rglob("*.py"):
+            p.write_text(isolate(rewrite(p.read_text(encoding="utf-8"))), encoding="utf-8")
+        files = sorted(cases)
+        versions = {"opendp": _version(opendp_python, "opendp")}
+        versions["opendp polars"] = _version(opendp_python, "polars")
+        print(f"running the Polars cases of {len(files)} files on opendp", file=sys.stderr)
+        theirs = run_pytest(theirs_root, "", files, opendp_python, cases)
+        ours: dict[str, dict[str, Result]] = {}
+        for python in lite_pythons:
+            label = f"Polars {_version(python, 'polars')}"
+            print(f"running them on opendp_lite ({label})", file=sys.stderr)
+            ours[label] = run_pytest(ours_root, str(repo_root), files, python, cases)
+        return theirs, ours, versions
 
 
 # ----------------------------------------------------------------------------------------------
@@ -539,11 +771,112 @@ def report(
     return "\n".join(lines) + "\n"
 
 
+def polars_report(
+    theirs: dict[str, Result],
+    ours: dict[str, dict[str, Result]],
+    ref: str,
+    commit: str,
+    versions: dict[str, str],
+) -> str:
+    """The ``--polars`` report: each test that passes on OpenDP, and its outcome on opendp_lite
+    in each environment of ``ours`` (label -> outcomes)."""
+    passing = sorted(k for k, v in theirs.items() if v.outcome == "passed")
+    labels = list(ours)
+    passed = {
+        lab: [k for k in passing if _ours(k, ours[lab]).outcome == "passed"] for lab in labels
+    }
+    counts: dict[str, Counter[str]] = {lab: Counter() for lab in labels}
+    rows = []
+    for node in passing:
+        results = {lab: _ours(node, ours[lab]) for lab in labels}
+        failing = {lab: r for lab, r in results.items() if r.outcome != "passed"}
+        if not failing:
+            continue
+        message = next(iter(failing.values())).message
+        category, note = categorise(node, message, POLARS_RULES)
+        for lab in failing:
+            counts[lab][category] += 1
+        rows.append((node, results, category, note, message))
+    opendp_label = (
+        f"OpenDP {versions.get('opendp', '?')} on Polars {versions.get('opendp polars', '?')}"
+    )
+    lines = [
+        "# OpenDP's Polars tests, run on opendp_lite",
+        "",
+        f"Generated by `python tools/run_opendp_tests.py <opendp mirror> --ref {ref} --polars` "
+        f"(OpenDP commit `{commit[:12]}`): OpenDP's Polars tests (`python/test/test_polars.py`, "
+        "`python/test/polars/`, and the tests of the other files whose code uses Polars, a frame "
+        "domain, a margin or an identifier unit) run on "
+        f"{opendp_label} as they are, and on opendp_lite with only the imports rewritten, once "
+        "per Polars version. Each run is one `pytest` process. Only the tests that pass on "
+        "OpenDP count.",
+        "",
+        *(
+            f"**{len(passed[lab])} of the {len(passing)} tests that pass on {opendp_label} also "
+            f"pass on opendp_lite with {lab}.**"
+            for lab in labels
+        ),
+        "",
+        "| Why the others fail here | " + " | ".join(labels) + " |",
+        "|---|" + "---|" * len(labels),
+        *(
+            f"| {c} | " + " | ".join(str(counts[lab][c]) for lab in labels) + " |"
+            for c in POLARS_CATEGORIES
+            if any(counts[lab][c] for lab in labels)
+        ),
+        "",
+        f"*{NEXT}*: identifier-level units (`dp.unit_of(identifier=...)`, "
+        "`dp.polars.Bound`) and the truncation methods, which issue 24 leaves for the next issue; "
+        f"*{MISSING}*: a part of the table API this branch does not have yet; *{PIN}*: a test "
+        "of the Polars version OpenDP pins; *OpenDP Rust internals*: OpenDP's FFI and private "
+        "helpers; a *documented difference* links its row in "
+        "[Differences from OpenDP](differences.md); an *open gap* is anything else.",
+        "",
+        "## By file",
+        "",
+        "| File | Pass on OpenDP | " + " | ".join(f"Also here, {lab}" for lab in labels) + " |",
+        "|---|---|" + "---|" * len(labels),
+    ]
+    per_file: dict[str, list[int]] = {}
+    for node in passing:
+        c = per_file.setdefault(_file_of(node), [0] * (1 + len(labels)))
+        c[0] += 1
+        for i, lab in enumerate(labels):
+            c[i + 1] += node in passed[lab]
+    lines += [f"| `{f}` | " + " | ".join(map(str, c)) + " |" for f, c in sorted(per_file.items())]
+    lines += [
+        "",
+        "## Tests that pass on OpenDP but not here",
+        "",
+        "| Test | " + " | ".join(labels) + " | Why | Error here |",
+        "|---|" + "---|" * len(labels) + "---|---|",
+    ]
+    for node, results, category, note, message in rows:
+        why = f"{category}: {note}" if note else category
+        cells = " | ".join(results[lab].outcome for lab in labels)
+        lines.append(f"| `{_cell(node, 120)}` | {cells} | {why} | {_cell(message)} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("mirror", help="the git directory of an OpenDP mirror")
     ap.add_argument("--ref", default="HEAD", help="the OpenDP commit, tag or branch (default HEAD)")
-    ap.add_argument("--out", default="docs/opendp-tests-report.md")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="the report (default docs/opendp-tests-report.md, "
+        "or docs/opendp-polars-report.md with --polars)",
+    )
+    ap.add_argument("--polars", action="store_true", help="run OpenDP's Polars tests instead")
+    ap.add_argument("--opendp-python", default=OPENDP_PYTHON, help="python with opendp (--polars)")
+    ap.add_argument(
+        "--lite-python",
+        action="append",
+        help="python to run opendp_lite's side in (--polars; repeatable; default: "
+        + ", ".join(LITE_PYTHONS)
+        + ")",
+    )
     args = ap.parse_args(argv)
     mirror = Path(args.mirror)
     commit = subprocess.run(
@@ -555,9 +888,18 @@ def main(argv: list[str] | None = None) -> int:
     from importlib.metadata import version
 
     repo_root = Path(__file__).resolve().parents[1]
+    if args.polars:
+        pythons = args.lite_python or [p for p in LITE_PYTHONS if Path(p).exists()]
+        theirs_p, ours_p, versions = run_polars(
+            mirror, args.ref, repo_root, args.opendp_python, pythons
+        )
+        text = polars_report(theirs_p, ours_p, args.ref, commit, versions)
+        Path(args.out or "docs/opendp-polars-report.md").write_text(text, encoding="utf-8")
+        print(text.split("\n\n")[2], file=sys.stderr)
+        return 0
     theirs, ours = run_both(mirror, args.ref, repo_root)
     text = report(theirs, ours, args.ref, commit, version("opendp"))
-    Path(args.out).write_text(text, encoding="utf-8")
+    Path(args.out or "docs/opendp-tests-report.md").write_text(text, encoding="utf-8")
     print(text.split("\n\n")[2], file=sys.stderr)
     return 0
 

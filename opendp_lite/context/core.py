@@ -118,12 +118,18 @@ class Context:
             NotInDomain: if ``data`` is not in ``domain`` (before any query).
             NotImplementedForType: for ``margins`` (Polars only) or an unsupported measure.
         """
-        if margins:
+        from ..table.query import context_domain  # the table API (a LazyFrame, or margins)
+
+        table = context_domain(data, margins, domain)
+        if margins and table is None:
             raise NotImplementedForType(
-                "margins describe Polars LazyFrames, which opendp_lite does not support"
+                "margins describe frames of the table API (a Polars LazyFrame, or a frame a "
+                "table engine owns); got data of type " + type(data).__name__
             )
-        schema = _frames.schema(data)
-        if domain is None:
+        schema = None if table is not None else _frames.schema(data)
+        if table is not None:
+            domain = table
+        elif domain is None:
             domain = _frame_domain(data, schema)
         accountant, d_mids, d_out = _normalize_compositor(
             domain, privacy_unit, privacy_loss, split_evenly_over, split_by_weights
@@ -206,6 +212,12 @@ class Context:
                     f"the context measures privacy in {measure!r}, got a loss in {observed!r}{hint}"
                 )
         space = self.query_space or (self.accountant.input_domain, self.accountant.input_metric)
+        from ..table.analysis import is_frame_domain
+
+        if is_frame_domain(space[0]):  # frame data of the table API: its own query
+            from ..table.query import LazyFrameQuery
+
+            return LazyFrameQuery(self, space[0], measure, self.d_in, d_query)  # type: ignore[return-value]
         from . import Query  # the query module builds contexts too: imported when first used
 
         return Query(space, measure, self.d_in, d_query, self)

@@ -86,6 +86,12 @@ def get_california_pums_path() -> Path:
 def get_france_lfs_path() -> Path:
     """The path of a CSV sample of the EU Labour Force Survey (France), with a header row.
 
+    Its columns are OpenDP's V2 file's (PIDENT, YEAR, QUARTER, SEX, AGE, HWUSUAL, HWACTUAL,
+    ILOSTAT, ...), which OpenDP's tabular-data tutorials read with ``pl.scan_csv``.  Offline,
+    a stand-in with V2's schema (made from the survey's public sample) serves: decompress it
+    to ``v2_france_lfs.csv`` in :func:`data_dir` (see ``../shared/data/README.md`` on the
+    development machines); values then differ from OpenDP's pages, the schema does not.
+
     Raises:
         FailedFunction: if the file is not in :func:`data_dir` and cannot be downloaded.
     """

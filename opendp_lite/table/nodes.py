@@ -29,7 +29,9 @@ __all__ = [
     "AGG_KINDS",
     "BINARY_OPS",
     "DT_PARTS",
+    "EXACT_AGG_KINDS",
     "UNARY_OPS",
+    "Agg",
     "Alias",
     "Binary",
     "Cast",
@@ -111,6 +113,9 @@ AGG_KINDS = frozenset(
     {"len", "count", "null_count", "n_unique", "sum", "mean", "quantile", "median", "noise"}
 )
 
+#: the exact Polars aggregations (``pl.col("x").sum()``), private only under ``.dp.noise()``
+EXACT_AGG_KINDS = frozenset({"sum", "len", "count", "null_count", "n_unique"})
+
 #: a data type, by its Polars name: "Int64", "Float32", "String", "Boolean", "Categorical",
 #: "Enum", "Date", "Datetime", "Time", "UInt32", ...; parameters (an Enum's categories, a
 #: Datetime's unit and zone) go in a tuple: ("Enum", ("a", "b")), ("Datetime", "us", None)
@@ -136,6 +141,16 @@ class Lit:
 class Len:
     """The number of rows (``pl.len()``): not a row-by-row expression; private only under
     ``.dp`` or as the top-level ``dp.len()`` (which is ``DPAgg("len", Len())``)."""
+
+
+@dataclass(frozen=True)
+class Agg:
+    """An exact Polars aggregation, ``kind`` in :data:`EXACT_AGG_KINDS`, of ``expr``
+    (``pl.col("x").clip(0, 1).sum()``): not a row-by-row expression; private only under
+    ``.dp.noise()`` (``DPAgg("noise", Agg("sum", ...))``), like :class:`Len`."""
+
+    kind: str
+    expr: Expr
 
 
 @dataclass(frozen=True)
@@ -259,6 +274,7 @@ Expr = Union[
     Col,
     Lit,
     Len,
+    Agg,
     Alias,
     Binary,
     Unary,

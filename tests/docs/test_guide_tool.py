@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.run_opendp_guide import _run_rst, rewrite
+from tools.run_opendp_guide import Outcome, _run_rst, polars_guide_report, rewrite
 
 
 def test_only_imports_are_rewritten() -> None:
@@ -41,3 +41,27 @@ def test_a_page_reports_errors_mismatches_and_refusals(tmp_path: Path) -> None:
     assert result["mismatches"] == ["line 6"]
     assert result["refused"] == ["line 8"]
     assert len(result["errors"]) == 1 and "NameError" in result["errors"][0]
+
+
+def test_opendp_side_runs_the_page_as_it_is(tmp_path: Path) -> None:
+    # --polars runs each page on OpenDP too: nothing is rewritten there
+    page = ">>> import opendp.prelude as m\n>>> m.__name__\n'opendp.prelude'\n"
+    assert _run_rst(page, "page.rst", opendp=True)["mismatches"] == []
+    assert _run_rst(page, "page.rst")["mismatches"] == ["line 2"]  # rewritten: opendp_lite
+
+
+def test_polars_guide_report_counts_pages_that_complete_on_opendp() -> None:
+    ok = Outcome("docs/source/a.rst", 3, [], [])
+    fails = Outcome("docs/source/a.rst", 3, ["line 2: AttributeError: no"], [])
+    other = Outcome("docs/source/b.rst", 2, ["line 1: X"], [])
+    outcomes = {
+        "OpenDP": {"docs/source/a.rst": ok, "docs/source/b.rst": other},
+        "Polars 2.1.0": {"docs/source/a.rst": fails},
+        "Polars 1.36.1": {"docs/source/a.rst": ok},
+    }
+    text = polars_guide_report(outcomes, {"opendp": "0.16.0", "OpenDP": "1.36.1"}, "HEAD", "0" * 40)
+    assert "**1 of 2 pages complete on OpenDP 0.16.0 on Polars 1.36.1.**" in text
+    assert "**0 of those 1 complete on opendp_lite with Polars 2.1.0.**" in text
+    assert "**1 of those 1 complete on opendp_lite with Polars 1.36.1.**" in text
+    assert "| `a.rst` | 3 | complete, outputs match | fails | complete, outputs match |" in text
+    assert "| `b.rst` | 2 | fails | — | — |  | line 1: X |" in text

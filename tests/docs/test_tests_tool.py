@@ -12,13 +12,21 @@ from tools.run_opendp_tests import (
     CATEGORIES,
     DOC,
     GAP,
+    MISSING,
     NAN,
+    NEXT,
+    PIN,
     POLARS,
+    POLARS_CATEGORIES,
+    POLARS_RULES,
     RULES,
     RUST,
     Result,
     categorise,
+    is_polars_case,
     isolate,
+    polars_cases,
+    polars_report,
     report,
     rewrite,
 )
@@ -118,3 +126,93 @@ def test_report_counts() -> None:
     assert "| `test/a.py` | 2 | 1 |" in text and "| `test/b.py` | 1 | 0 |" in text
     assert "| `test/b.py::test_3` | Polars / identifier units" in text
     assert "| open gap | 1 |" in text
+
+
+# -- --polars: which tests are OpenDP's Polars tests, their categories, the report
+
+
+def test_polars_cases_select_by_code_and_by_parameters() -> None:
+    code = (
+        "import pytest\n"
+        "def test_plain():\n    assert 1\n"
+        "def test_frame():\n    dp.lazyframe_domain([])\n"
+        "def test_skip_if_no_polars():\n    pytest.importorskip('polars')\n"
+        "@pytest.mark.parametrize('x', [dp.atom_domain(T=int), dp.series_domain('A', a)])\n"
+        "def test_param(x):\n    assert x\n"
+        "def test_local_name():\n    def datetime_domain(m):\n        return m\n"
+    )
+    cases = polars_cases("test/test_x.py", code)
+    assert cases == {"test_frame": "all", "test_skip_if_no_polars": "all", "test_param": "params"}
+    assert polars_cases("test/polars/test_y.py", code)["test_plain"] == "all"
+    by_file = {"test/test_x.py": cases}
+    assert is_polars_case("test/test_x.py::test_frame", by_file)
+    assert is_polars_case('test/test_x.py::test_param[SeriesDomain("A", f64)]', by_file)
+    assert not is_polars_case("test/test_x.py::test_param[AtomDomain(T=i32)]", by_file)
+    assert not is_polars_case("test/test_x.py::test_plain", by_file)
+    assert not is_polars_case("test/other.py::test_frame", by_file)
+
+
+def test_polars_categories() -> None:
+    def cat(test: str, error: str) -> str:
+        return categorise(test, error, POLARS_RULES)[0]
+
+    assert cat("test/test_polars.py::test_polars_version", "AssertionError") == PIN
+    assert cat("test/polars/test_truncation.py::test_truncate_per_group[first]", "x") == NEXT
+    assert cat("test/test_polars.py::test_a", "AttributeError: ... has no attribute 'polars'") == (
+        MISSING
+    )
+    assert cat(
+        "test/test_convert.py::test_polars_expr", "ImportError: opendp_lite has no 'py_to_c'"
+    ) == (RUST)
+    assert cat("test/test_polars.py::test_b", "AssertionError: assert 1 == 2") == GAP
+    for category, alternatives, _ in POLARS_RULES:
+        assert category in POLARS_CATEGORIES
+        for a in alternatives:
+            re.compile(a)
+
+
+def test_polars_report_counts_each_environment() -> None:
+    theirs = {
+        "test/test_polars.py::test_1": Result("passed", ""),
+        "test/test_polars.py::test_2": Result("passed", ""),
+        "test/test_polars.py::test_3": Result("failed", "x"),
+    }
+    ours = {
+        "Polars 2.1.0": {
+            "test/test_polars.py::test_1": Result("passed", ""),
+            "test/test_polars.py::test_2": Result("failed", "AssertionError: assert 1 == 2"),
+        },
+        "Polars 1.36.1": {
+            "test/test_polars.py::test_1": Result("passed", ""),
+            "test/test_polars.py::test_2": Result("passed", ""),
+        },
+    }
+    versions = {"opendp": "0.16.0", "opendp polars": "1.36.1"}
+    text = polars_report(theirs, ours, "HEAD", "0" * 40, versions)
+    assert "**1 of the 2 tests that pass on OpenDP 0.16.0 on Polars 1.36.1 also pass on " in text
+    assert "opendp_lite with Polars 2.1.0.**" in text
+    assert "**2 of the 2 tests" in text and "with Polars 1.36.1.**" in text
+    assert "| open gap | 1 | 0 |" in text
+    assert "| `test/test_polars.py` | 2 | 1 | 2 |" in text
+    assert "| `test/test_polars.py::test_2` | failed | passed | open gap |" in text
+
+
+def test_openDPs_import_helper_is_provided(tmp_path: Path) -> None:
+    # test files call opendp._lib.import_optional_dependency at module level: the file collects
+    src = isolate(
+        rewrite(
+            "from opendp._lib import import_optional_dependency\n"
+            "import_optional_dependency('json')\n"
+            "def test_x():\n    assert import_optional_dependency('json').dumps(1) == '1'\n"
+        )
+    )
+    path = tmp_path / "test_helper.py"
+    path.write_text(src, encoding="utf-8")
+    proc = subprocess.run(  # noqa: S603 - runs pytest on a file this test wrote
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert "1 passed" in proc.stdout, proc.stdout

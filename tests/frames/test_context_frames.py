@@ -151,10 +151,12 @@ def test_group_by_is_a_documented_hook() -> None:
             context.query().group_by("r")
 
 
-def test_a_polars_lazy_frame_is_refused_with_the_fix() -> None:
+def test_a_polars_lazy_frame_gets_the_table_query() -> None:
+    """A LazyFrame is served by the table API (issue 24), not by the chain-style Query."""
     pl = pytest.importorskip("polars")
-    with pytest.raises(NotImplementedForType, match=r"collect\(\)"):
-        _context(pl.LazyFrame({"a": [1, 2]}))
+    from opendp_lite.table.query import LazyFrameQuery
+
+    assert isinstance(_context(pl.LazyFrame({"a": [1, 2]})).query(), LazyFrameQuery)
 
 
 def test_grouped_release_is_labelled_when_the_grouped_constructors_are_installed() -> None:

@@ -78,3 +78,9 @@ def of_table(x: object) -> TableEngine | None:
         if e.owns(x):
             return e
     return None
+
+
+# the engines (one import each; each module registers itself)
+from . import dask as _dask  # noqa: E402, F401 - dask.dataframe (imported lazily)
+from . import narwhals as _narwhals  # noqa: E402, F401 - pandas and pyarrow (imported lazily)
+from . import polars as _polars  # noqa: E402, F401

@@ -1,0 +1,165 @@
+"""The table engines' exact plan against the same library's own (non-private) group-by.
+
+The query of issue 24: per group, the row count, the sum and the mean of a float column,
+10^3 groups.  The peer is the library's own group-by (``pandas.groupby``, pyarrow's
+``Table.group_by``, Dask's ``groupby(...).agg(...).compute()``, Polars' ``group_by``); the
+engine runs the FramePlan the table API hands it (``Length``, ``GridSum`` in units of 2^-39
+of the values clipped to [0, 100], ``CountValid`` for the mean's denominator), with the
+groups either found in the data (sorted by the total order) or given as public keys.  The
+noise is not part of this benchmark (it costs the same per group for every engine).
+
+Each case runs in its own process, so its peak memory is its own: ``peak_mib`` is the rise of
+the process's maximum resident set size over the size it had with the data loaded.
+
+    python benchmarks/bench_table_engines.py            # 10^5 rows
+    python benchmarks/bench_table_engines.py --large    # 10^7 rows (the issue's size)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's opendp_lite
+
+P = 39  # 100 < 2^7: 2^46 grid units per value at most (the constructors' limit)
+LIBS = ("pandas", "pyarrow", "dask", "polars")
+
+
+def _data(lib: str, rows: int, groups: int) -> Any:
+    import numpy as np
+
+    # deterministic data, no randomness source needed: a fixed permutation-like pattern
+    idx = np.arange(rows, dtype=np.int64)
+    k = (idx * 7919) % groups
+    x = ((idx * 104729) % 10007) / 100.07
+    if lib == "pandas":
+        import pandas as pd
+
+        return pd.DataFrame({"k": k, "x": x})
+    if lib == "pyarrow":
+        import pyarrow as pa
+
+        return pa.table({"k": k, "x": x})
+    if lib == "dask":
+        import dask.dataframe as dd
+        import pandas as pd
+
+        return dd.from_pandas(pd.DataFrame({"k": k, "x": x}), npartitions=max(1, rows // 10**6))
+    import polars as pl
+
+    return pl.DataFrame({"k": k, "x": x})
+
+
+def _native(lib: str, data: Any) -> Any:
+    if lib == "pandas":
+        return data.groupby("k")["x"].agg(["size", "sum", "mean"])
+    if lib == "pyarrow":
+        return data.group_by("k").aggregate([("x", "count"), ("x", "sum"), ("x", "mean")])
+    if lib == "dask":
+        return data.groupby("k")["x"].agg(["size", "sum", "mean"]).compute()
+    import polars as pl
+
+    return data.group_by("k").agg(
+        pl.len(), pl.col("x").sum().alias("sum"), pl.col("x").mean().alias("mean")
+    )
+
+
+def _plan(groups: int, keyed: bool) -> Any:
+    from opendp_lite.table import nodes as N
+
+    return N.FramePlan(
+        (),
+        (
+            ("len", N.Length()),
+            ("sum", N.GridSum(N.Col("x"), 0.0, 100.0, P)),
+            ("count", N.CountValid(N.Col("x"))),
+        ),
+        by=(N.Col("k"),),
+        keys={"k": list(range(groups))} if keyed else None,
+    )
+
+
+def _case(lib: str, mode: str, rows: int, groups: int, rounds: int) -> dict[str, Any]:
+    import dask
+
+    dask.config.set(scheduler="threads")
+    data = _data(lib, rows, groups)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if mode == "native":
+        fn: Any = lambda: _native(lib, data)  # noqa: E731
+    else:
+        from opendp_lite.backends.tables import of_table
+
+        engine = of_table(data)
+        if engine is None:
+            return {"lib": lib, "mode": mode, "skipped": "no engine owns this frame"}
+        plan = _plan(groups, mode == "engine-keys")
+        fn = lambda: engine.run(data, plan)  # noqa: E731
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "lib": lib,
+        "mode": mode,
+        "rows": rows,
+        "groups": groups,
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "peak_mib": round((peak - base) / 1024, 1),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=10**5)
+    ap.add_argument("--large", action="store_true", help="10^7 rows")
+    ap.add_argument("--groups", type=int, default=10**3)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--libs", default=",".join(LIBS))
+    ap.add_argument("--case", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    rows = 10**7 if a.large else a.rows
+    if a.case:
+        lib, mode = a.case.split(":")
+        print(json.dumps(_case(lib, mode, rows, a.groups, a.rounds)))
+        return
+    for lib in a.libs.split(","):
+        native = None
+        for mode in ("native", "engine", "engine-keys"):
+            cmd = [
+                sys.executable,
+                __file__,
+                "--case",
+                f"{lib}:{mode}",
+                "--rows",
+                str(rows),
+                "--groups",
+                str(a.groups),
+                "--rounds",
+                str(a.rounds),
+            ]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603 - this script itself
+            if out.returncode != 0 or not out.stdout.strip():
+                print(f"{lib}:{mode} skipped: {out.stderr.strip()[-300:]}", file=sys.stderr)
+                continue
+            rec = json.loads(out.stdout.strip().splitlines()[-1])
+            if mode == "native":
+                native = rec.get("median_s")
+            elif native and "median_s" in rec:
+                rec["ratio_to_native"] = round(rec["median_s"] / native, 2)
+            print(json.dumps(rec), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1180 @@
+"""The narwhals engine: a :class:`~opendp_lite.table.nodes.FramePlan` on pandas and pyarrow frames.
+
+The frame is taken through narwhals to Apache Arrow once (a pandas frame's numpy float
+columns read NaN as null there, as ``pl.from_pandas`` does), every expression node is
+evaluated with ``pyarrow.compute`` by Polars' rules (written out in
+``tests/backends/tables/_reference.py``, which the tests compare against), and the exact
+aggregates are integer column sums per group in narwhals' group-by.  Where Arrow's own
+kernels differ from Polars the node is built from kernels that agree:
+
+* comparisons order NaN above every number and equal to itself, ``clip`` keeps NaN;
+* integer ``//`` and ``%`` floor (signs as in Python), and give null for a zero divisor;
+  float ``%`` is ``a - b·floor(a / b)``;
+* a float sum is summed in grid units (:class:`~opendp_lite.table.nodes.GridSum`): clip,
+  ``trunc(x · 2^p)`` (exact: scaling by a power of two), then integer sums, split into two
+  halves of 32 bits when the rows times the bound could pass ``2^63``; bounds too large for
+  ``2^53`` grid units are summed per value in Python (exact, slow);
+* groups are merged and ordered in Python by :mod:`opendp_lite._order` (``-0.0`` and ``0.0``
+  are one group, NaN one group, null one group, as in Polars).
+
+Nothing raised by Arrow while a plan runs reaches the caller: it is replaced by a
+:class:`~opendp_lite.errors.FailedFunction` naming the step.  Polars objects are never claimed
+(the Polars engine owns them).
+
+>>> import pyarrow as pa
+>>> from opendp_lite.table import nodes as N
+>>> t = pa.table({"g": ["b", "a", "b"], "x": [1.5, 2.0, None]})
+>>> plan = N.FramePlan((), (("n", N.Length()), ("s", N.GridSum(N.Col("x"), 0.0, 2.0, 1))),
+...                    by=(N.Col("g"),))
+>>> ENGINE.run(t, plan)
+TableResult(keys={'g': ['a', 'b']}, values={'n': [1, 2], 's': [4, 3]})
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import math
+import sys
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from ... import _order
+from ...errors import FailedFunction, NotImplementedForType
+from ...table import nodes as N
+from . import TableResult, register
+
+__all__ = [
+    "ENGINE",
+    "NarwhalsEngine",
+    "Partial",
+    "arrow_of_pandas",
+    "canon",
+    "finish",
+    "pandas_dtype_name",
+    "run_arrow",
+]
+
+#: one group's partial answer: its labels, then one entry per aggregate (an int, a set of
+#: canonical values for ``NUnique``, a pair of int lists for ``QuantileCounts``)
+Partial = dict[tuple[Any, ...], list[Any]]
+
+
+class _Refused(Exception):
+    """A plan shape this engine does not run (raised as FailedFunction, data-independent)."""
+
+
+def _pa() -> Any:
+    return importlib.import_module("pyarrow")  # optional, untyped: imported when used
+
+
+def _pc() -> Any:
+    return importlib.import_module("pyarrow.compute")
+
+
+# ----------------------------------------------------------------------------------------------
+# Schemas: Polars dtype names from declared dtypes only
+
+
+def arrow_dtype_name(t: Any) -> N.DType:
+    """The Polars name of an Arrow type."""
+    pa = _pa()
+    ty = pa.types
+    for bits in (8, 16, 32, 64):
+        if t == getattr(pa, f"int{bits}")():
+            return f"Int{bits}"
+        if t == getattr(pa, f"uint{bits}")():
+            return f"UInt{bits}"
+    if t == pa.float32():
+        return "Float32"
+    if t == pa.float64():
+        return "Float64"
+    if ty.is_boolean(t):
+        return "Boolean"
+    if ty.is_string(t) or ty.is_large_string(t) or ty.is_string_view(t):
+        return "String"
+    if ty.is_dictionary(t) and (ty.is_string(t.value_type) or ty.is_large_string(t.value_type)):
+        return "Categorical"
+    if ty.is_date32(t):
+        return "Date"
+    if ty.is_timestamp(t):
+        return ("Datetime", t.unit, t.tz)
+    if ty.is_time(t):
+        return "Time"
+    if ty.is_duration(t):
+        return ("Duration", t.unit)
+    if ty.is_null(t):
+        return "Null"
+    raise NotImplementedForType(
+        f"the Arrow type {t} has no Polars counterpart the table API reads; cast the column "
+        "to a number, string, boolean or date/time type first"
+    )
+
+
+def pandas_dtype_name(dtype: Any) -> N.DType:
+    """The Polars name of a pandas dtype, read from the dtype alone.
+
+    An ``object`` column is refused: its type would have to be read from its values.  Strings
+    must be a ``StringDtype`` (pandas 3's default ``str``) or an Arrow string dtype.
+    """
+    import numpy as np
+
+    pd: Any = importlib.import_module("pandas")
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "Categorical"
+    if isinstance(dtype, pd.StringDtype):
+        return "String"
+    if isinstance(dtype, pd.ArrowDtype):
+        return arrow_dtype_name(dtype.pyarrow_dtype)
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return ("Datetime", dtype.unit, str(dtype.tz))
+    if isinstance(dtype, pd.BooleanDtype):
+        return "Boolean"
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "numpy_dtype"):
+        return pandas_dtype_name(dtype.numpy_dtype)  # Int64, Float64, ... (masked)
+    if isinstance(dtype, np.dtype):
+        k = dtype.kind
+        if k == "b":
+            return "Boolean"
+        if k in "iu":
+            return f"{'Int' if k == 'i' else 'UInt'}{dtype.itemsize * 8}"
+        if k == "f" and dtype.itemsize in (4, 8):
+            return f"Float{dtype.itemsize * 8}"
+        if k == "M":
+            return ("Datetime", np.datetime_data(dtype)[0], None)
+        if k == "m":
+            return ("Duration", np.datetime_data(dtype)[0])
+    raise NotImplementedForType(
+        f"the pandas dtype {dtype} is not read by the table API (an object column's type "
+        "would have to be read from its values); convert it with .astype('string') for "
+        "text, or to a numeric, boolean, categorical or datetime dtype"
+    )
+
+
+def arrow_of_pandas(df: Any) -> Any:
+    """A pandas frame as an Arrow table (numpy float NaN becomes null, as in
+    ``pl.from_pandas``); object columns are refused by their dtype."""
+    for c, d in df.dtypes.items():
+        pandas_dtype_name(d)
+        if not isinstance(c, str):
+            raise NotImplementedForType(
+                f"column names must be strings, got {type(c).__name__}; rename the columns"
+            )
+    return _pa().Table.from_pandas(df, preserve_index=False)
+
+
+def _arrow(x: Any) -> Any:
+    """The Arrow table of an owned frame (dictionary columns decoded to strings)."""
+    pa = _pa()
+    if _is_narwhals(x):
+        import narwhals as nw
+
+        x = nw.to_native(x)
+    t = x if isinstance(x, pa.Table) else arrow_of_pandas(x)
+    cols = []
+    for col in t.columns:
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(pa.large_string())
+        cols.append(col)
+    return pa.table(cols, names=t.column_names)
+
+
+# ----------------------------------------------------------------------------------------------
+# Expressions by Polars' rules, on Arrow arrays
+
+
+def _is_float(a: Any) -> bool:
+    return bool(_pa().types.is_floating(a.type))
+
+
+def _is_int(a: Any) -> bool:
+    return bool(_pa().types.is_integer(a.type))
+
+
+def _lit(v: Any, dtype: N.DType | None = None) -> Any:
+    pa = _pa()
+    if dtype is not None:
+        return pa.scalar(v, type=_arrow_type(dtype))
+    if v is None:
+        return pa.scalar(None, type=pa.null())
+    if isinstance(v, bool):
+        return pa.scalar(v, pa.bool_())
+    if isinstance(v, int):
+        return pa.scalar(v, pa.int64() if -(2**63) <= v < 2**63 else pa.uint64())
+    if isinstance(v, float):
+        return pa.scalar(v, pa.float64())
+    if isinstance(v, str):
+        return pa.scalar(v, pa.large_string())
+    return pa.scalar(v)
+
+
+def _arrow_type(dtype: N.DType) -> Any:
+    pa = _pa()
+    simple = {
+        "Float64": pa.float64(),
+        "Float32": pa.float32(),
+        "Boolean": pa.bool_(),
+        "String": pa.large_string(),
+        "Categorical": pa.large_string(),
+        "Date": pa.date32(),
+        "Time": pa.time64("us"),
+        "Null": pa.null(),
+    }
+    if isinstance(dtype, str):
+        if dtype in simple:
+            return simple[dtype]
+        for sign, prefix in ((True, "Int"), (False, "UInt")):
+            if dtype.startswith(prefix) and dtype[len(prefix) :].isdigit():
+                bits = int(dtype[len(prefix) :])
+                return getattr(pa, f"{'int' if sign else 'uint'}{bits}")()
+    if isinstance(dtype, tuple) and dtype:
+        if dtype[0] == "Datetime":
+            unit = dtype[1] if len(dtype) > 1 and dtype[1] else "us"
+            tz = dtype[2] if len(dtype) > 2 else None
+            return pa.timestamp(unit, tz)
+        if dtype[0] in ("Enum", "Categorical"):
+            return pa.large_string()
+        if dtype[0] == "Duration":
+            return pa.duration(dtype[1] if len(dtype) > 1 else "us")
+    raise _Refused(f"the dtype {dtype!r}")
+
+
+def _null_if(cond: Any, a: Any) -> Any:
+    """``a`` with null where ``cond`` holds (a null ``cond`` keeps ``a``)."""
+    pc = _pc()
+    return pc.if_else(pc.fill_null(cond, False), _pa().scalar(None, a.type), a)
+
+
+def _either_null(a: Any, b: Any) -> Any:
+    pc = _pc()
+    return pc.or_(pc.is_null(a), pc.is_null(b))
+
+
+def _nan(a: Any) -> Any:
+    """is NaN (False for non-floats, null for null)."""
+    pc = _pc()
+    if _is_float(a):
+        return pc.is_nan(a)
+    return pc.if_else(pc.is_null(a), _pa().scalar(None, _pa().bool_()), False)
+
+
+def _lt(a: Any, b: Any) -> Any:
+    """``a < b`` with NaN the largest value (null if either side is null)."""
+    pc = _pc()
+    if not (_is_float(a) or _is_float(b)):
+        return pc.less(a, b)
+    an, bn = _nan(a), _nan(b)
+    core = pc.and_kleene(pc.invert(an), pc.or_kleene(pc.less(a, b), bn))
+    return _null_if(_either_null(a, b), pc.fill_null(core, False))
+
+
+def _eq(a: Any, b: Any) -> Any:
+    pc = _pc()
+    if not (_is_float(a) or _is_float(b)):
+        return pc.equal(a, b)
+    core = pc.or_kleene(pc.equal(a, b), pc.and_kleene(_nan(a), _nan(b)))
+    return _null_if(_either_null(a, b), pc.fill_null(core, False))
+
+
+def _as_float(a: Any) -> Any:
+    pa, pc = _pa(), _pc()
+    if _is_float(a):
+        return a
+    return pc.cast(a, pa.float64(), safe=False)
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    pa, pc = _pa(), _pc()
+    if _is_float(a) or _is_float(b):
+        return pc.floor(pc.divide(_as_float(a), _as_float(b)))
+    zero = pc.fill_null(pc.equal(b, 0), False)
+    bs = pc.if_else(zero, pa.scalar(1, b.type), b)
+    q = pc.divide(a, bs)  # truncates toward zero
+    r = pc.subtract(a, pc.multiply(q, bs))
+    fix = pc.and_(pc.not_equal(r, 0), pc.not_equal(pc.less(r, 0), pc.less(bs, 0)))
+    q = pc.subtract(q, pc.cast(pc.fill_null(fix, False), q.type))
+    return _null_if(zero, q)
+
+
+def _mod(a: Any, b: Any) -> Any:
+    pc = _pc()
+    if _is_float(a) or _is_float(b):
+        fa, fb = _as_float(a), _as_float(b)
+        return pc.subtract(fa, pc.multiply(fb, pc.floor(pc.divide(fa, fb))))
+    q = _floordiv(a, b)  # null where b == 0
+    bs = pc.cast(b, q.type) if hasattr(b, "type") else b
+    return pc.subtract(pc.cast(a, q.type), pc.multiply(q, bs))
+
+
+def _binary(op: str, a: Any, b: Any) -> Any:
+    pa, pc = _pa(), _pc()
+    if op in ("+", "-", "*"):
+        strings = pa.types.is_large_string(a.type) or pa.types.is_string(a.type)
+        if op == "+" and strings:
+            return pc.binary_join_element_wise(a, b, "")
+        return {"+": pc.add, "-": pc.subtract, "*": pc.multiply}[op](a, b)
+    if op == "/":
+        if pa.types.is_float32(a.type) and pa.types.is_float32(b.type):
+            return pc.divide(a, b)
+        return pc.divide(_as_float(a), _as_float(b))
+    if op == "//":
+        return _floordiv(a, b)
+    if op == "%":
+        return _mod(a, b)
+    if op == "==":
+        return _eq(a, b)
+    if op == "!=":
+        return pc.invert(_eq(a, b))
+    if op == "<":
+        return _lt(a, b)
+    if op == ">":
+        return _lt(b, a)
+    if op == "<=":
+        return pc.invert(_lt(b, a))
+    if op == ">=":
+        return pc.invert(_lt(a, b))
+    boolean = pa.types.is_boolean(a.type) or pa.types.is_null(a.type)
+    if op == "&":
+        return pc.and_kleene(a, b) if boolean else pc.bit_wise_and(a, b)
+    if op == "|":
+        return pc.or_kleene(a, b) if boolean else pc.bit_wise_or(a, b)
+    if op == "^":
+        return pc.xor(a, b) if boolean else pc.bit_wise_xor(a, b)
+    raise _Refused(f"the operator {op!r}")
+
+
+def _unary(op: str, a: Any) -> Any:
+    pa, pc = _pa(), _pc()
+    if op == "is_null":
+        return pc.is_null(a)
+    if op == "is_not_null":
+        return pc.is_valid(a)
+    if op == "is_nan":
+        return _nan(a)
+    if op == "is_not_nan":
+        return pc.invert(_nan(a))
+    if op == "is_finite":
+        if _is_float(a):
+            return pc.is_finite(a)
+        return pc.invert(_nan(a))
+    if op == "is_infinite":
+        if _is_float(a):
+            return pc.is_inf(a)
+        return _nan(a)
+    if op == "not":
+        return pc.invert(a) if pa.types.is_boolean(a.type) else pc.bit_wise_not(a)
+    if op == "neg":
+        return pc.negate(a)
+    if op == "abs":
+        return pc.abs(a)
+    if op == "to_physical":
+        t = a.type
+        if pa.types.is_date32(t):
+            return pc.cast(a, pa.int32())
+        if pa.types.is_timestamp(t) or pa.types.is_duration(t):
+            return pc.cast(a, pa.int64())
+        if pa.types.is_time(t):
+            return pc.cast(pc.cast(a, pa.time64("ns")), pa.int64())
+        return a
+    raise _Refused(f"the operation {op!r} in a row-by-row position")
+
+
+_INT_RANGE = {
+    f"{p}{b}": ((-(2 ** (b - 1)), 2 ** (b - 1) - 1) if p == "Int" else (0, 2**b - 1))
+    for p in ("Int", "UInt")
+    for b in (8, 16, 32, 64)
+}
+
+
+def float_text(v: float) -> str:
+    """A float as Polars writes it when casting to String ('1.0', '1e-7', 'NaN', 'inf')."""
+    if v != v:
+        return "NaN"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    s = repr(v)
+    if "e" in s:
+        m, e = s.split("e")
+        s = f"{m}e{int(e)}" if int(e) < 0 else f"{m}e+{int(e)}"
+    return s
+
+
+def break_text(v: Any) -> str:
+    """A break of ``cut`` as Polars labels it (Rust's ``Display``: no exponent, '1' for 1.0)."""
+    f = float(v)
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    if f.is_integer():
+        return str(int(f))
+    return format(Decimal(repr(f)), "f")
+
+
+def _cast(a: Any, dtype: N.DType, strict: bool) -> Any:
+    """``a`` cast to ``dtype``, non-strict whatever ``strict`` says (as the Polars engine):
+    a value that does not convert becomes null, so no record can make a plan fail."""
+    strict = False
+    pa, pc = _pa(), _pc()
+    target = _arrow_type(dtype)
+    src = a.type
+    if src == target or (dtype in ("String", "Categorical") and pa.types.is_large_string(src)):
+        return a
+    name = dtype if isinstance(dtype, str) else dtype[0]
+    if name in _INT_RANGE:
+        lo, hi = _INT_RANGE[name]
+        if pa.types.is_floating(src):
+            ok = pc.and_(pc.is_finite(a), _truncates_into(a, lo, hi))
+            ok = pc.fill_null(ok, True)
+            if strict and not pc.all(ok).as_py():
+                raise _Failed()
+            a = pc.trunc(_null_if(pc.invert(ok), a))
+            return pc.cast(a, target, safe=False)
+        if pa.types.is_integer(src):
+            ok = pc.fill_null(_int_within(a, lo, hi), True)
+            if strict and not pc.all(ok).as_py():
+                raise _Failed()
+            return pc.cast(_null_if(pc.invert(ok), a), target, safe=False)
+        if pa.types.is_boolean(src):
+            return pc.cast(a, target)
+        if pa.types.is_string(src) or pa.types.is_large_string(src):
+            return _parse(a, target, int, strict)
+    if name in ("Float32", "Float64"):
+        if pa.types.is_string(src) or pa.types.is_large_string(src):
+            return _parse(a, target, _float_of_text, strict)
+        return pc.cast(a, target, safe=False)
+    if name in ("String", "Categorical"):
+        if pa.types.is_floating(src):
+            vals = [None if v is None else float_text(v) for v in a.to_pylist()]
+            return pa.array(vals, pa.large_string())
+        return pc.cast(a, target)
+    if name == "Boolean":
+        if pa.types.is_integer(src) or pa.types.is_floating(src):
+            return pc.not_equal(a, 0)
+    if pa.types.is_string(src) or pa.types.is_large_string(src):
+        # Arrow's string casts fail on (and quote) the first value they cannot read:
+        # parsed value by value instead, null where a value does not convert
+        return _strptime(a, N.StrPTime(N.Lit(None), dtype, None))
+    return pc.cast(a, target, safe=strict)
+
+
+def _truncates_into(a: Any, lo: int, hi: int) -> Any:
+    """``lo <= trunc(a) <= hi`` for finite floats (exact comparisons in binary64)."""
+    pa, pc = _pa(), _pc()
+    f = pa.float64()
+    if abs(lo) < 2**53:
+        low = pc.greater(a, pa.scalar(float(lo - 1), f))
+    else:  # -2^63: no float lies strictly between -2^63 - 1 and -2^63
+        low = pc.greater_equal(a, pa.scalar(float(lo), f))
+    high = pc.less(a, pa.scalar(float(hi + 1), f))  # exact: hi + 1 is 2^k or below 2^53
+    return pc.and_(low, high)
+
+
+def _float_of_text(s: str) -> float:
+    t = s.strip().lower()
+    if t in ("nan", "+nan", "-nan"):
+        return math.nan
+    return float(s)
+
+
+def _parse(a: Any, target: Any, fn: Any, strict: bool) -> Any:
+    """Strings parsed value by value (null where unparsable, or one data-free error)."""
+    out: list[Any] = []
+    for v in a.to_pylist():
+        if v is None:
+            out.append(None)
+            continue
+        try:
+            out.append(fn(v))
+        except ValueError:
+            if strict:
+                raise _Failed() from None
+            out.append(None)
+    try:
+        return _pa().array(out, target)
+    except (OverflowError, ValueError, TypeError):
+        if strict:
+            raise _Failed() from None
+        raise
+
+
+def _int_within(a: Any, lo: int, hi: int) -> Any:
+    pa, pc = _pa(), _pc()
+    t = a.type
+    src_lo, src_hi = _INT_RANGE[arrow_dtype_name(t)]  # type: ignore[index]
+    low = pc.greater_equal(a, pa.scalar(lo, t)) if lo > src_lo else pc.is_valid(a)
+    high = pc.less_equal(a, pa.scalar(hi, t)) if hi < src_hi else pc.is_valid(a)
+    return pc.and_(low, high)
+
+
+class _Failed(Exception):
+    """A data-dependent failure (a strict cast, replace_strict), raised without any value."""
+
+
+def _clip(a: Any, lo: Any, hi: Any) -> Any:
+    pa, pc = _pa(), _pc()
+    out = a
+    if lo is not None:
+        out = pc.max_element_wise(out, pa.scalar(lo).cast(_bound_type(a, lo)), skip_nulls=False)
+    if hi is not None:
+        out = pc.min_element_wise(out, pa.scalar(hi).cast(_bound_type(a, hi)), skip_nulls=False)
+    if _is_float(a):
+        out = pc.if_else(pc.fill_null(pc.is_nan(a), False), a, pc.cast(out, a.type))
+    return out
+
+
+def _bound_type(a: Any, v: Any) -> Any:
+    pa = _pa()
+    if isinstance(v, float) and not _is_float(a):
+        return pa.float64()
+    return a.type
+
+
+def _cut(a: Any, e: N.Cut) -> Any:
+    import numpy as np
+
+    pa, pc = _pa(), _pc()
+    breaks = [float(b) for b in e.breaks]
+    if e.labels is not None:
+        labels = list(e.labels)
+    else:
+        edges = ["-inf", *(break_text(b) for b in breaks), "inf"]
+        lo_b, hi_b = ("[", ")") if e.left_closed else ("(", "]")
+        labels = [f"{lo_b}{edges[i]}, {edges[i + 1]}{hi_b}" for i in range(len(edges) - 1)]
+    if len(labels) != len(breaks) + 1:
+        raise _Refused("cut with a number of labels other than breaks + 1")
+    f = _as_float(a)
+    missing = pc.fill_null(pc.or_(pc.is_null(f), pc.is_nan(f)), True)
+    vals = pc.fill_null(f, 0.0).to_numpy(zero_copy_only=False)
+    idx = np.searchsorted(np.asarray(breaks), vals, side="right" if e.left_closed else "left")
+    out = pc.take(pa.array(labels, pa.large_string()), pa.array(idx))
+    return _null_if(missing, out)
+
+
+def _replace(a: Any, e: N.Replace, default: Any) -> Any:
+    pa, pc = _pa(), _pc()
+    old = pa.array(list(e.old))
+    if old.type != a.type and not pa.types.is_null(old.type):
+        old = old.cast(a.type)
+    idx = pc.index_in(a, value_set=old, skip_nulls=False)
+    if e.return_dtype is not None:
+        new_t = _arrow_type(e.return_dtype)
+    elif not e.strict:
+        new_t = a.type
+    else:
+        new_t = pa.array(list(e.new)).type
+    new = pa.array(list(e.new)).cast(new_t)
+    hit = pc.is_valid(idx)
+    taken = pc.take(new, pc.fill_null(idx, 0)) if len(new) else pa.nulls(len(a), new_t)
+    if not e.strict:
+        rest = a if a.type == new_t else pc.cast(a, new_t)
+    elif default is not None:
+        rest = default.cast(new_t) if isinstance(default, pa.Scalar) else pc.cast(default, new_t)
+    else:
+        if not pc.all(pc.or_(hit, pc.is_null(a))).as_py():
+            raise _Failed()
+        rest = pa.scalar(None, new_t)
+    return pc.if_else(hit, taken, rest)
+
+
+_DT_TYPES = {
+    "year": "Int32",
+    "iso_year": "Int32",
+    "quarter": "Int8",
+    "month": "Int8",
+    "week": "Int8",
+    "weekday": "Int8",
+    "day": "Int8",
+    "ordinal_day": "Int16",
+    "hour": "Int8",
+    "minute": "Int8",
+    "second": "Int8",
+    "millisecond": "Int32",
+    "microsecond": "Int32",
+    "nanosecond": "Int32",
+}
+
+
+def _dt_part(a: Any, part: str) -> Any:
+    pa, pc = _pa(), _pc()
+    if part == "date":
+        return pc.cast(a, pa.date32())
+    if part == "time":
+        return pc.cast(a, pa.time64("us"))
+    fns = {
+        "year": pc.year,
+        "iso_year": pc.iso_year,
+        "quarter": pc.quarter,
+        "month": pc.month,
+        "week": pc.iso_week,
+        "day": pc.day,
+        "ordinal_day": pc.day_of_year,
+        "hour": pc.hour,
+        "minute": pc.minute,
+        "second": pc.second,
+        "millisecond": pc.millisecond,
+    }
+    if part == "weekday":
+        out = pc.day_of_week(a, count_from_zero=False, week_start=1)
+    elif part == "microsecond":
+        out = pc.add(pc.multiply(pc.millisecond(a), 1000), pc.microsecond(a))
+    elif part == "nanosecond":
+        us = pc.add(pc.multiply(pc.millisecond(a), 1000), pc.microsecond(a))
+        out = pc.add(pc.multiply(us, 1000), pc.nanosecond(a))
+    else:
+        out = fns[part](a)
+    return pc.cast(out, _arrow_type(_DT_TYPES[part]))
+
+
+def _strptime(a: Any, e: N.StrPTime) -> Any:
+    pa = _pa()
+    target = _arrow_type(e.dtype)
+    out: list[Any] = []
+    for v in a.to_pylist():
+        if v is None:
+            out.append(None)
+            continue
+        try:
+            if e.format is None:
+                d: Any = _dt.datetime.fromisoformat(v)
+            else:
+                d = _dt.datetime.strptime(v, e.format)
+        except ValueError:
+            out.append(None)
+            continue
+        if pa.types.is_date32(target):
+            d = d.date()
+        elif pa.types.is_time(target):
+            d = d.time()
+        out.append(d)
+    return pa.array(out, target)
+
+
+def _length_changing(e: N.Expr) -> bool:
+    return isinstance(e, N.FilterExpr) or (
+        isinstance(e, N.Unary) and e.op in ("drop_nulls", "drop_nans")
+    )
+
+
+class _Eval:
+    """Evaluates expressions on the columns of an Arrow table of ``n`` rows."""
+
+    def __init__(self, cols: dict[str, Any], n: int) -> None:
+        self.cols = cols
+        self.n = n
+
+    def full(self, e: N.Expr) -> Any:
+        """``e`` as an array of ``n`` values (a literal is broadcast)."""
+        pa = _pa()
+        v = self._broadcast(self.expr(e))
+        if isinstance(v, pa.ChunkedArray):
+            return v.combine_chunks()
+        return v
+
+    def expr(self, e: N.Expr, sub: dict[int, Any] | None = None) -> Any:
+        if sub is not None and id(e) in sub:
+            return sub[id(e)]
+        if isinstance(e, N.Col):
+            if e.name not in self.cols:
+                raise _Refused(f"the column {e.name!r}, which the frame does not have")
+            return self.cols[e.name]
+        if isinstance(e, N.Lit):
+            return _lit(e.value, e.dtype)
+        if isinstance(e, N.Alias):
+            return self.expr(e.expr, sub)
+        if _length_changing(e):
+            raise _Refused("a filter or drop_nulls/drop_nans in a row-by-row position")
+        if isinstance(e, N.Binary):
+            left, right = self.expr(e.left, sub), self.expr(e.right, sub)
+            if isinstance(left, _pa().Scalar) and isinstance(right, _pa().Scalar):
+                left = self._broadcast(left)  # the kernels broadcast a scalar against an array
+            return _binary(e.op, left, right)
+        if isinstance(e, N.Unary):
+            return _unary(e.op, self._arr(e.expr, sub))
+        if isinstance(e, N.Cast):
+            return _cast(self._arr(e.expr, sub), e.dtype, e.strict)
+        if isinstance(e, N.Clip):
+            return _clip(self._arr(e.expr, sub), e.lower, e.upper)
+        if isinstance(e, N.FillNull):
+            a, v = self._arr(e.expr, sub), self.expr(e.value, sub)
+            return _fill_null(a, v)
+        if isinstance(e, N.FillNan):
+            a = self._arr(e.expr, sub)
+            if not _is_float(a):
+                return a
+            v = self.expr(e.value, sub)
+            v = v.cast(a.type) if not _is_float(v) else v
+            return _pc().if_else(_pc().fill_null(_pc().is_nan(a), False), v, a)
+        if isinstance(e, N.Cut):
+            return _cut(self._arr(e.expr, sub), e)
+        if isinstance(e, N.Replace):
+            d = None if e.default is None else self.expr(e.default, sub)
+            return _replace(self._arr(e.expr, sub), e, d)
+        if isinstance(e, N.StrPTime):
+            return _strptime(self._arr(e.expr, sub), e)
+        if isinstance(e, N.DtPart):
+            return _dt_part(self._arr(e.expr, sub), e.part)
+        raise _Refused(f"the node {type(e).__name__}")
+
+    def _arr(self, e: N.Expr, sub: dict[int, Any] | None) -> Any:
+        """``e`` as an array (a literal broadcast to every row)."""
+        return self._broadcast(self.expr(e, sub))
+
+    def _broadcast(self, v: Any) -> Any:
+        pa = _pa()
+        if isinstance(v, pa.Scalar):
+            return pa.array([v.as_py()] * self.n, v.type)
+        return v
+
+    def masked(self, e: N.Expr) -> tuple[Any, Any]:
+        """``(values, keep)``: ``e``'s values on every row and the rows it keeps (``keep``
+        None: all rows), for the length-changing nodes under an aggregate."""
+        pc = _pc()
+        if isinstance(e, N.FilterExpr):
+            v, m = self.masked(e.expr)
+            if m is not None:
+                raise _Refused("a filter of a filtered expression")
+            keep = pc.fill_null(self.full(e.predicate), False)
+            return v, keep
+        if isinstance(e, N.Unary) and e.op in ("drop_nulls", "drop_nans"):
+            v, m = self.masked(e.expr)
+            ok = pc.is_valid(v) if e.op == "drop_nulls" else pc.fill_null(pc.invert(_nan(v)), True)
+            return v, ok if m is None else pc.and_(m, ok)
+        if isinstance(e, (N.Col, N.Lit, N.Len)) or not _has_length_change(e):
+            return self.full(e), None
+        kids = N.children(e)
+        inner = [k for k in kids if _has_length_change(k)]
+        if len(inner) != 1 or any(not isinstance(k, N.Lit) for k in kids if k is not inner[0]):
+            raise _Refused("an expression combining a filtered input with another column")
+        v, m = self.masked(inner[0])
+        out = self.expr(e, {id(inner[0]): v})
+        return out, m
+
+
+def _has_length_change(e: N.Expr) -> bool:
+    return _length_changing(e) or any(_has_length_change(k) for k in N.children(e))
+
+
+def _fill_null(a: Any, v: Any) -> Any:
+    pa, pc = _pa(), _pc()
+    if pa.types.is_null(a.type):
+        return v
+    if v.type != a.type:
+        if _is_int(a) and isinstance(v, pa.Scalar) and pa.types.is_floating(v.type):
+            a = pc.cast(a, pa.float64())
+        v = v.cast(a.type)
+    return pc.coalesce(a, v)
+
+
+# ----------------------------------------------------------------------------------------------
+# Exact aggregation
+
+
+def canon(v: Any) -> tuple[Any, ...]:
+    """The merge key of a cell: null, NaN and each value class of ``_order.group_key``
+    (``-0.0`` and ``0.0`` one key, as in Polars)."""
+    if v is None:
+        return (0,)
+    if isinstance(v, float) and v != v:
+        return (1,)
+    return (2, _order.group_key(v))
+
+
+_SPLIT = 32
+_LOW = (1 << _SPLIT) - 1
+
+
+def _int_parts(k: Any, need_split: bool) -> list[Any]:
+    """``k`` (a numpy int64 array, 0 for the rows skipped) as Arrow columns whose int64 sums
+    cannot overflow and whose weighted total (weights ``2^32`` and 1) is ``Σ k``."""
+    import numpy as np
+
+    pa = _pa()
+    if not need_split:
+        return [pa.array(k)]
+    lo = np.bitwise_and(k, _LOW)
+    hi = np.right_shift(k - lo, _SPLIT)  # exact: k - lo is a multiple of 2^32
+    return [pa.array(hi), pa.array(lo)]
+
+
+def _numpy_of(v: Any, fill: Any) -> Any:
+    """An Arrow numeric column as a numpy array, nulls replaced by ``fill`` (zero-copy when
+    the column has no nulls)."""
+    pc = _pc()
+    if isinstance(v, _pa().ChunkedArray):
+        v = v.combine_chunks()
+    if v.null_count:
+        v = pc.fill_null(v, fill)
+    return v.to_numpy(zero_copy_only=False)
+
+
+def _scaled(v: Any, p: int) -> Any:
+    """``v · 2^p``, exactly (one or two power-of-two factors)."""
+    pc = _pc()
+    if p > 1000:
+        return pc.multiply(pc.multiply(v, math.ldexp(1.0, 1000)), math.ldexp(1.0, p - 1000))
+    return pc.multiply(v, math.ldexp(1.0, p))
+
+
+class _Plan:
+    """The per-row columns an aggregate is summed from, and how to read the sums back."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, Any] = {}
+        # aggregate index -> ("sum", [(column, weight)...]) | ("python", fn over rows) | ...
+        self.readers: list[tuple[str, Any]] = []
+
+    def add(self, col: Any) -> str:
+        name = f"__a{len(self.columns)}"
+        self.columns[name] = col
+        return name
+
+
+def _prepare(ev: _Eval, plan: N.FramePlan, n: int) -> tuple[_Plan, list[Any]]:
+    """The summed columns of every aggregate; python-side readers where needed."""
+    pa, pc = _pa(), _pc()
+    out = _Plan()
+    for _, agg in plan.aggregates:
+        if isinstance(agg, N.Length):
+            out.readers.append(("len", None))
+            continue
+        v, m = ev.masked(agg.expr)
+        if isinstance(agg, N.CountValid) or isinstance(agg, N.NullCount):
+            test = pc.is_valid(v) if isinstance(agg, N.CountValid) else pc.is_null(v)
+            if m is not None:
+                test = pc.and_(test, m)
+            out.readers.append(("sum", [(out.add(pc.cast(test, pa.int64())), 1)]))
+            continue
+        if m is not None:
+            v = _null_if(pc.invert(m), v)
+        if isinstance(agg, N.NUnique):
+            out.readers.append(("distinct", (v, m)))
+            continue
+        if isinstance(agg, N.QuantileCounts):
+            if _is_float(v):  # NaN is in neither count, as null (the Polars engine's rule)
+                v = _null_if(pc.is_nan(v), v)
+            cols = []
+            for c in agg.candidates:
+                cs = _lit(c)
+                below = pc.cast(_lt(v, cs), pa.int64())
+                above = pc.cast(_lt(cs, v), pa.int64())
+                cols.append((out.add(below), out.add(above)))
+            out.readers.append(("quantile", cols))
+            continue
+        if isinstance(agg, N.IntSum):
+            out.readers.append(_int_sum(out, v, agg, n))
+            continue
+        if isinstance(agg, N.GridSum):
+            out.readers.append(_grid_sum(out, v, agg, n))
+            continue
+        raise _Refused(f"the aggregate {type(agg).__name__}")
+    return out, []
+
+
+def _int_sum(out: _Plan, v: Any, agg: N.IntSum, n: int) -> tuple[str, Any]:
+    pa, pc = _pa(), _pc()
+    lo, hi = int(agg.lower), int(agg.upper)
+    if pa.types.is_boolean(v.type):
+        v = pc.cast(v, pa.int64())
+    if not pa.types.is_integer(v.type):
+        raise _Refused("an integer sum of a non-integer column")
+    bound = max(abs(lo), abs(hi))
+    if pa.types.is_uint64(v.type) or bound >= 2**62:
+        return ("python", (v, lambda x: min(max(int(x), lo), hi)))
+    import numpy as np
+
+    k = np.clip(_numpy_of(pc.cast(v, pa.int64()), 0), lo, hi)  # a null adds 0
+    k = np.where(_numpy_of(pc.is_valid(v), False), k, 0).astype(np.int64, copy=False)
+    parts = _int_parts(k, bound * max(n, 1) >= 2**62)
+    weights = [1 << _SPLIT, 1] if len(parts) == 2 else [1]
+    return ("sum", [(out.add(c), w) for c, w in zip(parts, weights, strict=True)])
+
+
+def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int) -> tuple[str, Any]:
+    pa, pc = _pa(), _pc()
+    lo, hi, p = float(agg.lower), float(agg.upper), int(agg.p)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise _Refused("a grid sum with infinite bounds")
+    if pa.types.is_boolean(v.type) or pa.types.is_integer(v.type):
+        v = pc.cast(v, pa.float64(), safe=False)
+    if not pa.types.is_floating(v.type):
+        raise _Refused("a float sum of a non-numeric column")
+    v = pc.cast(v, pa.float64())
+    bound = max(Fraction(abs(lo)), Fraction(abs(hi))) * Fraction(2) ** p
+    if bound >= 2**53:  # grid units beyond int64-safe floats: per value in Python
+        v = _null_if(pc.is_nan(v), v)  # NaN skipped, as nulls
+        v = pc.min_element_wise(pc.max_element_wise(v, lo, skip_nulls=False), hi, skip_nulls=False)
+        return ("python", (v, lambda x: math.trunc(math.ldexp(x, p))))
+    import numpy as np
+
+    x = _numpy_of(v, math.nan)  # null and NaN add 0
+    buf = np.clip(x, lo, hi)  # a new array (NaN stays NaN)
+    s1, s2 = (
+        (math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000))
+        if p > 1000
+        else (math.ldexp(1.0, p), 1.0)
+    )
+    buf *= s1  # exact: scaling by a power of two (a subnormal product truncates to 0 anyway)
+    if s2 != 1.0:
+        buf *= s2
+    np.trunc(buf, out=buf)
+    buf[np.isnan(buf)] = 0.0
+    k = buf.astype(np.int64)  # exact: |k| < 2^53
+    parts = _int_parts(k, bound * max(n, 1) >= 2**62)
+    weights = [1 << _SPLIT, 1] if len(parts) == 2 else [1]
+    return ("sum", [(out.add(c), w) for c, w in zip(parts, weights, strict=True)])
+
+
+def _zero(agg: N.ExactAgg) -> Any:
+    if isinstance(agg, N.NUnique):
+        return set()
+    if isinstance(agg, N.QuantileCounts):
+        k = len(agg.candidates)
+        return ([0] * k, [0] * k)
+    return 0
+
+
+def _rows_by_key(keys: list[list[Any]], n: int) -> list[tuple[Any, ...]]:
+    return [tuple(canon(col[i]) for col in keys) for i in range(n)] if keys else [()] * n
+
+
+def run_arrow(table: Any, plan: N.FramePlan) -> Partial:
+    """The plan's partial answer on one Arrow table: each group's labels and aggregates
+    (``NUnique`` as the set of its canonical values, so partials of several tables merge).
+
+    Raises:
+        FailedFunction: naming the step where Arrow failed, never a value.
+    """
+    where = "reading the frame"
+    failure: str | None = None
+    try:
+        cols = {name: table.column(name) for name in table.column_names}
+        n = table.num_rows
+        for i, step in enumerate(plan.steps):
+            where = f"step {i} ({type(step).__name__})"
+            cols, n = _step(cols, n, step)
+        ev = _Eval(cols, n)
+        where = "the group keys"
+        keys = [ev.full(e) for e in plan.by] if plan.by is not None else []
+        where = "the aggregates"
+        prep, _ = _prepare(ev, plan, n)
+        where = "the group-by"
+        return _aggregate(keys, prep, plan, n)
+    except (_Failed, _Refused, ArithmeticError, ValueError, TypeError, LookupError) as e:
+        failure = f": this engine does not run {e.args[0]}" if isinstance(e, _Refused) else ""
+    except Exception as e:  # pyarrow's own errors (ArrowInvalid, ArrowNotImplementedError)
+        if type(e).__module__.split(".")[0] not in ("pyarrow", "narwhals"):
+            raise
+        failure = ""
+    # raised outside the handler: no library message (which may quote a value) is chained
+    raise FailedFunction(f"the table engine failed at {where}{failure}")
+
+
+def _step(cols: dict[str, Any], n: int, step: N.Step) -> tuple[dict[str, Any], int]:
+    pc = _pc()
+    ev = _Eval(cols, n)
+    if isinstance(step, N.FilterRows):
+        keep = pc.fill_null(ev.full(step.predicate), False)
+        out = {k: pc.filter(v, keep) for k, v in cols.items()}
+        return out, int(pc.sum(pc.cast(keep, _pa().int64())).as_py() or 0)
+    new = {}
+    for e in step.exprs:
+        if _has_length_change(e):
+            raise _Refused("a filter or drop_nulls/drop_nans in with_columns/select")
+        new[N.output_name(e)] = ev.full(e)
+    if isinstance(step, N.WithColumns):
+        return {**cols, **new}, n
+    return new, n
+
+
+def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Partial:
+    import narwhals as nw
+
+    pa = _pa()
+    knames = [f"__k{i}" for i in range(len(keys))]
+    cols = dict(zip(knames, keys, strict=True))
+    cols.update(prep.columns)
+    if not cols:
+        cols["__one"] = pa.nulls(n, pa.int8())
+    table = pa.table(cols) if cols else pa.table({})
+    frame = nw.from_native(table, eager_only=True)
+    aggs = [nw.col(c).sum() for c in prep.columns] + [nw.len().alias("__len")]
+    if knames:
+        grouped = frame.group_by(*knames, drop_null_keys=False).agg(*aggs).to_native()
+    else:
+        grouped = frame.select(*aggs).to_native()
+    glabels = [grouped.column(k).to_pylist() for k in knames]
+    sums = {c: grouped.column(c).to_pylist() for c in prep.columns}
+    lens = grouped.column("__len").to_pylist()
+    result: Partial = {}
+    for g in range(grouped.num_rows):
+        labels = tuple(col[g] for col in glabels)
+        key = tuple(canon(v) for v in labels)
+        if not knames and lens[g] == 0:
+            continue
+        vals: list[Any] = []
+        for (_, agg), (kind, spec) in zip(plan.aggregates, prep.readers, strict=True):
+            if kind == "len":
+                vals.append(int(lens[g]))
+            elif kind == "sum":
+                vals.append(sum(int(sums[c][g] or 0) * w for c, w in spec))
+            elif kind == "quantile":
+                vals.append(
+                    (
+                        [int(sums[b][g] or 0) for b, _ in spec],
+                        [int(sums[a][g] or 0) for _, a in spec],
+                    )
+                )
+            else:
+                vals.append(_zero(agg))
+        if key in result:  # -0.0 and 0.0 (grouped apart by Arrow): one group
+            result[key][1] = _merge(plan, result[key][1], vals)
+        else:
+            result[key] = [labels, vals]
+    # the aggregates read per row in Python (distinct values, grid units beyond 2^53)
+    row_keys: list[tuple[Any, ...]] | None = None
+    for j, (kind, spec) in enumerate(prep.readers):
+        if kind not in ("distinct", "python"):
+            continue
+        if row_keys is None:
+            row_keys = _rows_by_key([k.to_pylist() for k in keys], n)
+            labels_of = [[k.to_pylist() for k in keys]]
+        v = spec[0]
+        values = v.to_pylist()
+        if kind == "distinct":
+            m = spec[1]
+            keep = [True] * n if m is None else m.to_pylist()
+            for i in range(n):
+                if keep[i]:
+                    _entry(result, row_keys[i], labels_of[0], i, plan)[1][j].add(canon(values[i]))
+        else:
+            fn = spec[1]
+            for i in range(n):
+                if values[i] is not None:
+                    _entry(result, row_keys[i], labels_of[0], i, plan)[1][j] += fn(values[i])
+    return result
+
+
+def _entry(
+    result: Partial, key: tuple[Any, ...], labels: list[list[Any]], i: int, plan: N.FramePlan
+) -> list[Any]:
+    if key not in result:
+        result[key] = [tuple(col[i] for col in labels), [_zero(a) for _, a in plan.aggregates]]
+    return result[key]
+
+
+def _merge(plan: N.FramePlan, a: list[Any], b: list[Any]) -> list[Any]:
+    out = []
+    for (_, agg), x, y in zip(plan.aggregates, a, b, strict=True):
+        if isinstance(agg, N.NUnique):
+            out.append(x | y)
+        elif isinstance(agg, N.QuantileCounts):
+            out.append(
+                (
+                    [s + t for s, t in zip(x[0], y[0], strict=True)],
+                    [s + t for s, t in zip(x[1], y[1], strict=True)],
+                )
+            )
+        else:
+            out.append(x + y)
+    return out
+
+
+def finish(partials: list[Partial], plan: N.FramePlan) -> TableResult:
+    """Merge partial answers (of partitions) into the plan's :class:`TableResult`: the public
+    keys in their order (absent groups zero), else the groups in the total order."""
+    merged: Partial = {}
+    for part in partials:
+        for key, (labels, vals) in part.items():
+            if key in merged:
+                merged[key][1] = _merge(plan, merged[key][1], vals)
+            else:
+                merged[key] = [labels, vals]
+    zeros = [_zero(a) for _, a in plan.aggregates]
+    names = [N.output_name(e) for e in plan.by] if plan.by is not None else []
+    if plan.by is None:
+        rows = [((), merged.get((), [(), zeros])[1])]
+        key_lists: dict[str, list[Any]] = {}
+    elif plan.keys is not None:
+        cols = [list(plan.keys[nm]) for nm in names]
+        rows = []
+        for i in range(len(cols[0]) if cols else 0):
+            labels = tuple(c[i] for c in cols)
+            got = merged.get(tuple(canon(v) for v in labels))
+            rows.append((labels, zeros if got is None else got[1]))
+        key_lists = {nm: list(c) for nm, c in zip(names, cols, strict=True)}
+    else:
+        order = sorted(
+            merged.items(),
+            key=lambda kv: (tuple(_order.group_key(v) for v in kv[1][0]), kv[0]),
+        )
+        rows = [(tuple(labels), vals) for _, (labels, vals) in order]
+        key_lists = {nm: [r[0][i] for r in rows] for i, nm in enumerate(names)}
+    values: dict[str, list[Any]] = {name: [] for name, _ in plan.aggregates}
+    for _, vals in rows:
+        for (name, agg), v in zip(plan.aggregates, vals, strict=True):
+            if isinstance(agg, N.NUnique):
+                values[name].append(len(v))
+            elif isinstance(agg, N.QuantileCounts):
+                values[name].append((list(v[0]), list(v[1])))
+            else:
+                values[name].append(int(v))
+    return TableResult(keys=key_lists, values=values)
+
+
+# ----------------------------------------------------------------------------------------------
+# The engine
+
+
+def _is_narwhals(x: object) -> bool:
+    mod = sys.modules.get("narwhals")
+    return mod is not None and isinstance(x, mod.DataFrame)
+
+
+def _is_pandas(x: object) -> bool:
+    mod = sys.modules.get("pandas")
+    return mod is not None and isinstance(x, mod.DataFrame)
+
+
+def _is_arrow(x: object) -> bool:
+    mod = sys.modules.get("pyarrow")
+    return mod is not None and isinstance(x, mod.Table)
+
+
+class NarwhalsEngine:
+    """pandas DataFrames and pyarrow Tables (and narwhals frames wrapping them)."""
+
+    name = "narwhals"
+    label = "pandas and pyarrow frames (through narwhals)"
+
+    def owns(self, x: object) -> bool:
+        if _is_narwhals(x):
+            import narwhals as nw
+
+            native = nw.to_native(x)  # type: ignore[call-overload]
+            return _is_pandas(native) or _is_arrow(native)
+        return _is_pandas(x) or _is_arrow(x)
+
+    def schema(self, x: Any) -> dict[str, N.DType]:
+        if _is_narwhals(x):
+            import narwhals as nw
+
+            x = nw.to_native(x)
+        if _is_arrow(x):
+            return {f.name: arrow_dtype_name(f.type) for f in x.schema}
+        out: dict[str, N.DType] = {}
+        for c, d in x.dtypes.items():
+            out[str(c)] = pandas_dtype_name(d)
+        return out
+
+    def run(self, x: Any, plan: N.FramePlan) -> TableResult:
+        if _is_narwhals(x):
+            import narwhals as nw
+
+            x = nw.to_native(x)
+        if _is_pandas(x):
+            self.schema(x)  # refuses object columns by their dtype (data owner's error)
+        return finish([run_arrow(_arrow(x), plan)], plan)
+
+
+ENGINE = NarwhalsEngine()
+register(ENGINE)

@@ -1,0 +1,336 @@
+"""The Polars table engine: a :class:`~opendp_lite.table.nodes.FramePlan` compiled to Polars
+expressions and run lazily on a Polars ``LazyFrame`` (or ``DataFrame``).
+
+Only public Polars API is used (expressions, ``with_columns``/``select``/``filter``,
+``group_by(...).agg``), never Polars' plan format, so the engine runs on every Polars the
+expression API supports (1.x from 1.30, and 2.x).
+
+Exactness: every aggregate the engine returns is an exact Python int.  Integer sums are summed
+in two halves (``v = hi·2³² + lo``, ``0 <= lo < 2³²``) so that neither half can overflow
+Int64 below 2³¹ rows; grid sums split each grid integer ``k`` (``|k| <= 2⁴⁶``) as
+``hi·2²³ + lo`` the same way as ``make_grouped_sum`` does, and add the halves as Int64.
+
+Casts, ``str.strptime`` and ``replace_strict`` without a default run non-strict (a value that
+does not convert or match becomes null), so no record can make a plan fail; any error Polars
+still raises while a plan runs is replaced by :class:`~opendp_lite.errors.FailedFunction`
+naming the step, never carrying Polars' own message (which may quote a value).
+
+>>> import polars as pl
+>>> from opendp_lite.table import nodes as n
+>>> plan = n.FramePlan(steps=(), aggregates=(("n", n.Length()),), by=(n.Col("g"),))
+>>> r = ENGINE.run(pl.LazyFrame({"g": ["b", "a", "b"]}), plan)
+>>> r.keys, r.values
+({'g': ['a', 'b']}, {'n': [1, 2]})
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ..._order import group_key
+from ...errors import FailedFunction, NotImplementedForType
+from ...table import nodes as n
+from . import TableResult, register
+
+__all__ = ["ENGINE", "PolarsEngine", "compile_expr", "polars_dtype"]
+
+
+def _pl() -> Any:
+    return importlib.import_module("polars")
+
+
+def dtype_of(dt: Any) -> n.DType:
+    """A Polars data type as a :data:`~opendp_lite.table.nodes.DType`."""
+    base = dt.base_type() if hasattr(dt, "base_type") else dt
+    name = getattr(base, "__name__", None) or type(base).__name__
+    if name == "Enum":
+        return ("Enum", tuple(dt.categories.to_list()))
+    if name == "Datetime":
+        return ("Datetime", getattr(dt, "time_unit", "us"), getattr(dt, "time_zone", None))
+    if name == "Duration":
+        return ("Duration", getattr(dt, "time_unit", "us"))
+    return str(name)
+
+
+def polars_dtype(dt: n.DType) -> Any:
+    """A :data:`~opendp_lite.table.nodes.DType` as a Polars data type.
+
+    Raises:
+        NotImplementedForType: for a name Polars does not have.
+    """
+    pl = _pl()
+    if isinstance(dt, tuple):
+        head = dt[0]
+        if head == "Enum":
+            return pl.Enum(list(dt[1]))
+        if head == "Datetime":
+            return pl.Datetime(*(dt[1:] or ("us",)))
+        if head == "Duration":
+            return pl.Duration(*(dt[1:] or ("us",)))
+        dt = head
+    t = getattr(pl, str(dt), None)
+    if t is None or not (isinstance(t, type) or hasattr(t, "base_type")):
+        raise NotImplementedForType(f"no Polars data type named {dt!r}")
+    return t
+
+
+_BIN = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+}
+
+_UN = {
+    "is_null": lambda e: e.is_null(),
+    "is_not_null": lambda e: e.is_not_null(),
+    "is_nan": lambda e: e.is_nan(),
+    "is_not_nan": lambda e: e.is_not_nan(),
+    "is_finite": lambda e: e.is_finite(),
+    "is_infinite": lambda e: e.is_infinite(),
+    "not": lambda e: e.not_(),
+    "neg": lambda e: -e,
+    "abs": lambda e: e.abs(),
+    "drop_nulls": lambda e: e.drop_nulls(),
+    "drop_nans": lambda e: e.drop_nans(),
+    "to_physical": lambda e: e.to_physical(),
+}
+
+
+def compile_expr(e: n.Expr) -> Any:
+    """A stable expression node as a Polars expression.
+
+    Raises:
+        NotImplementedForType: for a DP aggregate, ``Len`` outside an aggregate, or an
+            operation this Polars does not have.
+    """
+    pl = _pl()
+    c = compile_expr
+    if isinstance(e, n.Col):
+        return pl.col(e.name)
+    if isinstance(e, n.Lit):
+        if e.dtype is None:
+            return pl.lit(e.value)
+        return pl.lit(e.value, dtype=polars_dtype(e.dtype))
+    if isinstance(e, n.Alias):
+        return c(e.expr).alias(e.name)
+    if isinstance(e, n.Binary):
+        return _BIN[e.op](c(e.left), c(e.right))
+    if isinstance(e, n.Unary):
+        if e.op == "to_physical" and isinstance(e.expr, n.Cut):
+            return _bin_index(e.expr)
+        return _UN[e.op](c(e.expr))
+    if isinstance(e, n.Cast):
+        # non-strict: a value that does not convert becomes null (no record can fail a plan)
+        return c(e.expr).cast(polars_dtype(e.dtype), strict=False)
+    if isinstance(e, n.Clip):
+        return c(e.expr).clip(e.lower, e.upper)
+    if isinstance(e, n.FillNull):
+        return c(e.expr).fill_null(c(e.value))
+    if isinstance(e, n.FillNan):
+        return c(e.expr).fill_nan(c(e.value))
+    if isinstance(e, n.FilterExpr):
+        return c(e.expr).filter(c(e.predicate))
+    if isinstance(e, n.Cut):
+        inner = c(e.expr)
+        if hasattr(inner, "cut"):
+            return inner.cut(
+                list(e.breaks),
+                labels=None if e.labels is None else list(e.labels),
+                left_closed=e.left_closed,
+            )
+        raise NotImplementedForType("cut is not available in this Polars version")
+    if isinstance(e, n.Replace):
+        if not e.strict:
+            return c(e.expr).replace(list(e.old), list(e.new))
+        # an unmatched value without a default becomes null: Polars would raise, and whether a
+        # release fails must never depend on a record
+        kw: dict[str, Any] = {"default": pl.lit(None) if e.default is None else c(e.default)}
+        if e.return_dtype is not None:
+            kw["return_dtype"] = polars_dtype(e.return_dtype)
+        return c(e.expr).replace_strict(list(e.old), list(e.new), **kw)
+    if isinstance(e, n.StrPTime):
+        return c(e.expr).str.strptime(polars_dtype(e.dtype), e.format, strict=False)
+    if isinstance(e, n.DtPart):
+        return getattr(c(e.expr).dt, e.part)()
+    if isinstance(e, n.Len):
+        return pl.len()
+    raise NotImplementedForType(
+        f"{type(e).__name__} is not a stable expression; private aggregates go in agg/select"
+    )
+
+
+def _named(e: n.Expr) -> Any:
+    """``e`` compiled and named by the nodes' rule (:func:`~opendp_lite.table.nodes.output_name`),
+    whatever name Polars would give the compiled form."""
+    return compile_expr(e).alias(n.output_name(e))
+
+
+def _bin_index(cut: n.Cut) -> Any:
+    """The bin index of ``cut`` (its ``to_physical``) computed from each value alone: the
+    number of breaks below it (``<=`` it, for left-closed bins); null stays null.  Never the
+    codes of a Categorical, which depend on the order of the data on some Polars versions."""
+    pl = _pl()
+    x = compile_expr(cut.expr)
+    above = [(x >= b) if cut.left_closed else (x > b) for b in cut.breaks]
+    index = pl.sum_horizontal([a.cast(pl.UInt32) for a in above]) if above else pl.lit(0)
+    return pl.when(x.is_null()).then(None).otherwise(index).cast(pl.UInt32)
+
+
+_TWO32 = 1 << 32
+_TWO23 = float(1 << 23)
+
+
+def _agg_exprs(name: str, a: n.ExactAgg, float_cols: set[str]) -> list[Any]:
+    """The Polars aggregate expressions computing ``a`` (aliased ``name#i``)."""
+    pl = _pl()
+    if isinstance(a, n.Length):
+        parts = [pl.len()]
+    elif isinstance(a, n.CountValid):
+        parts = [compile_expr(a.expr).count()]
+    elif isinstance(a, n.NullCount):
+        parts = [compile_expr(a.expr).null_count()]
+    elif isinstance(a, n.NUnique):
+        parts = [compile_expr(a.expr).n_unique()]
+    elif isinstance(a, n.IntSum):
+        v = compile_expr(a.expr).clip(a.lower, a.upper).cast(pl.Int64)
+        hi = v // _TWO32
+        lo = v - hi * _TWO32
+        parts = [hi.sum(), lo.sum()]
+    elif isinstance(a, n.GridSum):
+        x = compile_expr(a.expr).cast(pl.Float64)
+        x = x.fill_nan(None).clip(a.lower, a.upper)
+        k = _trunc(x * (2.0**a.p))
+        hi = (k * (1.0 / _TWO23)).floor()
+        lo = k - hi * _TWO23
+        parts = [hi.cast(pl.Int64).sum(), lo.cast(pl.Int64).sum()]
+    elif isinstance(a, n.QuantileCounts):
+        x = compile_expr(a.expr)
+        if n.output_name(a.expr) in float_cols:
+            x = x.fill_nan(None)
+        parts = []
+        for cand in a.candidates:
+            parts += [(x < cand).sum(), (x > cand).sum()]
+    else:  # pragma: no cover - the union is closed
+        raise NotImplementedForType(f"unknown exact aggregate {a!r}")
+    return [p.alias(f"{name}#{i}") for i, p in enumerate(parts)]
+
+
+def _trunc(x: Any) -> Any:
+    pl = _pl()
+    return pl.when(x >= 0).then(x.floor()).otherwise(x.ceil())
+
+
+def _collect(a: n.ExactAgg, row: dict[str, Any], name: str) -> Any:
+    def g(i: int) -> int:
+        v = row.get(f"{name}#{i}")
+        return 0 if v is None else int(v)
+
+    if isinstance(a, n.IntSum):
+        return g(0) * _TWO32 + g(1)
+    if isinstance(a, n.GridSum):
+        return g(0) * (1 << 23) + g(1)
+    if isinstance(a, n.QuantileCounts):
+        k = len(a.candidates)
+        return ([g(2 * j) for j in range(k)], [g(2 * j + 1) for j in range(k)])
+    return g(0)
+
+
+def _zero(a: n.ExactAgg) -> Any:
+    if isinstance(a, n.QuantileCounts):
+        k = len(a.candidates)
+        return ([0] * k, [0] * k)
+    return 0
+
+
+class PolarsEngine:
+    """Runs plans on Polars LazyFrames and DataFrames."""
+
+    name = "polars"
+    label = "Polars LazyFrames and DataFrames"
+
+    def owns(self, x: object) -> bool:
+        t = type(x)
+        return t.__module__.partition(".")[0] == "polars" and t.__name__ in (
+            "LazyFrame",
+            "DataFrame",
+        )
+
+    def schema(self, x: Any) -> dict[str, n.DType]:
+        s = x.collect_schema() if hasattr(x, "collect_schema") else x.schema
+        return {str(k): dtype_of(v) for k, v in s.items()}
+
+    def run(self, x: Any, plan: n.FramePlan) -> TableResult:
+        where = "compiling the plan"
+        try:
+            lf = x.lazy()
+            for i, step in enumerate(plan.steps):
+                where = f"step {i} ({type(step).__name__})"
+                if isinstance(step, n.WithColumns):
+                    lf = lf.with_columns([_named(e) for e in step.exprs])
+                elif isinstance(step, n.Select):
+                    lf = lf.select([_named(e) for e in step.exprs])
+                else:
+                    lf = lf.filter(compile_expr(step.predicate))
+            where = "the aggregation"
+            schema = lf.collect_schema()
+            float_cols = {str(k) for k, v in schema.items() if v.is_float()}
+            aggs = [p for name, a in plan.aggregates for p in _agg_exprs(name, a, float_cols)]
+            if plan.by is None:
+                if not aggs:
+                    aggs = [_pl().len().alias("#len")]
+                df = lf.select(aggs).collect()
+                row = df.row(0, named=True) if df.height else {}
+                return TableResult(
+                    {}, {name: [_collect(a, row, name)] for name, a in plan.aggregates}
+                )
+            by_exprs = [_named(b) for b in plan.by]
+            by_names = [n.output_name(b) for b in plan.by]
+            df = lf.group_by(by_exprs).agg(aggs or [_pl().len().alias("#len")]).collect()
+            rows = df.rows(named=True)
+        except NotImplementedForType:
+            raise
+        except Exception:
+            # Polars' own message may quote a value of the data: never passed on
+            raise FailedFunction(
+                f"the Polars engine failed at {where}; the message is withheld as it may "
+                "carry data (check the query's types and casts)"
+            ) from None
+        return _assemble(plan, rows, by_names)
+
+
+def _assemble(plan: n.FramePlan, rows: list[dict[str, Any]], by_names: list[str]) -> TableResult:
+    def key_of(row: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(row[b] for b in by_names)
+
+    if plan.keys is not None:
+        found = {tuple(group_key(v) for v in key_of(r)): r for r in rows}
+        cols = [list(plan.keys[b]) for b in by_names]
+        size = len(cols[0]) if cols else 0
+        out_vals: dict[str, list[Any]] = {name: [] for name, _ in plan.aggregates}
+        for i in range(size):
+            k = tuple(group_key(c[i]) for c in cols)
+            r = found.get(k)
+            for name, a in plan.aggregates:
+                out_vals[name].append(_zero(a) if r is None else _collect(a, r, name))
+        return TableResult({b: list(c) for b, c in zip(by_names, cols, strict=True)}, out_vals)
+    rows = sorted(rows, key=lambda r: tuple(group_key(v) for v in key_of(r)))
+    keys = {b: [r[b] for r in rows] for b in by_names}
+    values = {name: [_collect(a, r, name) for r in rows] for name, a in plan.aggregates}
+    return TableResult(keys, values)
+
+
+ENGINE = PolarsEngine()
+register(ENGINE)
