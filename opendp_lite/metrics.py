@@ -23,6 +23,7 @@ from .errors import FailedMap, InvalidParameter, NotImplementedForType
 __all__ = [
     "AbsoluteDistance",
     "ChangeOneDistance",
+    "ChangeOneIdDistance",
     "DiscreteDistance",
     "ExtrinsicDistance",
     "HammingDistance",
@@ -37,6 +38,7 @@ __all__ = [
     "UserDistance",
     "absolute_distance",
     "change_one_distance",
+    "change_one_id_distance",
     "discrete_distance",
     "hamming_distance",
     "insert_delete_distance",
@@ -395,6 +397,33 @@ def symmetric_id_distance(identifier: Any) -> SymmetricIdDistance:
     SymmetricIdDistance('user')
     """
     return SymmetricIdDistance(identifier)
+
+
+@dataclass(frozen=True)
+class ChangeOneIdDistance(Metric[int]):
+    """Individuals (all rows sharing one ``identifier`` value) whose rows are changed.
+
+    ``d(x, x')`` is the least number of individuals whose blocks of rows must be replaced
+    (each by another block, of any size, under the same identifier) to turn ``x`` into
+    ``x'``; the individuals present are the same on both sides.  One change is at most two
+    edits under :func:`symmetric_id_distance` (remove the block, add the new one).
+    """
+
+    identifier: Any
+    distance_type = "u32"
+
+    def __repr__(self) -> str:
+        return f"ChangeOneIdDistance({self.identifier!r})"
+
+
+def change_one_id_distance(identifier: Any) -> ChangeOneIdDistance:
+    """Distance between dataframes counting individuals changed, identified by column
+    ``identifier`` (OpenDP's ``change_one_id_distance``).
+
+    >>> change_one_id_distance("user")
+    ChangeOneIdDistance('user')
+    """
+    return ChangeOneIdDistance(identifier)
 
 
 @dataclass(frozen=True)
