@@ -270,8 +270,10 @@ def unit_of(
     if contributions is not None:
         if not is_int_value(contributions):
             raise NotImplementedForType(
-                "contributions must be an int (bounds per group need Polars), "
-                f"got {contributions!r}"
+                "contributions must be an int: per-group contribution bounds "
+                "(contributions=[dp.polars.Bound(...)]) are not supported yet. Fix: "
+                "contributions=<rows per individual>, with dp.polars.Margin(by=..., "
+                f"max_groups=...) for the groups; got {type(contributions).__name__}"
             )
         return (insert_delete_distance() if ordered else symmetric_distance()), int(contributions)
     if changes is not None:
