@@ -207,3 +207,10 @@ def test_a_dask_frame_is_truncated_on_the_driver() -> None:
     pdf = pd.DataFrame({"id": [1, 1, 1, 2, 3, 3] * 10, "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] * 10})
     t = dp.t.make_truncate_per_id(DF, SID, k=1, keep="first")
     assert sorted(t(dd.from_pandas(pdf, npartitions=3))["x"].tolist()) == [1.0, 4.0, 5.0]
+
+
+def test_the_identifier_metrics_survive_a_serialization_round_trip() -> None:
+    import opendp_lite.prelude as dp
+
+    for metric in (dp.symmetric_id_distance("pid"), dp.change_one_id_distance("pid")):
+        assert dp.deserialize(dp.serialize(metric)) == metric
