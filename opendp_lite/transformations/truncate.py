@@ -27,6 +27,7 @@ from .. import backends
 from .._order import group_ranks, tie_ranks
 from .._registry import constructor
 from .._spine import then
+from .._types import Vec
 from .._validate import check_int
 from ..core import Domain, Metric, Transformation
 from ..domains import DataFrameDomain, atom_domain, vector_domain
@@ -367,7 +368,7 @@ then_truncate_num_groups = then(make_truncate_num_groups)
 @constructor
 def make_count_per_id(
     input_domain: Domain[Any], input_metric: Metric[Any]
-) -> Transformation[Mapping[Any, Any], Any, int, int]:
+) -> Transformation[Mapping[Any, Any], Vec[int], int, int]:
     r"""The number of rows of each individual: one count per identifier value, a vector.
 
     The counts come in the order of the identifiers in ``opendp_lite._order`` (a vector under

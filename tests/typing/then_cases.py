@@ -123,6 +123,16 @@ def transformations() -> None:
         frame >> dp.t.then_partition_by("g", keys=["a"]) >> dp.t.then_grouped_sum("x", (0.0, 1.0)),
         _T[Mapping[Any, Any], Vec[float], int, float],
     )
+    # then: individuals (all rows of an identifier) in, rows or counts per individual out
+    people = dp.dataframe_domain(), dp.symmetric_id_distance("pid")
+    assert_type(
+        people >> dp.t.then_truncate_per_id(5), _T[Mapping[Any, Any], Mapping[Any, Any], int, int]
+    )
+    assert_type(
+        people >> dp.t.then_truncate_num_groups("g", 2),
+        _T[Mapping[Any, Any], Mapping[Any, Any], int, int],
+    )
+    assert_type(people >> dp.t.then_count_per_id(), _T[Mapping[Any, Any], Vec[int], int, int])
 
 
 def measurements() -> None:
