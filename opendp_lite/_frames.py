@@ -201,7 +201,8 @@ def _native_values(x: Any, mode: Missing, scan: bool = True) -> npt.NDArray[Any]
         dt = x.dtype
         if isinstance(dt, np.dtype):  # numpy-backed: decided by kind (cheap attribute tests)
             if dt.kind in "biu":
-                return x.to_numpy()  # type: ignore[no-any-return]
+                ints: npt.NDArray[Any] = x.to_numpy()
+                return ints
             if dt.kind == "f" and dt.itemsize in (4, 8):
                 values = x.to_numpy()
                 return _float_values(values, mode) if scan else values
@@ -218,9 +219,11 @@ def _native_values(x: Any, mode: Missing, scan: bool = True) -> npt.NDArray[Any]
             return None  # other extension dtypes (Float64, category...): narwhals
         # nullable integers and booleans: pandas NA is their only missing value
         if not _has_missing(x):
-            return x.to_numpy()  # type: ignore[no-any-return]
+            present: npt.NDArray[Any] = x.to_numpy()
+            return present
         if mode == "none":
-            return x.to_numpy(dtype=object, na_value=None)  # type: ignore[no-any-return]
+            options: npt.NDArray[Any] = x.to_numpy(dtype=object, na_value=None)
+            return options
         return None  # refused (naming it) or mapped to NaN by the narwhals path
     if lib == "polars":
         pl = sys.modules["polars"]
@@ -232,7 +235,8 @@ def _native_values(x: Any, mode: Missing, scan: bool = True) -> npt.NDArray[Any]
                 return None
             return _float_values(values, mode) if scan else values
         if x.dtype.is_integer() or x.dtype == pl.Boolean:
-            return x.to_numpy()  # type: ignore[no-any-return]
+            pl_ints: npt.NDArray[Any] = x.to_numpy()
+            return pl_ints
         return None
     if lib == "pyarrow":
         pa = sys.modules["pyarrow"]
@@ -243,7 +247,8 @@ def _native_values(x: Any, mode: Missing, scan: bool = True) -> npt.NDArray[Any]
             values = x.to_numpy(zero_copy_only=False)
             return _float_values(values, mode) if scan else values
         if pa.types.is_integer(t) or pa.types.is_boolean(t):
-            return x.to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
+            pa_ints: npt.NDArray[Any] = x.to_numpy(zero_copy_only=False)
+            return pa_ints
         return None
     return None
 

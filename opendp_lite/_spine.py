@@ -89,6 +89,7 @@ __all__ = [
     "IntNoiseCarriers",
     "MeasurementPattern",
     "NoiseCarriers",
+    "Numeric",
     "ThenFold",
     "ThenIntNoise",
     "ThenInto",
@@ -119,6 +120,7 @@ __all__ = [
     "same",
     "then",
     "typed_as",
+    "typed_by",
 ]
 
 P = ParamSpec("P")
@@ -139,6 +141,7 @@ _Q = TypeVar("_Q")
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 _F = TypeVar("_F")
+Numeric = TypeVar("Numeric", int, float)  # the numeric carriers: one row covers both
 
 
 # ----------------------------------------------------------------------------------------------
@@ -439,33 +442,27 @@ class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
 # The carrier tables of the noise mechanisms, written once.  ``@noise_carriers`` on a
 # ``make_x(input_domain, input_metric, *params)`` types it by :class:`NoiseCarriers` (the
 # ``params`` carried by a ``ParamSpec``); at run time it returns ``make_x`` itself.
-# Vec[float] and Vec[int] both admit a numpy array, hence the overlap ignore.
 
 
 class NoiseCarriers(Protocol[P]):
-    """Noise on int or float scalars and vectors: the carrier is kept, vectors release arrays."""
+    """Noise on int or float scalars and vectors: the carrier is kept, vectors release arrays.
+
+    ``Numeric`` is constrained to ``int`` and ``float``, so one row covers both carriers.
+    """
 
     @overload
     def __call__(
-        self, input_domain: Domain[float], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
-    ) -> Measurement[float, float, _D, float]: ...
+        self, input_domain: Domain[Numeric], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
+    ) -> Measurement[Numeric, Numeric, _D, float]: ...
     @overload
     def __call__(
-        self, input_domain: Domain[int], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
-    ) -> Measurement[int, int, _D, float]: ...
-    @overload
-    def __call__(  # type: ignore[overload-overlap]
         self,
-        input_domain: Domain[Vec[float]],
+        input_domain: Domain[Vec[Numeric]],
         input_metric: Metric[_D],
         /,
         *a: P.args,
         **k: P.kwargs,
-    ) -> Measurement[Vec[float], npt.NDArray[Any], _D, float]: ...
-    @overload
-    def __call__(
-        self, input_domain: Domain[Vec[int]], input_metric: Metric[_D], /, *a: P.args, **k: P.kwargs
-    ) -> Measurement[Vec[int], npt.NDArray[Any], _D, float]: ...
+    ) -> Measurement[Vec[Numeric], npt.NDArray[Any], _D, float]: ...
 
 
 class IntNoiseCarriers(Protocol[P]):
@@ -482,8 +479,28 @@ class IntNoiseCarriers(Protocol[P]):
 
 
 def typed_as(table: _F) -> Callable[[Callable[..., Any]], _F]:
-    """Typing only: type the decorated ``make_x`` as ``table`` (an overloaded carrier table
-    declared once, under ``TYPE_CHECKING``); at run time the decorator returns ``make_x``."""
+    """Typing only: type the decorated ``make_x`` as ``table``; at run time the decorator
+    returns ``make_x``.
+
+    ``table`` is a carrier table declared once: an overloaded function under ``TYPE_CHECKING``,
+    or a ``Protocol`` whose ``__call__`` is the table, named by ``cast("_Table", None)`` (mypy
+    reads the ``cast``'s type; nothing is built at run time)."""
+    return lambda make: cast(_F, make)
+
+
+_F_co = TypeVar("_F_co", covariant=True)
+
+
+class _Calls(Protocol[_F_co]):
+    @property
+    def __call__(self) -> _F_co: ...
+
+
+def typed_by(table: _Calls[_F] | None) -> Callable[[Callable[..., Any]], _F]:
+    """Typing only: type the decorated ``make_x`` as the ``__call__`` of ``table``, a
+    ``Protocol`` whose overloaded ``__call__`` is a carrier table written once, named by
+    ``cast("Table[...]", None)``: the ``make_x`` is then an overloaded function, whose
+    overloads a derived partial (``into(make_x)``) keeps.  At run time it returns ``make_x``."""
     return lambda make: cast(_F, make)
 
 
@@ -500,8 +517,10 @@ def int_noise_carriers(make: Callable[Concatenate[Any, Any, P], _AnyM]) -> IntNo
 class ThenNoise(MeasurementPattern):
     """Noise on int or float scalars and vectors (Laplace, Gaussian): the carrier is kept.
 
-    Vectors release numpy arrays.  The first overloads, on ``Never``, match only an ``Any``
-    carrier, which then stays ``Any`` rather than a guessed carrier.
+    Vectors release numpy arrays.  The first overload, on ``Never``, matches only an ``Any``
+    carrier, which then stays ``Any`` rather than a guessed carrier.  The rows are written per
+    carrier (not with :class:`NoiseCarriers`' constrained ``Numeric``): ``left >> partial`` matches
+    them against ``core._OnSpace``, which infers the release type only from a non-generic row.
     """
 
     __slots__ = ()

@@ -31,7 +31,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar, cast, overload
 
 from ._registry import constructor
 from ._validate import is_real_value
@@ -625,14 +625,8 @@ class Transformation(_InputTypes, Generic[TI, TO, DI, DO]):
     def __rshift__(self, other: _Then[Transformation[TI, TO, DI, DO], R]) -> R: ...
     @overload
     def __rshift__(self, other: _OnSpace[TO, DO, U, Q]) -> Measurement[TI, U, DI, Q]: ...
-    @overload
+    @overload  # also a PartialTransformation / PartialMeasurement (their ``__rrshift__``)
     def __rshift__(self, other: _OnSpaceT[TO, DO, U, DU]) -> Transformation[TI, U, DI, DU]: ...
-    @overload
-    def __rshift__(
-        self, other: PartialTransformation[TO, U, DO, DU]
-    ) -> Transformation[TI, U, DI, DU]: ...
-    @overload
-    def __rshift__(self, other: PartialMeasurement[TO, U, DO, Q]) -> Measurement[TI, U, DI, Q]: ...
     def __rshift__(self, other: object) -> object:
         if isinstance(other, (PartialTransformation, PartialMeasurement)):
             other = other(self.output_domain, self.output_metric)
@@ -734,10 +728,8 @@ class Measurement(_InputTypes, Generic[TI, TO, DI, MO]):
     @deprecated("a Measurement cannot be chained after a Measurement: only post-processing can")
     def __rshift__(self, other: Measurement[Any, Any, Any, Any]) -> NoReturn: ...
     @overload
-    def __rshift__(self, other: Transformation[TO, U, Any, Any]) -> Measurement[TI, U, DI, MO]: ...
-    @overload
     def __rshift__(self, other: Function[TO, U]) -> Measurement[TI, U, DI, MO]: ...
-    @overload
+    @overload  # also a Transformation (its ``__call__``)
     def __rshift__(self, other: Callable[[TO], U]) -> Measurement[TI, U, DI, MO]: ...
     def __rshift__(self, other: object) -> object:
         """Post-process the release with a function, a :class:`Function` or a Transformation.
@@ -1115,17 +1107,9 @@ class Queryable(Generic[Q, A]):
         return "Queryable()"
 
 
-@overload
 def new_queryable(
-    transition: Callable[[Q], A], Q: object = None, A: object = None
-) -> Queryable[Q, A]: ...
-@overload
-def new_queryable(
-    transition: Callable[[Q, bool], A], Q: object = None, A: object = None
-) -> Queryable[Q, A]: ...
-def new_queryable(
-    transition: Callable[..., Any], Q: object = None, A: object = None
-) -> Queryable[Any, Any]:
+    transition: Callable[[Q], A] | Callable[[Q, bool], A], Q: object = None, A: object = None
+) -> Queryable[Q, A]:
     """Make a :class:`Queryable` from a transition function (``Q``/``A`` kept for OpenDP parity).
 
     As in OpenDP, a transition of one parameter is called as ``transition(query)``, and any
@@ -1144,8 +1128,8 @@ def new_queryable(
     except (TypeError, ValueError):  # no signature (some builtins): one argument
         n_params = 1
     if n_params == 1:
-        return Queryable(transition)
-    two_args = transition
+        return Queryable(cast("Callable[[Any], Any]", transition))
+    two_args = cast("Callable[[Any, bool], Any]", transition)
     return Queryable(lambda query: two_args(query, False))
 
 

@@ -314,9 +314,10 @@ class VectorDomain(Domain[Vec[C]], Generic[C]):
         backend = _vector_backend(x)
         if backend is not None and isinstance(self.element_domain, AtomDomain):
             # checked block by block inside the task graph, fused with the chain's own pass
-            return backend.checked_vector(  # type: ignore[no-any-return]
+            checked: npt.NDArray[Any] = backend.checked_vector(
                 self.element_domain, self.size, x, _coerce_vector
             )
+            return checked
         if is_lazy_array(x) and isinstance(self.element_domain, AtomDomain):
             # a duck array stands in for an ndarray from here on (same numpy API)
             arr = _coerce_lazy_vector(self.element_domain, x)
@@ -645,10 +646,6 @@ def _coerce_option_vector(element: OptionDomain[Any], x: Any) -> npt.NDArray[Any
     return out
 
 
-@overload
-def vector_domain(atom_domain: AtomDomain[C], size: int | None = None) -> VectorDomain[C]: ...
-@overload
-def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDomain[C]: ...
 def vector_domain(atom_domain: Domain[C], size: int | None = None) -> VectorDomain[C]:
     """The domain of vectors of elements from ``atom_domain``, of known ``size`` if given.
 
@@ -865,10 +862,10 @@ class DataFrameDomain(Domain[Mapping[Any, Any]]):
             # a lazy dataframe: names checked now; the declared columns' cells now too (one
             # pass, where the data enters, remembered for this frame object), the others when a
             # vector domain reads them
-            frame = backend.checked_frame(self.K, x, _coerce_scalar)
+            frame: Mapping[Any, Any] = backend.checked_frame(self.K, x, _coerce_scalar)
             if self.columns:
                 _force_declared_columns(backend, frame, self.columns)
-            return frame  # type: ignore[no-any-return]
+            return frame
         if not isinstance(x, Mapping):
             raise NotInDomain(f"inferred type is {type(x).__name__}, expected a dataframe (dict)")
         typed = dict(self.columns)

@@ -12,8 +12,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
 from ._types import NUMERIC_TYPES, carrier_name
 from .core import Metric, _check_distance
@@ -22,6 +23,7 @@ from .errors import FailedMap, InvalidParameter, NotImplementedForType
 __all__ = [
     "AbsoluteDistance",
     "ChangeOneDistance",
+    "ChangeOneIdDistance",
     "DiscreteDistance",
     "ExtrinsicDistance",
     "HammingDistance",
@@ -36,6 +38,7 @@ __all__ = [
     "UserDistance",
     "absolute_distance",
     "change_one_distance",
+    "change_one_id_distance",
     "discrete_distance",
     "hamming_distance",
     "insert_delete_distance",
@@ -175,12 +178,48 @@ class LInfDistance(_SensitivityMetric[T]):
         return f"LInfDistance({mono}T={self.T})"
 
 
-@overload
-def absolute_distance(T: type[int] | IntName) -> AbsoluteDistance[int]: ...
-@overload
-def absolute_distance(T: type[float] | FloatName) -> AbsoluteDistance[float]: ...
-@overload
-def absolute_distance(T: object) -> AbsoluteDistance[Any]: ...
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_I = TypeVar("_I")
+_F = TypeVar("_F")
+_RI = TypeVar("_RI", covariant=True)
+_RF = TypeVar("_RF", covariant=True)
+_RA = TypeVar("_RA", covariant=True)
+
+
+class ByDistanceType(Protocol[_P, _RI, _RF, _RA]):
+    """Typing only: the distance-type table of the sensitivity metrics, written once.
+
+    ``T`` an integer type or name gives ``_RI``, a float one ``_RF``, anything else (a numpy
+    type, a ``RuntimeType``) ``_RA``, the function's own return type; its other parameters
+    (``monotonic``) are carried by ``_P``.
+    """
+
+    @overload
+    def __call__(self, T: type[int] | IntName, *a: _P.args, **k: _P.kwargs) -> _RI: ...
+    @overload
+    def __call__(self, T: type[float] | FloatName, *a: _P.args, **k: _P.kwargs) -> _RF: ...
+    @overload
+    def __call__(self, T: object, *a: _P.args, **k: _P.kwargs) -> _RA: ...
+
+
+class _Rows(Generic[_I, _F]):
+    """Typing only: the integer and float rows of a :class:`ByDistanceType`."""
+
+
+class _ByDistanceType(Protocol[_RI, _RF]):
+    def __call__(
+        self, fn: Callable[Concatenate[Any, _P], _R], /
+    ) -> ByDistanceType[_P, _RI, _RF, _R]: ...
+
+
+def _by_distance_type(rows: _Rows[_I, _F] | None) -> _ByDistanceType[_I, _F]:
+    """Typing only: ``@_by_distance_type(cast("_Rows[X[int], X[float]]", None))`` types a
+    metric by :class:`ByDistanceType`; at run time it returns the function itself."""
+    return cast(_ByDistanceType[_I, _F], lambda fn: fn)
+
+
+@_by_distance_type(cast("_Rows[AbsoluteDistance[int], AbsoluteDistance[float]]", None))
 def absolute_distance(T: object) -> AbsoluteDistance[Any]:
     """The absolute distance |x − x′| with distance type ``T``.
 
@@ -190,34 +229,19 @@ def absolute_distance(T: object) -> AbsoluteDistance[Any]:
     return AbsoluteDistance(carrier_name(T))
 
 
-@overload
-def l1_distance(T: type[int] | IntName) -> L1Distance[int]: ...
-@overload
-def l1_distance(T: type[float] | FloatName) -> L1Distance[float]: ...
-@overload
-def l1_distance(T: object) -> L1Distance[Any]: ...
+@_by_distance_type(cast("_Rows[L1Distance[int], L1Distance[float]]", None))
 def l1_distance(T: object) -> L1Distance[Any]:
     """The L1 distance between vectors, with distance type ``T``."""
     return L1Distance(carrier_name(T))
 
 
-@overload
-def l2_distance(T: type[int] | IntName) -> L2Distance[int]: ...
-@overload
-def l2_distance(T: type[float] | FloatName) -> L2Distance[float]: ...
-@overload
-def l2_distance(T: object) -> L2Distance[Any]: ...
+@_by_distance_type(cast("_Rows[L2Distance[int], L2Distance[float]]", None))
 def l2_distance(T: object) -> L2Distance[Any]:
     """The L2 distance between vectors, with distance type ``T``."""
     return L2Distance(carrier_name(T))
 
 
-@overload
-def linf_distance(T: type[int] | IntName, monotonic: bool = False) -> LInfDistance[int]: ...
-@overload
-def linf_distance(T: type[float] | FloatName, monotonic: bool = False) -> LInfDistance[float]: ...
-@overload
-def linf_distance(T: object, monotonic: bool = False) -> LInfDistance[Any]: ...
+@_by_distance_type(cast("_Rows[LInfDistance[int], LInfDistance[float]]", None))
 def linf_distance(T: object, monotonic: bool = False) -> LInfDistance[Any]:
     """The L∞ distance between vectors, with distance type ``T``.
 
@@ -373,6 +397,33 @@ def symmetric_id_distance(identifier: Any) -> SymmetricIdDistance:
     SymmetricIdDistance('user')
     """
     return SymmetricIdDistance(identifier)
+
+
+@dataclass(frozen=True)
+class ChangeOneIdDistance(Metric[int]):
+    """Individuals (all rows sharing one ``identifier`` value) whose rows are changed.
+
+    ``d(x, x')`` is the least number of individuals whose blocks of rows must be replaced
+    (each by another block, of any size, under the same identifier) to turn ``x`` into
+    ``x'``; the individuals present are the same on both sides.  One change is at most two
+    edits under :func:`symmetric_id_distance` (remove the block, add the new one).
+    """
+
+    identifier: Any
+    distance_type = "u32"
+
+    def __repr__(self) -> str:
+        return f"ChangeOneIdDistance({self.identifier!r})"
+
+
+def change_one_id_distance(identifier: Any) -> ChangeOneIdDistance:
+    """Distance between dataframes counting individuals changed, identified by column
+    ``identifier`` (OpenDP's ``change_one_id_distance``).
+
+    >>> change_one_id_distance("user")
+    ChangeOneIdDistance('user')
+    """
+    return ChangeOneIdDistance(identifier)
 
 
 @dataclass(frozen=True)

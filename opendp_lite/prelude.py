@@ -102,8 +102,10 @@ from .accuracy import (
 from .measurements.randomized_response import BitVectorDomain, bitvector_domain
 from .measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
 from .metrics import (  # the metrics of individuals and partitions
+    ChangeOneIdDistance,
     PartitionDistance,
     SymmetricIdDistance,
+    change_one_id_distance,
     partition_distance,
     symmetric_id_distance,
 )
@@ -221,6 +223,7 @@ __all__ = [
     "BitVectorDomain",
     "CategoricalDomain",
     "ChangeOneDistance",
+    "ChangeOneIdDistance",
     "Context",
     "DataFrame",
     "DataFrameDomain",
@@ -294,6 +297,7 @@ __all__ = [
     "c",
     "categorical_domain",
     "change_one_distance",
+    "change_one_id_distance",
     "col",
     "dataframe_domain",
     "datetime_domain",

@@ -48,7 +48,6 @@ UNMIRRORED: dict[str, str] = {
     "context/compositor.py": _CONTEXT,
     "context/plugins.py": _CONTEXT,
     "context/summary.py": _CONTEXT,
-    "context/units.py": _CONTEXT,
     "extras/numpy/_checks.py": _EXTRAS_NUMPY,
     "extras/numpy/_inputs.py": _EXTRAS_NUMPY,
     "extras/numpy/clamp.py": _EXTRAS_NUMPY,

@@ -64,7 +64,12 @@ class Unit:
 
     @property
     def lineno(self) -> int:
-        return min(getattr(n, "lineno", 0) for n in self.nodes)
+        """The first line of the unit, its decorators included (as ``inspect.getsource``)."""
+        return min(
+            getattr(d, "lineno", 0)
+            for n in self.nodes
+            for d in [n, *getattr(n, "decorator_list", [])]
+        )
 
     @property
     def end_lineno(self) -> int:

@@ -710,8 +710,16 @@ def _ours(node: str, ours: dict[str, Result]) -> Result:
 
 
 def _cell(text: str, limit: int = 150) -> str:
+    """A table cell of an error message: pipes, backticks and brackets escaped (a message
+    such as Polars' ``[u32] [ 65 null ]`` would read as a Markdown link reference)."""
     text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("|", "\\|").replace("`", "'")
+    return (
+        text.replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("`", "'")
+        .replace("[", "\\[")
+        .replace("]", "\\]")
+    )
 
 
 def report(

@@ -267,7 +267,8 @@ def make_composition(
         return [f(x) for f in functions]
 
     def privacy_map(d_in: DI) -> MO:
-        return _compose(measure, [m(d_in) for m in maps])  # type: ignore[no-any-return]
+        loss: MO = _compose(measure, [m(d_in) for m in maps])
+        return loss
 
     return Measurement(domain, first.input_metric, measure, function, privacy_map)
 
@@ -374,7 +375,8 @@ def make_adaptive_composition(
 
     def privacy_map(d_in_prime: DI) -> MO:
         _check_d_in(input_metric, d_in_prime, d_in_checked)
-        return _compose(output_measure, mids)  # type: ignore[no-any-return]
+        loss: MO = _compose(output_measure, mids)
+        return loss
 
     return Measurement(input_domain, input_metric, output_measure, function, privacy_map)
 

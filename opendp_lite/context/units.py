@@ -30,12 +30,14 @@ from ..measures import (
 from ..metrics import (
     absolute_distance,
     change_one_distance,
+    change_one_id_distance,
     discrete_distance,
     hamming_distance,
     insert_delete_distance,
     l1_distance,
     l2_distance,
     symmetric_distance,
+    symmetric_id_distance,
 )
 from ..typing import _SENSITIVITY_METRICS, RuntimeType
 
@@ -219,14 +221,26 @@ def unit_of(
     ``local=True`` (one individual's data) is given.  ``ordered=True`` selects the
     insert-delete / Hamming distance for ordered data.
 
+    With ``identifier`` (a column name) an individual is every row sharing one value of that
+    column, as in OpenDP: ``contributions=d`` is ``(symmetric_id_distance(identifier), d)``,
+    ``d`` individuals added or removed, and ``changes=d`` is
+    ``(change_one_id_distance(identifier), d)``, ``d`` individuals whose rows change.  The
+    number of rows one individual holds is not bounded by the unit: a query bounds it by
+    truncation (``dp.t.make_truncate_per_id(..., k)``, or ``max_rows_per_id=k`` in the
+    helpers), which is *enforced*; ``contributions=k`` without an identifier is a *claim*
+    (each individual holds at most ``k`` records), taken on trust.
+
     Raises:
         InvalidParameter: unless exactly one distance is given, or for ``ordered`` with a
-            distance it does not apply to.
-        NotImplementedForType: for ``identifier`` (identifier-level units need Polars) or a
-            sequence of bounds for ``contributions``.
+            distance it does not apply to (or with an identifier), or an identifier with a
+            distance other than ``contributions``/``changes``.
+        NotImplementedForType: for a sequence of bounds for ``contributions`` (bounds per
+            group belong to the table API).
 
     >>> unit_of(contributions=3), unit_of(l1=2.0), unit_of(changes=1, ordered=True)
     ((SymmetricDistance(), 3), (L1Distance(f64), 2.0), (HammingDistance(), 1))
+    >>> unit_of(contributions=1, identifier="person"), unit_of(changes=1, identifier="person")
+    ((SymmetricIdDistance('person'), 1), (ChangeOneIdDistance('person'), 1))
     """
     given = {
         "contributions": contributions,
@@ -243,10 +257,7 @@ def unit_of(
             f"got {named}"
         )
     if identifier is not None:
-        raise NotImplementedForType(
-            "identifier-level privacy units need OpenDP's Polars integration, which opendp_lite "
-            f"does not have; got identifier={identifier!r}"
-        )
+        return _unit_by_identifier(identifier, contributions, changes, local, ordered, U)
     if local is not None and (ordered or U is not None):
         raise InvalidParameter(
             '"local" must be the only parameter: unit_of(local=True) is (discrete_distance(), '
@@ -259,8 +270,10 @@ def unit_of(
     if contributions is not None:
         if not is_int_value(contributions):
             raise NotImplementedForType(
-                "contributions must be an int (bounds per group need Polars), "
-                f"got {contributions!r}"
+                "contributions must be an int: per-group contribution bounds "
+                "(contributions=[dp.polars.Bound(...)]) are not supported yet. Fix: "
+                "contributions=<rows per individual>, with dp.polars.Margin(by=..., "
+                f"max_groups=...) for the groups; got {type(contributions).__name__}"
             )
         return (insert_delete_distance() if ordered else symmetric_distance()), int(contributions)
     if changes is not None:
@@ -275,3 +288,48 @@ def unit_of(
         else l2_distance
     )
     return cast(Metric[Any], make(T)), value
+
+
+def _unit_by_identifier(
+    identifier: object,
+    contributions: object,
+    changes: object,
+    local: object,
+    ordered: bool,
+    U: object,
+) -> tuple[Metric[Any], Any]:
+    """OpenDP's identifier units: individuals, not records, added/removed or changed."""
+    if local is not None:
+        raise InvalidParameter(
+            '"local" must be the only parameter: unit_of(local=True) is (discrete_distance(), '
+            "1). Fix: drop identifier="
+        )
+    if ordered:
+        raise InvalidParameter(
+            '"ordered" must be False when "identifier" is set (individuals are unordered)'
+        )
+    if contributions is None and changes is None:
+        raise InvalidParameter(
+            "identifier= names who the individual is; it goes with contributions= (individuals "
+            "added or removed) or changes= (individuals changed), not with a distance of an "
+            "aggregate"
+        )
+    if U is not None:
+        raise InvalidParameter("U= does not apply to an identifier unit (distances are counts)")
+    if not isinstance(identifier, str | int) or isinstance(identifier, bool):
+        raise NotImplementedForType(
+            "identifier must be a column name (a str or int); an expression identifier belongs "
+            f"to the table API, got {type(identifier).__name__}"
+        )
+    d = contributions if contributions is not None else changes
+    if not is_int_value(d) or isinstance(d, bool) or int(cast(Any, d)) < 0:
+        if isinstance(d, list | tuple):
+            raise NotImplementedForType(
+                "contributions as a sequence of bounds (per group) belongs to the table API; "
+                "here pass an int: the number of individuals"
+            )
+        raise InvalidParameter(f"the number of individuals must be an int >= 0, got {d!r}")
+    n = int(cast(Any, d))
+    if contributions is not None:
+        return symmetric_id_distance(identifier), n
+    return change_one_id_distance(identifier), n

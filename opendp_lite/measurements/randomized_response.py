@@ -176,11 +176,13 @@ def make_randomized_response(
     def function(arg: C) -> C:
         i = index.get(arg)
         if i is None:
-            return normalized[sample_uniform_below(k)]  # type: ignore[no-any-return]
+            other: C = normalized[sample_uniform_below(k)]
+            return other
         if sample_bernoulli(p):
             return arg
         j = sample_uniform_below(k - 1)
-        return normalized[j + (j >= i)]  # type: ignore[no-any-return]
+        flipped: C = normalized[j + (j >= i)]
+        return flipped
 
     return Measurement(
         domain, discrete_distance(), max_divergence(), function, _discrete_map(epsilon)

@@ -21,8 +21,10 @@ from ..measurements.randomized_response import BitVectorDomain, bitvector_domain
 from ..measurements.sensitivity_sampling import SampledSensitivity
 from ..measurements.threshold import L0PInfDistance, l01inf_distance, l02inf_distance
 from ..metrics import (
+    ChangeOneIdDistance,
     PartitionDistance,
     SymmetricIdDistance,
+    change_one_id_distance,
     partition_distance,
     symmetric_id_distance,
 )
@@ -171,6 +173,9 @@ def _partition_distance(inner: Any) -> PartitionDistance:
 
 
 register_space(SymmetricIdDistance, "symmetric_id_distance", symmetric_id_distance, ("identifier",))
+register_space(
+    ChangeOneIdDistance, "change_one_id_distance", change_one_id_distance, ("identifier",)
+)
 register_space(PartitionDistance, "partition_distance", _partition_distance, ("inner",))
 register_space(
     PartitionDomain, "partition_domain", _partition_domain, ("by", "keys", "part_domain")

@@ -59,7 +59,7 @@ def _lit_node(x: Any) -> n.Expr:
 
 def _read_polars(x: Any) -> n.Expr:
     try:
-        from .polars_reader import read_expr  # type: ignore[import-not-found,unused-ignore]
+        from .polars_reader import read_expr
     except ImportError:
         raise NotImplementedForType(
             "Polars expressions need the Polars expression reader (opendp_lite.table."

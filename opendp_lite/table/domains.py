@@ -35,7 +35,7 @@ import importlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..core import Domain
 from ..domains import AtomDomain, CategoricalDomain, OptionDomain, categorical_domain
@@ -439,7 +439,7 @@ def _as_frame_margin(margin: object) -> FrameMargin:
         raise InvalidParameter(
             f'margin invariant must be "keys", "lengths" or None, got {m.invariant!r}'
         )
-    inv: Literal["keys", "lengths"] | None = invariant  # type: ignore[assignment]
+    inv = cast(Literal["keys", "lengths"] | None, invariant)  # checked just above
     return FrameMargin(_by_set(m.by), m.max_length, m.max_groups, inv)
 
 

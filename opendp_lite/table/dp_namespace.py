@@ -34,6 +34,7 @@ import numbers
 import sys
 import warnings
 from collections.abc import Callable, Iterable
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from opendp_lite.errors import InvalidParameter, ParameterTypeError
@@ -137,10 +138,10 @@ def _user_stacklevel() -> int:
     """The ``stacklevel`` of the first caller outside opendp_lite (``warnings.warn`` called
     from the function calling this), so a warning points at the user's line however many
     of the library's wrappers (``dp.len``) lie between."""
-    frame = sys._getframe(1)  # the function that warns (stacklevel 1)
+    frame: FrameType | None = sys._getframe(1)  # the function that warns (stacklevel 1)
     level = 1
     while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("opendp_lite."):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         level += 1
     return level
 

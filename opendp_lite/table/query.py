@@ -53,7 +53,7 @@ Design note.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,13 +83,17 @@ _SUPPORTED = (
 _HUGE_THRESHOLD = 2**32 - 1
 
 
-def _flatten(exprs: tuple[Any, ...]) -> tuple[n.Expr, ...]:
+def _flatten(exprs: tuple[Any, ...], named: dict[str, Any] | None = None) -> tuple[n.Expr, ...]:
+    """The nodes of a verb's arguments, as Polars reads them: expressions, lists, tuples or
+    iterators of them (a generator), then ``name=expr`` keywords as aliases."""
     out: list[n.Expr] = []
     for e in exprs:
-        if isinstance(e, list | tuple):
+        if isinstance(e, list | tuple | Iterator):
             out.extend(to_node(x) for x in e)
         else:
             out.append(to_node(e))
+    for name, e in (named or {}).items():
+        out.append(n.Alias(to_node(e), name))
     return tuple(out)
 
 
@@ -174,18 +178,18 @@ class LazyFrameQuery:
 
     # -- the verbs --------------------------------------------------------------------------
 
-    def select(self, *exprs: Any) -> LazyFrameQuery:
+    def select(self, *exprs: Any, **named: Any) -> LazyFrameQuery:
         """Columns (row by row), or private aggregates of the whole frame (a release)."""
         self._open("select")
-        nodes = _flatten(exprs)
+        nodes = _flatten(exprs, named)
         if any(_has_agg(e) for e in nodes):
             return self._with(aggs=nodes, by=None)
         return self._with(steps=(*self._state.steps, n.Select(nodes)))
 
-    def with_columns(self, *exprs: Any) -> LazyFrameQuery:
+    def with_columns(self, *exprs: Any, **named: Any) -> LazyFrameQuery:
         """New or redefined columns, row by row (a redefinition drops what held of the old)."""
         self._open("with_columns")
-        return self._with(steps=(*self._state.steps, n.WithColumns(_flatten(exprs))))
+        return self._with(steps=(*self._state.steps, n.WithColumns(_flatten(exprs, named))))
 
     def filter(self, *predicates: Any) -> LazyFrameQuery:
         """Keep the rows where every predicate holds (row by row: no privacy cost)."""
@@ -206,9 +210,9 @@ class LazyFrameQuery:
             raise InvalidParameter("group_by needs at least one key column")
         return LazyGroupBy(self, nodes)
 
-    def agg(self, *exprs: Any) -> LazyFrameQuery:
+    def agg(self, *exprs: Any, **named: Any) -> LazyFrameQuery:
         """Private aggregates of the whole frame (as ``select``)."""
-        return self.select(*exprs)
+        return self.select(*exprs, **named)
 
     def with_keys(self, keys: Any, on: Sequence[str] | None = None) -> LazyFrameQuery:
         """Release exactly the groups of the public ``keys`` (a Polars DataFrame/LazyFrame or a
@@ -496,9 +500,9 @@ class LazyGroupBy:
         self._query = query
         self._by = by
 
-    def agg(self, *exprs: Any) -> LazyFrameQuery:
+    def agg(self, *exprs: Any, **named: Any) -> LazyFrameQuery:
         """Private aggregates per group."""
-        nodes = _flatten(exprs)
+        nodes = _flatten(exprs, named)
         return self._query._with(by=self._by, aggs=nodes)
 
     def __getattr__(self, name: str) -> Any:

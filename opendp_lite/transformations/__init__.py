@@ -32,3 +32,4 @@ from .tree import *  # noqa: F403
 # isort: split
 # -- partitions: records split by key columns, and per-group aggregates --
 from .partition import *  # noqa: F403
+from .truncate import *  # noqa: F403

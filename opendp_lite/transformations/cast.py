@@ -22,15 +22,16 @@ import math
 import re
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import cast as _cast
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import backends
 from .._registry import constructor
-from .._spine import into
-from .._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from .._spine import into, typed_by
+from .._types import Never, Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
 from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, FloatName, IntName, atom_domain, option_domain
 from ..errors import FailedFunction, NotImplementedForType
@@ -190,23 +191,42 @@ def _spaces(name: str, input_domain: Domain[Any], TOA: object) -> tuple[str, str
 _TI = TypeVar("_TI")
 
 
+_RI = TypeVar("_RI")
+_RF = TypeVar("_RF")
+_RS = TypeVar("_RS")
+
+
+class ByTOA(Protocol[_RI, _RF, _RS]):
+    """Typing only: the casts' carrier table, written once.
+
+    ``TOA`` an integer type or name gives ``_RI``, a float one ``_RF``, ``str``/``"String"``
+    ``_RS``; anything else (a numpy type, a ``RuntimeType``) leaves the output open.  A row
+    that is refused at construction (``make_cast_inherent`` to a non-float) is ``Never``.
+    """
+
+    @overload
+    def __call__(
+        self, input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[int] | IntName
+    ) -> Transformation[_TI, _RI, int, int]: ...
+    @overload
+    def __call__(
+        self, input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[float] | FloatName
+    ) -> Transformation[_TI, _RF, int, int]: ...
+    @overload
+    def __call__(
+        self,
+        input_domain: Domain[_TI],
+        input_metric: Metric[int],
+        TOA: type[str] | Literal["String"],
+    ) -> Transformation[_TI, _RS, int, int]: ...
+    @overload
+    def __call__(
+        self, input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
+    ) -> Transformation[_TI, Any, int, int]: ...
+
+
 # The output carrier is TOA's, each element optional (a value that does not cast is None).
-@overload
-def make_cast(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[int] | IntName
-) -> Transformation[_TI, Vec[int | None], int, int]: ...
-@overload
-def make_cast(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[float] | FloatName
-) -> Transformation[_TI, Vec[float | None], int, int]: ...
-@overload
-def make_cast(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[str] | Literal["String"]
-) -> Transformation[_TI, Vec[str | None], int, int]: ...
-@overload
-def make_cast(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
-) -> Transformation[_TI, Any, int, int]: ...
+@typed_by(_cast("ByTOA[Vec[int | None], Vec[float | None], Vec[str | None]]", None))
 @constructor
 def make_cast(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
@@ -249,23 +269,7 @@ def make_cast(
     return row_by_row("make_cast", input_domain, input_metric, option_domain(elem), function)
 
 
-# Typed overloads (no runtime effect), so that mypy infers a chain's carriers.
-@overload
-def make_cast_default(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[int] | IntName
-) -> Transformation[_TI, Vec[int], int, int]: ...
-@overload
-def make_cast_default(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[float] | FloatName
-) -> Transformation[_TI, Vec[float], int, int]: ...
-@overload
-def make_cast_default(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[str] | Literal["String"]
-) -> Transformation[_TI, Vec[str], int, int]: ...
-@overload
-def make_cast_default(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
-) -> Transformation[_TI, Any, int, int]: ...
+@typed_by(_cast("ByTOA[Vec[int], Vec[float], Vec[str]]", None))
 @constructor
 def make_cast_default(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object
@@ -302,14 +306,7 @@ def make_cast_default(
 
 
 # Only a float TOA has an inherent null (NaN); another TOA is refused at construction.
-@overload
-def make_cast_inherent(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: type[float] | FloatName
-) -> Transformation[_TI, Vec[float], int, int]: ...
-@overload
-def make_cast_inherent(
-    input_domain: Domain[_TI], input_metric: Metric[int], TOA: object
-) -> Transformation[_TI, Any, int, int]: ...
+@typed_by(_cast("ByTOA[Never, Vec[float], Never]", None))
 @constructor
 def make_cast_inherent(
     input_domain: Domain[Any], input_metric: Metric[Any], TOA: object

@@ -8,13 +8,13 @@ grid values, plus twice the bound on that one rounding.
 
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import Any, Protocol, cast
 
 import numpy.typing as npt
 
 from .. import _arith as ar
 from .._registry import constructor
-from .._spine import into, then
+from .._spine import into, then, typed_as
 from .._types import Vec, is_float
 from .._validate import check_int
 from ..core import Domain, Metric, Transformation
@@ -63,16 +63,16 @@ def _sized_float(
     return elem.T, float(lo), float(hi), size
 
 
-# Typed overloads (no runtime effect), so that mypy infers a chain's carriers; the
-# mean is of floats only.  (Python requires two overloads; the first names the metrics taken.)
-@overload
-def make_mean(
-    input_domain: Domain[Vec[float]], input_metric: SymmetricDistance | InsertDeleteDistance
-) -> Transformation[Vec[float], float, int, float]: ...
-@overload
-def make_mean(
-    input_domain: Domain[Vec[float]], input_metric: Metric[int]
-) -> Transformation[Vec[float], float, int, float]: ...
+class _MeanType(Protocol):
+    """Typing only: the mean is of floats only (and a dataset metric: symmetric or
+    insert-delete)."""
+
+    def __call__(
+        self, input_domain: Domain[Vec[float]], input_metric: Metric[int], /
+    ) -> Transformation[Vec[float], float, int, float]: ...
+
+
+@typed_as(cast("_MeanType", None))
 @constructor
 def make_mean(
     input_domain: Domain[Any], input_metric: Metric[Any]

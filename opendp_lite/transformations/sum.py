@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from typing import Any, overload
+from typing import Any, Protocol, cast
 
 import numpy.typing as npt
 
 from .. import _arith as ar
 from .._registry import constructor
-from .._spine import fold
+from .._spine import Numeric, fold, typed_as
 from .._types import Vec, is_float
 from .._validate import check_int
 from ..core import (
@@ -577,15 +577,15 @@ def make_sized_bounded_float_ordered_sum(
 # The generic entry point
 
 
-# Typed overloads (no runtime effect): an integer vector sums to an int, a float one to a float.
-@overload
-def make_sum(  # type: ignore[overload-overlap]  # both Vecs admit an ndarray
-    input_domain: Domain[Vec[int]], input_metric: Metric[int]
-) -> Transformation[Vec[int], int, int, int]: ...
-@overload
-def make_sum(
-    input_domain: Domain[Vec[float]], input_metric: Metric[int]
-) -> Transformation[Vec[float], float, int, float]: ...
+class _SumType(Protocol):
+    """Typing only: an integer vector sums to an int, a float one to a float (``Numeric``)."""
+
+    def __call__(
+        self, input_domain: Domain[Vec[Numeric]], input_metric: Metric[int], /
+    ) -> Transformation[Vec[Numeric], Numeric, int, Numeric]: ...
+
+
+@typed_as(cast("_SumType", None))
 @constructor
 def make_sum(
     input_domain: Domain[Any], input_metric: Metric[Any]

@@ -11,7 +11,6 @@ import opendp_lite.prelude as dp
 from opendp_lite.combinators.composition import BudgetExceeded
 from opendp_lite.errors import (
     InvalidParameter,
-    NotImplementedForType,
     NotInDomain,
     OpenDPLiteWarning,
 )
@@ -192,8 +191,7 @@ def test_unit_and_loss_validation() -> None:
         dp.unit_of(contributions=1, changes=1)
     with pytest.raises(InvalidParameter):
         dp.unit_of()
-    with pytest.raises(NotImplementedForType, match="Polars"):
-        dp.unit_of(contributions=1, identifier="id")
+    assert dp.unit_of(contributions=1, identifier="id") == (dp.symmetric_id_distance("id"), 1)
     assert dp.unit_of(local=True) == (dp.discrete_distance(), 1)
     assert dp.unit_of(contributions=2, ordered=True) == (dp.insert_delete_distance(), 2)
     with pytest.raises(InvalidParameter):

@@ -1,7 +1,8 @@
 """Coverage: over repeated releases each stated interval covers the truth at its level, and a
 planner whose scales are 30% too small (intervals from 0.7× the noise scale) is rejected.
 
-Sample size fixed up front: ``scaled(2000)`` releases of one plan on one fixed frame.  Each
+Sample size fixed up front: 2,000 releases (``scaled(2000, minimum=2000)``) of one plan on
+one fixed frame.  Each
 statistic's misses K are tested one-sided against its level, with the p-value
 Pr[Bin(n, α) >= K] given to ``assert_fits`` (the interval may be conservative, never
 optimistic).  The wrong planner is tested on the count
@@ -86,7 +87,7 @@ def _misses_ok(k: int, n: int, alpha: float, what: str) -> None:
 @pytest.mark.slow
 @pytest.mark.stat(fits=8)
 def test_each_interval_covers_at_its_level_and_a_narrow_planner_is_rejected():
-    n = scaled(2000)
+    n = scaled(2000, minimum=2000)  # the 0.7x rejections need 2,000 releases for power 0.999
     data = _frame()
     x = data["inc"].to_numpy()
     truth = {"n": int(np.sum(data["g"].to_numpy() == "a")), "s": int(x.sum()), "m": float(x.mean())}

@@ -376,3 +376,28 @@ def test_comparisons_polars_would_refuse_are_refused_when_the_query_is_built() -
     # equality of a cut's labels and ordering of a String column are read as written
     ok = context.query().filter(pl.col("f").cut([0.0]) == "(0, inf]").filter(pl.col("s") < "b")
     assert ok.select(dp.len(signed=True)).release().collect().columns == ["len"]
+
+
+def test_verbs_take_generators_and_named_expressions_as_polars_does() -> None:
+    pl = pytest.importorskip("polars")
+    import opendp_lite.prelude as dp
+
+    lf = pl.LazyFrame({"x": [1.0, 2.0] * 50, "g": ["a", "b"] * 50})
+    context = dp.Context.compositor(
+        data=lf,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=2,
+        margins=[dp.polars.Margin(max_length=1000)],
+    )
+    quantiles = context.query().select(
+        pl.col("x").fill_null(0.0).dp.quantile(a, [0.0, 1.0, 2.0]).alias(f"q{a}")
+        for a in (0.25, 0.75)
+    )
+    assert quantiles.release().collect().columns == ["q0.25", "q0.75"]
+    named = (
+        context.query()
+        .with_columns(y=pl.col("x") * 2)
+        .select(total=pl.col("y").fill_null(0.0).dp.sum((0.0, 4.0)))
+    )
+    assert named.release().collect().columns == ["total"]

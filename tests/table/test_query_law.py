@@ -9,7 +9,7 @@ import polars as pl
 
 import opendp_lite.prelude as dp
 from tests.conftest import scaled
-from tests.stat._reference import check_integer_law, discrete_laplace_pmf
+from tests.stat._reference import check_integer_law, discrete_gaussian_pmf, discrete_laplace_pmf
 
 GROUPS = scaled(30_000, minimum=12_000)
 
@@ -32,4 +32,30 @@ def test_grouped_count_noise_is_discrete_laplace_per_group() -> None:
     z = [v - k % 5 for k, v in zip(out["g"].to_list(), out["len"].to_list(), strict=True)]
     check_integer_law(
         z, discrete_laplace_pmf(scale), [discrete_laplace_pmf(scale * f) for f in (0.7, 1.3)]
+    )
+
+
+def test_grouped_integer_sum_noise_is_discrete_gaussian_per_group_under_zcdp() -> None:
+    # group k holds the values 0..(k % 4), each clipped to [0, 3]: known exact sums
+    g = [k for k in range(GROUPS) for _ in range(k % 4 + 1)]
+    x = [j for k in range(GROUPS) for j in range(k % 4 + 1)]
+    context = dp.Context.compositor(
+        data=pl.LazyFrame({"g": g, "x": x}, schema={"g": pl.Int64, "x": pl.Int64}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(rho=0.5),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=10 * GROUPS)],
+    )
+    keys = pl.DataFrame({"g": list(range(GROUPS))}, schema={"g": pl.Int64})
+    query = context.query().group_by("g").agg(pl.col("x").dp.sum((0, 3))).with_keys(keys)
+    summary = query.summarize()
+    assert summary["distribution"][0] == "Integer Gaussian"
+    scale = summary["scale"][0]
+    assert 2.9 < scale < 3.1  # sensitivity 3 (one row of at most 3), rho = 0.5: 3 / sqrt(2·0.5)
+    out = query.release().collect()
+    assert out["g"].to_list() == list(range(GROUPS))
+    truth = [sum(range(k % 4 + 1)) for k in range(GROUPS)]
+    z = [v - t for v, t in zip(out["x"].to_list(), truth, strict=True)]
+    check_integer_law(
+        z, discrete_gaussian_pmf(scale), [discrete_gaussian_pmf(scale * f) for f in (0.7, 1.3)]
     )

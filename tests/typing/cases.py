@@ -25,7 +25,7 @@ from typing import Any
 import numpy.typing as npt
 
 import opendp_lite.prelude as dp
-from opendp_lite._types import Vec
+from opendp_lite._types import Never, Vec
 from opendp_lite.core import (
     Function,
     Measurement,
@@ -34,7 +34,13 @@ from opendp_lite.core import (
     Transformation,
 )
 from opendp_lite.domains import AtomDomain, VectorDomain
-from opendp_lite.metrics import AbsoluteDistance, SymmetricDistance
+from opendp_lite.metrics import (
+    AbsoluteDistance,
+    L1Distance,
+    L2Distance,
+    LInfDistance,
+    SymmetricDistance,
+)
 
 if sys.version_info >= (3, 11):
     from typing import assert_type
@@ -334,12 +340,12 @@ def invalid_chains() -> None:
 
     # 18. a sum of strings; a cast to str feeding an integer sum
     strs = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
-    dp.t.make_sum(*strs)  # type: ignore[arg-type]
+    dp.t.make_sum(*strs)  # type: ignore[type-var]
     dp.t.make_cast_default(*fvec, TOA=str) >> dp.t.make_sum(*ivec)  # type: ignore[operator]
 
     # 19. an imputed integer vector feeding a float sum
     opt = dp.vector_domain(dp.option_domain(dp.atom_domain(T=int))), dp.symmetric_distance()
-    dp.t.make_impute_constant(*opt, constant=0) >> dp.t.make_sum(*fvec)  # type: ignore[operator]
+    dp.t.make_impute_constant(*opt, constant=0) >> dp.t.make_sum(*fvec)  # type: ignore[arg-type]
 
     # 20. invoking a real chain on data of the wrong type, and mapping a float d_in on ints
     (fsum >> fgauss)(["1.0"])  # type: ignore[list-item]
@@ -390,3 +396,84 @@ def invalid_chains() -> None:
 
     # 30. an odometer after a transformation (as in OpenDP, run time: TypeError)
     fclamp >> dp.c.then_fully_adaptive_composition(dp.max_divergence())  # type: ignore[operator]
+
+
+def carrier_tables() -> None:
+    """Each carrier table, written once, types every function declared by it."""
+    # the sensitivity metrics' distance-type table (metrics.ByDistanceType)
+    assert_type(dp.absolute_distance(T=int), AbsoluteDistance[int])
+    assert_type(dp.absolute_distance(T="f32"), AbsoluteDistance[float])
+    assert_type(dp.l1_distance(T="u64"), L1Distance[int])
+    assert_type(dp.l1_distance(T=float), L1Distance[float])
+    assert_type(dp.l2_distance(T="i32"), L2Distance[int])
+    assert_type(dp.l2_distance(T="f64"), L2Distance[float])
+    assert_type(dp.linf_distance(T=int), LInfDistance[int])
+    assert_type(dp.linf_distance(T=float, monotonic=True), LInfDistance[float])
+    assert_type(dp.linf_distance(T=object()), LInfDistance[Any])
+    dp.l1_distance(T=int, monotonic=True)  # type: ignore[call-overload]
+    dp.linf_distance(T=float, monotonic="yes")  # type: ignore[call-overload]
+    # make_sum, make_mean: one signature on the numeric carriers (_spine.Numeric: int, float)
+    ivec = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    fvec = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    bvec = dp.vector_domain(dp.atom_domain(T=bool)), dp.symmetric_distance()
+    svec = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    assert_type(dp.t.make_sum(*ivec), Transformation[Vec[int], int, int, int])
+    assert_type(dp.t.make_sum(*fvec), Transformation[Vec[float], float, int, float])
+    dp.t.make_sum(*bvec)  # type: ignore[arg-type]
+    assert_type(dp.t.make_mean(*fvec), Transformation[Vec[float], float, int, float])
+    dp.t.make_mean(*svec)  # type: ignore[arg-type]
+    # the noise table (_spine.NoiseCarriers, IntNoiseCarriers): carrier kept, vectors to arrays
+    iscalar = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    fscalar = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    il1 = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
+    fl2 = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
+    arr = npt.NDArray[Any]
+    assert_type(dp.m.make_laplace(*iscalar, 1.0), Measurement[int, int, int, float])
+    assert_type(dp.m.make_laplace(*fscalar, 1.0), Measurement[float, float, float, float])
+    assert_type(dp.m.make_laplace(*il1, 1.0), Measurement[Vec[int], arr, int, float])
+    assert_type(dp.m.make_gaussian(*fl2, 1.0), Measurement[Vec[float], arr, float, float])
+    assert_type(dp.m.make_base_laplace(*fscalar, 1.0), Measurement[float, float, float, float])
+    assert_type(dp.m.make_geometric(*iscalar, 1.0), Measurement[int, int, int, float])
+    assert_type(dp.m.make_geometric(*il1, 1.0), Measurement[Vec[int], arr, int, float])
+    dp.m.make_laplace(*svec, 1.0)  # type: ignore[type-var]
+    dp.m.make_gaussian(dp.atom_domain(T=str), dp.discrete_distance(), 1.0)  # type: ignore[type-var]
+    dp.m.make_geometric(*fl2, 1.0)  # type: ignore[arg-type]
+    # the casts' carrier table (cast.ByTOA), for the make_* and the derived then_* alike
+    assert_type(dp.t.make_cast(*svec, TOA=int), Transformation[Vec[str], Vec[int | None], int, int])
+    assert_type(
+        dp.t.make_cast(*ivec, TOA="f32"), Transformation[Vec[int], Vec[float | None], int, int]
+    )
+    assert_type(
+        dp.t.make_cast(*fvec, TOA=str), Transformation[Vec[float], Vec[str | None], int, int]
+    )
+    assert_type(
+        dp.t.make_cast_default(*svec, TOA="u8"), Transformation[Vec[str], Vec[int], int, int]
+    )
+    assert_type(
+        dp.t.make_cast_default(*ivec, TOA=float), Transformation[Vec[int], Vec[float], int, int]
+    )
+    assert_type(
+        dp.t.make_cast_default(*fvec, TOA="String"), Transformation[Vec[float], Vec[str], int, int]
+    )
+    assert_type(
+        dp.t.make_cast_inherent(*svec, TOA="f64"), Transformation[Vec[str], Vec[float], int, int]
+    )
+    assert_type(dp.t.make_cast_inherent(*svec, TOA=int), Transformation[Vec[str], Never, int, int])
+    assert_type(svec >> dp.t.then_cast("i64"), Transformation[Vec[str], Vec[int | None], int, int])
+    assert_type(svec >> dp.t.then_cast(str), Transformation[Vec[str], Vec[str | None], int, int])
+    assert_type(ivec >> dp.t.then_cast_default(str), Transformation[Vec[int], Vec[str], int, int])
+    assert_type(
+        svec >> dp.t.then_cast_inherent("f32"), Transformation[Vec[str], Vec[float], int, int]
+    )
+    dp.t.make_cast_default(*svec, TOA=int) >> dp.t.then_cast(float) >> dp.t.then_sum()  # type: ignore[operator]
+    dp.t.make_cast(*fscalar, TOA=int)  # type: ignore[arg-type]
+
+    # new_queryable: a transition of one or two parameters
+    def one(query: int) -> str:
+        return str(query)
+
+    def two(query: int, is_internal: bool) -> float:
+        return 1.0
+
+    assert_type(dp.new_queryable(one), Queryable[int, str])
+    assert_type(dp.new_queryable(two), Queryable[int, float])

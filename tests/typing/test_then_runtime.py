@@ -118,7 +118,7 @@ def test_a_wrong_call_of_a_partial_fails_at_once() -> None:
     with pytest.raises(TypeError):
         dp.m.then_laplace(1.0, scael=2.0)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        dp.t.then_sum(1)  # type: ignore[call-overload]
+        dp.t.then_sum(1)  # type: ignore[call-arg]
     assert isinstance(dp.t.then_clamp(bounds=(0, 1)), PartialTransformation)
 
 

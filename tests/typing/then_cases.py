@@ -27,7 +27,8 @@ from opendp_lite.core import Measurement, Queryable, Transformation
 from opendp_lite.measurements.randomized_response import bitvector_domain
 from opendp_lite.measurements.threshold import l01inf_distance, l02inf_distance
 from opendp_lite.measurements.two_coin import make_randomized_response_coins
-from opendp_lite.transformations.partition import Partitioned, Triple
+from opendp_lite.metrics import Triple
+from opendp_lite.transformations.partition import Partitioned
 
 if sys.version_info >= (3, 11):
     from typing import assert_type
@@ -122,6 +123,16 @@ def transformations() -> None:
         frame >> dp.t.then_partition_by("g", keys=["a"]) >> dp.t.then_grouped_sum("x", (0.0, 1.0)),
         _T[Mapping[Any, Any], Vec[float], int, float],
     )
+    # then: individuals (all rows of an identifier) in, rows or counts per individual out
+    people = dp.dataframe_domain(), dp.symmetric_id_distance("pid")
+    assert_type(
+        people >> dp.t.then_truncate_per_id(5), _T[Mapping[Any, Any], Mapping[Any, Any], int, int]
+    )
+    assert_type(
+        people >> dp.t.then_truncate_num_groups("g", 2),
+        _T[Mapping[Any, Any], Mapping[Any, Any], int, int],
+    )
+    assert_type(people >> dp.t.then_count_per_id(), _T[Mapping[Any, Any], Vec[int], int, int])
 
 
 def measurements() -> None:

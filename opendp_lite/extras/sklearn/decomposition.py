@@ -240,7 +240,8 @@ def make_private_pca(
         t_up = _make_sscp_upper(t_sscp.output_domain)
         dom_up, met_up = t_up.output_space
         noise: Any = make_laplace(cast(Any, dom_up), cast(Any, met_up), scale)
-        return t >> t_sscp >> t_up >> noise  # type: ignore[no-any-return]
+        released: Measurement[Array, Array, int, float] = t >> t_sscp >> t_up >> noise
+        return released
 
     sens_sscp = ar.up(2 * ar.q(R) ** 2 * ar.q(d + 1) / 2)
     sscp_scale = _calibrate(lambda s: sscp_release(origin, s), 2, eps_sscp, sens_sscp)
@@ -389,7 +390,8 @@ class PCA(_SkPCA):  # type: ignore[misc]
 
     def fit_transform(self, X: Any, y: Any = None) -> Array:
         """``fit(X)`` then ``transform(X)``."""
-        return self.fit(X).transform(X)  # type: ignore[no-any-return]
+        out: Array = self.fit(X).transform(X)
+        return out
 
     def _postprocess(self, values: PCAResult) -> None:
         n, d = self.n_samples, self.n_features

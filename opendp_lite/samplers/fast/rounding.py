@@ -115,6 +115,8 @@ def _round_span_f32(a: int, b: int, k: int) -> float | None:
     if not -1000 <= e <= 900:
         return None
     try:
+        c_lo: float
+        c_hi: float
         c_lo, c_hi = _F32X2_UNPACK(
             _F32X2_PACK(_ldexp(float(lo >> s), e), _ldexp(float((hi >> s) + 1), e))
         )
@@ -122,7 +124,7 @@ def _round_span_f32(a: int, b: int, k: int) -> float | None:
         return None
     if c_lo != c_hi or c_lo == 0.0 or c_lo == _INF or c_lo == _NINF:
         return None
-    return c_lo  # type: ignore[no-any-return]
+    return c_lo
 
 
 def _round_lazy_f64(Y: int, neg: int, e: int) -> float | None:
