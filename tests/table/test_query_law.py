@@ -59,3 +59,27 @@ def test_grouped_integer_sum_noise_is_discrete_gaussian_per_group_under_zcdp() -
     check_integer_law(
         z, discrete_gaussian_pmf(scale), [discrete_gaussian_pmf(scale * f) for f in (0.7, 1.3)]
     )
+
+
+def test_noise_of_an_exact_length_is_discrete_gaussian_per_group_under_zcdp() -> None:
+    # pl.len().dp.noise(): OpenDP's spelling of a noisy count, Gaussian under zCDP; released
+    # unsigned (clamped at 0, as OpenDP), so every group holds 20 to 22 rows: far from 0
+    rows = [k for k in range(GROUPS) for _ in range(20 + k % 3)]
+    context = dp.Context.compositor(
+        data=pl.LazyFrame({"g": rows}, schema={"g": pl.Int64}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(rho=0.125),
+        split_evenly_over=1,
+    )
+    keys = pl.DataFrame({"g": list(range(GROUPS))}, schema={"g": pl.Int64})
+    query = context.query().group_by("g").agg(pl.len().dp.noise()).with_keys(keys)
+    summary = query.summarize()
+    assert summary["distribution"][0] == "Integer Gaussian"
+    scale = summary["scale"][0]
+    assert 1.99 < scale < 2.01  # sensitivity 1, rho = 1/8: 1 / sqrt(2/8)
+    out = query.release().collect()
+    assert out["g"].to_list() == list(range(GROUPS))
+    z = [v - 20 - k % 3 for k, v in zip(out["g"].to_list(), out["len"].to_list(), strict=True)]
+    check_integer_law(
+        z, discrete_gaussian_pmf(scale), [discrete_gaussian_pmf(scale * f) for f in (0.7, 1.3)]
+    )
