@@ -83,3 +83,33 @@ def test_noise_of_an_exact_length_is_discrete_gaussian_per_group_under_zcdp() ->
     check_integer_law(
         z, discrete_gaussian_pmf(scale), [discrete_gaussian_pmf(scale * f) for f in (0.7, 1.3)]
     )
+
+
+def test_grouped_float_sum_noise_is_laplace_per_group() -> None:
+    # group k holds the floats 0.0..(k % 4): integers, exact on every grid, so the release minus
+    # the true sum is the noise alone (Laplace on a grid far finer than its scale)
+    from scipy import stats
+
+    from tests.stat._reference import check_continuous
+
+    g = [k for k in range(GROUPS) for _ in range(k % 4 + 1)]
+    x = [float(j) for k in range(GROUPS) for j in range(k % 4 + 1)]
+    context = dp.Context.compositor(
+        data=pl.LazyFrame({"g": g, "x": x}, schema={"g": pl.Int64, "x": pl.Float64}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=10 * GROUPS)],
+    )
+    keys = pl.DataFrame({"g": list(range(GROUPS))}, schema={"g": pl.Int64})
+    query = context.query().group_by("g").agg(pl.col("x").dp.sum((0.0, 3.0))).with_keys(keys)
+    summary = query.summarize()
+    assert summary["distribution"][0] == "Float Laplace"
+    scale = summary["scale"][0]
+    assert 3.0 <= scale < 3.01  # sensitivity 3 (and its float rounding term), epsilon 1
+    out = query.release().collect()
+    assert out["g"].to_list() == list(range(GROUPS))
+    truth = [float(sum(range(k % 4 + 1))) for k in range(GROUPS)]
+    z = [v - t for v, t in zip(out["x"].to_list(), truth, strict=True)]
+    wrong = [stats.laplace(scale=scale * f).cdf for f in (0.7, 1.3)]
+    check_continuous(z, stats.laplace(scale=scale).cdf, wrong, symmetric_about=0.0)
