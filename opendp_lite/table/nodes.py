@@ -418,4 +418,6 @@ class FramePlan:
     steps: tuple[Step, ...]
     aggregates: tuple[tuple[str, ExactAgg], ...]
     by: tuple[Expr, ...] | None = None
-    keys: dict[str, list[Any]] | None = field(default=None, compare=False, hash=False)
+    # compared (plans releasing other groups differ), not hashed (a dict): a plan with keys is
+    # unhashable by value, one without keys hashes as usual
+    keys: dict[str, list[Any]] | None = field(default=None, hash=False)

@@ -24,7 +24,12 @@ def test_nodes_are_values() -> None:
     assert hash(a) == hash(Binary("+", Col("x"), Lit(1)))
     assert a != Binary("+", Col("y"), Lit(1))
     plan = FramePlan(steps=(), aggregates=(("n", Length()),), keys={"g": [1]})
-    assert plan == FramePlan(steps=(), aggregates=(("n", Length()),), keys={"g": [2]})
+    assert plan == FramePlan(steps=(), aggregates=(("n", Length()),), keys={"g": [1]})
+    # a plan releasing other groups is another plan
+    assert plan != FramePlan(steps=(), aggregates=(("n", Length()),), keys={"g": [2]})
+    assert hash(FramePlan(steps=(), aggregates=(("n", Length()),))) == hash(
+        FramePlan(steps=(), aggregates=(("n", Length()),))
+    )
 
 
 def test_output_name_follows_the_leftmost_input() -> None:
