@@ -400,29 +400,21 @@ def _units_of(spec: Spec, reuse: bool) -> list[Unit]:
                 keys=spec.keys,
             )
         ]
+
+    # a mean's sum and count are keyed as a Sum's and a Count's over the same rows, so they
+    # are shared with them (one unit per key)
+    def sum_unit(s: Sum | Mean) -> Unit:  # the one spelling of a sum's key
+        return Unit(
+            ("sum", rows, s.column, s.bounds, *tag), "sum", rows, column=s.column, bounds=s.bounds
+        )
+
+    count_unit = Unit(("count", rows, *tag), "count", rows)
     if isinstance(spec, Mean):
-        return [
-            Unit(
-                ("sum", rows, spec.column, spec.bounds, *tag),
-                "sum",
-                rows,
-                column=spec.column,
-                bounds=spec.bounds,
-            ),
-            Unit(("count", rows, *tag), "count", rows),
-        ]
+        return [sum_unit(spec), count_unit]
     if isinstance(spec, Sum):
-        return [
-            Unit(
-                ("sum", rows, spec.column, spec.bounds, *tag),
-                "sum",
-                rows,
-                column=spec.column,
-                bounds=spec.bounds,
-            )
-        ]
+        return [sum_unit(spec)]
     if isinstance(spec, Count):
-        return [Unit(("count", rows, *tag), "count", rows)]
+        return [count_unit]
     if isinstance(spec, Quantile):
         return [
             Unit(
