@@ -394,6 +394,8 @@ def walk_steps(
                 raise _refuse(f"filter needs a Boolean predicate, got {base(p.dtype)}")
             filtered = True
             continue
+        if isinstance(step, (n.TruncateRows, n.TruncateGroups)):
+            raise NotImplementedForType("truncation steps are not analysed yet")
         outs: dict[str, ColInfo] = {}
         for e in step.exprs:
             if _changes_length(e):

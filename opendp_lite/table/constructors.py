@@ -165,6 +165,8 @@ def _apply_steps(data: Any, steps: tuple[n.Step, ...]) -> Any:
             out = out.filter(compile_expr(step.predicate))
         elif isinstance(step, n.Select):
             out = out.select([compile_expr(e) for e in step.exprs])
+        elif isinstance(step, (n.TruncateRows, n.TruncateGroups)):
+            raise NotImplementedForType("make_stable_lazyframe does not truncate")
         else:
             out = out.with_columns([compile_expr(e) for e in step.exprs])
     return out

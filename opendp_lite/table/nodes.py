@@ -50,6 +50,7 @@ __all__ = [
     "FramePlan",
     "GridSum",
     "IntSum",
+    "Keep",
     "Len",
     "Length",
     "Lit",
@@ -58,8 +59,11 @@ __all__ = [
     "QuantileCounts",
     "Replace",
     "Select",
+    "SortKey",
     "Step",
     "StrPTime",
+    "TruncateGroups",
+    "TruncateRows",
     "Unary",
     "WithColumns",
     "children",
@@ -400,7 +404,51 @@ class FilterRows:
     predicate: Expr
 
 
-Step = Union[WithColumns, Select, FilterRows]
+@dataclass(frozen=True)
+class SortKey:
+    """``keep=`` by a sort key (OpenDP's ``SortBy``): a person's rows in the order of ``by``
+    (each ascending unless ``descending``; nulls first unless ``nulls_last``); rows equal on
+    the key are ordered by the total order of :mod:`opendp_lite._order` on the whole row,
+    never by their position in the frame."""
+
+    by: tuple[Expr, ...]
+    descending: tuple[bool, ...]
+    nulls_last: tuple[bool, ...]
+
+
+#: which rows (or groups) truncation keeps: ``"sample"`` (uniform, from the library's
+#: randomness), ``"first"``/``"last"`` (by the total order of :mod:`opendp_lite._order` on the
+#: whole row, or on the group key; never by position), or a :class:`SortKey`
+Keep = Union[Literal["sample", "first", "last"], SortKey]
+
+
+@dataclass(frozen=True)
+class TruncateRows:
+    """``truncate_per_group(k, by)``: keep at most ``k`` rows of each person (each distinct
+    value of ``identifier``) in each group of ``by`` (the whole frame when ``by`` is empty).
+    Which rows are kept depends only on that person's rows in that group (and, under
+    ``"sample"``, on the library's randomness: each subset of size k is equally likely)."""
+
+    identifier: tuple[Expr, ...]
+    by: tuple[Expr, ...]
+    k: int
+    keep: Keep = "sample"
+
+
+@dataclass(frozen=True)
+class TruncateGroups:
+    """``truncate_num_groups(k, by)``: keep each person's rows in at most ``k`` of the groups
+    of ``by`` it has rows in (all its rows in a kept group).  Which groups are kept depends
+    only on that person's group keys (and, under ``"sample"``, on the library's randomness:
+    each set of k of its groups is equally likely)."""
+
+    identifier: tuple[Expr, ...]
+    by: tuple[Expr, ...]
+    k: int
+    keep: Literal["sample", "first", "last"] = "sample"
+
+
+Step = Union[WithColumns, Select, FilterRows, TruncateRows, TruncateGroups]
 
 
 @dataclass(frozen=True)

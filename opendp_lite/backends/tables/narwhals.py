@@ -976,6 +976,8 @@ def _step(cols: dict[str, Any], n: int, step: N.Step) -> tuple[dict[str, Any], i
         keep = pc.fill_null(ev.full(step.predicate), False)
         out = {k: pc.filter(v, keep) for k, v in cols.items()}
         return out, int(pc.sum(pc.cast(keep, _pa().int64())).as_py() or 0)
+    if isinstance(step, (N.TruncateRows, N.TruncateGroups)):
+        raise _Refused("truncation steps are not run by this engine yet")
     new = {}
     for e in step.exprs:
         if _has_length_change(e):

@@ -337,6 +337,8 @@ class PolarsEngine:
                     lf = lf.with_columns([_named(e) for e in step.exprs])
                 elif isinstance(step, n.Select):
                     lf = lf.select([_named(e) for e in step.exprs])
+                elif isinstance(step, (n.TruncateRows, n.TruncateGroups)):
+                    raise NotImplementedForType("truncation steps are not run by this engine yet")
                 else:
                     lf = lf.filter(compile_expr(step.predicate))
             where = "the aggregation"
