@@ -51,8 +51,10 @@ __all__ = [
     "Partial",
     "arrow_of_pandas",
     "canon",
+    "columns_read",
     "finish",
     "pandas_dtype_name",
+    "project",
     "run_arrow",
 ]
 
@@ -1429,7 +1431,44 @@ class NarwhalsEngine:
             x = nw.to_native(x)
         if _is_pandas(x):
             self.schema(x)  # refuses object columns by their dtype (data owner's error)
-        return finish([run_arrow(_arrow(x), plan)], plan)
+        return finish([run_arrow(_arrow(project(x, plan)), plan)], plan)
+
+
+def columns_read(plan: N.FramePlan) -> set[str] | None:
+    """The input columns ``plan`` reads, or None when it may read every column (a step other
+    than ``with_columns``/``select``/``filter``: truncation orders rows by the whole row)."""
+    if not all(isinstance(s, (N.WithColumns, N.Select, N.FilterRows)) for s in plan.steps):
+        return None
+    names: set[str] = set()
+    todo: list[Any] = [*plan.steps, *(plan.by or ()), *(a for _, a in plan.aggregates)]
+    try:
+        while todo:
+            e = todo.pop()
+            if isinstance(e, N.Col):
+                names.add(e.name)
+            elif isinstance(e, (N.WithColumns, N.Select)):
+                todo.extend(e.exprs)
+            elif isinstance(e, N.FilterRows):
+                todo.append(e.predicate)
+            elif not isinstance(e, N.Length):
+                todo.extend(N.children(e))  # an expression's inputs, an aggregate's expr
+    except AttributeError:  # a node this walk does not know: every column
+        return None
+    return names
+
+
+def project(x: Any, plan: N.FramePlan) -> Any:
+    """A pandas (or Dask) frame or Arrow table cut to the columns ``plan`` reads (at least
+    one, so the rows are still counted), without copying a column.  A frame whose column
+    names are not distinct strings is left whole (its refusal stays the data owner's)."""
+    read = columns_read(plan)
+    cols = list(x.column_names) if _is_arrow(x) else list(x.columns)
+    if read is None or not all(isinstance(c, str) for c in cols) or len(set(cols)) != len(cols):
+        return x
+    keep = [c for c in cols if c in read] or cols[:1]
+    if len(keep) == len(cols):
+        return x
+    return x.select(keep) if _is_arrow(x) else x[keep]
 
 
 ENGINE = NarwhalsEngine()

@@ -266,3 +266,49 @@ def test_dask_merge_below_the_guard_and_of_split_partials() -> None:
     ddf = dd.from_pandas(df, chunksize=4, sort=True)
     assert ddf.map_partitions(len).compute().tolist() == [4, 1]
     assert ENGINE.run(ddf, plan).values == {"a0": [5 * TOP]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Only the columns a plan reads are converted (none is copied), at least one
+
+
+def test_columns_read_by_a_plan() -> None:
+    plan = N.FramePlan(
+        (
+            N.WithColumns((N.Alias(N.Binary("+", N.Col("a"), N.Lit(1)), "y"),)),
+            N.FilterRows(N.Unary("is_not_null", N.Col("b"))),
+        ),
+        (("n", N.Length()), ("s", N.GridSum(N.Col("y"), 0.0, 1.0, 2))),
+        by=(N.Col("c"),),
+    )
+    assert E.columns_read(plan) == {"a", "b", "c", "y"}
+    truncated = N.FramePlan((N.TruncateRows((N.Col("id"),), (), 1, "first"),), (("n", N.Length()),))
+    assert E.columns_read(truncated) is None  # "first" orders rows by the whole row
+
+
+def test_only_read_columns_are_converted(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+    real = E.arrow_of_pandas
+    monkeypatch.setattr(E, "arrow_of_pandas", lambda df: seen.append(list(df.columns)) or real(df))
+    df = pd.DataFrame({"a": [1.0, 2.0], "g": [1, 1], "unread": ["x", "y"]})
+    df["unread"] = df["unread"].astype("string")
+    plan = _plan(N.GridSum(N.Col("a"), 0.0, 2.0, 0), by="g")
+    assert E.ENGINE.run(df, plan).values == {"a0": [3]}
+    assert seen == [["a", "g"]]
+
+
+@pytest.mark.parametrize("native", ["pandas", "arrow", "dask"])
+def test_a_plan_reading_no_column_still_counts_rows(native: str) -> None:
+    from opendp_lite.backends.tables import of_table
+
+    df = pd.DataFrame({"a": [1, 2, 3], "b": [4, 5, 6]})
+    x: Any = df
+    if native == "arrow":
+        x = pa.Table.from_pandas(df, preserve_index=False)
+    elif native == "dask":
+        x = pytest.importorskip("dask.dataframe").from_pandas(df, npartitions=2)
+    engine = of_table(x)
+    assert engine is not None
+    dask = pytest.importorskip("dask")
+    with dask.config.set(scheduler="synchronous"):
+        assert engine.run(x, _plan(N.Length())).values == {"a0": [3]}
