@@ -1,21 +1,27 @@
 """The narwhals engine: a :class:`~opendp_lite.table.nodes.FramePlan` on pandas and pyarrow frames.
 
-The frame is taken through narwhals to Apache Arrow once (a pandas frame's numpy float
-columns read NaN as null there, as ``pl.from_pandas`` does), every expression node is
-evaluated with ``pyarrow.compute`` by Polars' rules (written out in
-``tests/backends/tables/_reference.py``, which the tests compare against), and the exact
-aggregates are integer column sums per group in narwhals' group-by.  Where Arrow's own
-kernels differ from Polars the node is built from kernels that agree:
+The frame is taken through narwhals to Apache Arrow once, only the columns the plan reads
+(a pandas frame's numpy float columns read NaN as null there, as ``pl.from_pandas`` does),
+every expression node is evaluated with ``pyarrow.compute`` by Polars' rules (written out in
+``tests/backends/tables/_reference.py``, which the tests compare against), and every exact
+aggregate of the plan comes from one Arrow group-by: int64 sums and non-null counts per
+group.  Where Arrow's own kernels differ from Polars the node is built from kernels that
+agree:
 
 * comparisons order NaN above every number and equal to itself, ``clip`` keeps NaN;
 * integer ``//`` and ``%`` floor (signs as in Python), and give null for a zero divisor;
   float ``%`` is ``a - b·floor(a / b)``;
-* a float sum is summed in grid units (:class:`~opendp_lite.table.nodes.GridSum`): clip,
-  ``trunc(x · 2^p)`` (exact: scaling by a power of two), then integer sums, split into two
-  halves of 32 bits when the rows times the bound could pass ``2^63``; bounds too large for
-  ``2^53`` grid units are summed per value in Python (exact, slow);
-* groups are merged and ordered in Python by :mod:`opendp_lite._order` (``-0.0`` and ``0.0``
-  are one group, NaN one group, null one group, as in Polars).
+* a float sum is summed in grid units (:class:`~opendp_lite.table.nodes.GridSum`):
+  ``x · 2^p`` clipped to the scaled bounds (exact: scaling by a power of two), truncated to
+  int64; bounds too large for ``2^53`` grid units are summed per value in Python (exact,
+  slow);
+* an int64 sum is taken as it is when no group's rows times the most one row adds reach
+  ``2^63`` (checked on the group-by's own row counts; Arrow's sums wrap silently), else it is
+  summed again in digits whose totals cannot pass int64, and read back as Python ints;
+* integer, boolean and string keys are ordered by Arrow (numbers by value, strings by code
+  point, null last: :mod:`opendp_lite._order`'s total order on them); other keys are merged
+  and ordered in Python by :mod:`opendp_lite._order` (``-0.0`` and ``0.0`` are one group,
+  NaN one group, null one group, as in Polars).
 
 Nothing raised by Arrow while a plan runs reaches the caller: it is replaced by a
 :class:`~opendp_lite.errors.FailedFunction` naming the step.  Polars objects are never claimed
