@@ -38,7 +38,7 @@ __all__ = ["ENGINE", "DaskEngine"]
 
 def _partial(partition: Any, plan: N.FramePlan) -> Partial:
     """The plan's partial answer on one partition (on the worker)."""
-    return run_arrow(_arrow(partition), plan)
+    return run_arrow(_arrow(partition), plan, parallel=False)  # Dask runs partitions in parallel
 
 
 class DaskEngine:

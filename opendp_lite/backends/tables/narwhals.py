@@ -806,16 +806,78 @@ def _values(v: Any, dtype: Any) -> Any:
     return np.frombuffer(buf, dtype=dtype, count=len(v) + v.offset)[v.offset :]
 
 
-def _with_validity(k: Any, v: Any) -> Any:
-    """The numpy int64 array ``k`` as an Arrow array null exactly where ``v`` is."""
+def _with_validity(k: Any, v: Any, data: Any = None) -> Any:
+    """The int64 values ``k`` (a numpy array, or the Arrow buffer ``data`` it views) as an
+    Arrow array null exactly where ``v`` is."""
     pa = _pa()
+    data = pa.py_buffer(k) if data is None else data
     if v.null_count == 0:
-        return pa.array(k)
-    if v.offset == 0:
-        return pa.Array.from_buffers(
-            pa.int64(), len(v), [v.buffers()[0], pa.py_buffer(k)], null_count=v.null_count
-        )
-    return pa.array(k, mask=_pc().is_null(v).to_numpy(zero_copy_only=False))
+        validity = None
+    elif v.offset == 0:
+        validity = v.buffers()[0]
+    else:  # a boolean array's values are a bitmap laid out as a validity bitmap
+        valid = _pc().is_valid(v)
+        if valid.offset != 0:
+            return pa.array(k, mask=_pc().is_null(v).to_numpy(zero_copy_only=False))
+        validity = valid.buffers()[1]
+    return pa.Array.from_buffers(pa.int64(), len(v), [validity, data], null_count=v.null_count)
+
+
+def _pooled(n: int) -> tuple[Any, Any]:
+    """A new buffer of ``n`` int64 values from Arrow's memory pool (memory the pool reuses
+    from call to call, where fresh numpy memory is faulted in page by page), and its numpy
+    view."""
+    import numpy as np
+
+    buf = _pa().allocate_buffer(8 * n)
+    return buf, np.frombuffer(buf, dtype=np.int64, count=n)
+
+
+#: rows per chunk of the grid-unit pass (its temporaries stay in the CPU's cache), and the
+#: rows per thread from which the pass is shared among Arrow's CPU threads
+_CHUNK = 1 << 16
+_PER_THREAD = 1 << 20
+
+
+def _grid_units(x: Any, s1: float, s2: float, lo_s: float, hi_s: float, out: Any) -> None:
+    """``out = trunc(clip(x · s1 · s2, lo_s, hi_s))`` (numpy int64), a NaN giving 0, chunk by
+    chunk."""
+    import numpy as np
+
+    n = len(x)
+    tmp = np.empty(min(n, _CHUNK))
+    with np.errstate(all="ignore"):  # a null's slot may hold anything (its result is unread)
+        for a in range(0, n, _CHUNK):
+            t = tmp[: min(n - a, _CHUNK)]
+            np.multiply(x[a : a + len(t)], s1, out=t)
+            if s2 != 1.0:
+                t *= s2
+            np.clip(t, lo_s, hi_s, out=t)  # NaN stays NaN, the rest is finite
+            if math.isnan(t.sum()):  # (cheaper than a mask when there is no NaN)
+                t[np.isnan(t)] = 0.0  # NaN adds 0
+            np.copyto(out[a : a + len(t)], t, casting="unsafe")  # trunc, exact: |t| < 2^53
+
+
+def _grid_units_parallel(
+    x: Any, s1: float, s2: float, lo_s: float, hi_s: float, out: Any, parallel: bool
+) -> None:
+    """:func:`_grid_units` on slices of at least ``_PER_THREAD`` rows in Arrow's CPU threads
+    (numpy releases the GIL), when ``parallel``."""
+    n = len(x)
+    threads = min(_pa().cpu_count(), n // _PER_THREAD) if parallel else 1
+    if threads < 2:
+        _grid_units(x, s1, s2, lo_s, hi_s, out)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    step = -(-n // threads)
+    with ThreadPoolExecutor(threads) as ex:
+        done = [
+            ex.submit(_grid_units, x[a : a + step], s1, s2, lo_s, hi_s, out[a : a + step])
+            for a in range(0, n, step)
+        ]
+        for f in done:
+            f.result()
 
 
 def _parts(k: Any, bound: int, width: int) -> list[tuple[Any, int, int]]:
@@ -857,7 +919,9 @@ class _Plan:
         return name
 
 
-def _prepare(ev: _Eval, plan: N.FramePlan, n: int) -> tuple[_Plan, list[Any]]:
+def _prepare(
+    ev: _Eval, plan: N.FramePlan, n: int, parallel: bool = True
+) -> tuple[_Plan, list[Any]]:
     """The columns of every aggregate; python-side readers where needed."""
     pa, pc = _pa(), _pc()
     out = _Plan()
@@ -867,6 +931,10 @@ def _prepare(ev: _Eval, plan: N.FramePlan, n: int) -> tuple[_Plan, list[Any]]:
             continue
         v, m = ev.masked(agg.expr)
         if isinstance(agg, N.CountValid) or isinstance(agg, N.NullCount):
+            if m is None and v.null_count == 0:  # every row: the group's rows, or none
+                kind = "all" if isinstance(agg, N.CountValid) else "none"
+                out.readers.append((kind, None))
+                continue
             if m is None:  # Arrow's count reads the validity bitmap only
                 kind = "count" if isinstance(agg, N.CountValid) else "nulls"
                 out.readers.append((kind, out.add(v, "count")))
@@ -894,7 +962,7 @@ def _prepare(ev: _Eval, plan: N.FramePlan, n: int) -> tuple[_Plan, list[Any]]:
             out.readers.append(_int_sum(out, v, agg, n))
             continue
         if isinstance(agg, N.GridSum):
-            out.readers.append(_grid_sum(out, v, agg, n))
+            out.readers.append(_grid_sum(out, v, agg, n, parallel))
             continue
         raise _Refused(f"the aggregate {type(agg).__name__}")
     return out, []
@@ -915,11 +983,12 @@ def _int_sum(out: _Plan, v: Any, agg: N.IntSum, n: int) -> tuple[str, Any]:
     v = _one_chunk(pc.cast(v, pa.int64()))  # lossless: every integer type but UInt64
     if isinstance(v, pa.ChunkedArray):
         v = v.combine_chunks()
-    k = np.clip(_values(v, np.int64), lo, hi)  # a new array; a null's slot stays null
-    return ("isum", (out.add(_with_validity(k, v)), bound))
+    data, k = _pooled(len(v))
+    np.clip(_values(v, np.int64), lo, hi, out=k)  # a null's slot: unread (null)
+    return ("isum", (out.add(_with_validity(k, v, data)), bound))
 
 
-def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int) -> tuple[str, Any]:
+def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int, parallel: bool = True) -> tuple[str, Any]:
     pa, pc = _pa(), _pc()
     lo, hi, p = float(agg.lower), float(agg.upper), int(agg.p)
     if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -948,16 +1017,9 @@ def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int) -> tuple[str, Any]:
     # (an overflow to inf is clipped to the top; a product rounded below 2^-1022 truncates
     # to 0 either way)
     lo_s, hi_s = lo * s1 * s2, hi * s1 * s2
-    with np.errstate(all="ignore"):  # a null's slot may hold anything (ignored, below)
-        buf = np.multiply(_values(v, np.float64), s1)
-        if s2 != 1.0:
-            buf *= s2
-        np.clip(buf, lo_s, hi_s, out=buf)  # NaN stays NaN, the rest is finite
-        if math.isnan(buf.sum()):  # (one pass, cheaper than a mask when there is no NaN)
-            buf[np.isnan(buf)] = 0.0  # NaN adds 0 (a null's slot: ignored anyway)
-        k = buf.view(np.int64)  # cast in place (numpy casts overlapping memory as if copied):
-        np.copyto(k, buf, casting="unsafe")  # truncation toward 0, exact: |k| < 2^53
-    return ("isum", (out.add(_with_validity(k, v)), math.floor(bound)))
+    data, k = _pooled(len(v))
+    _grid_units_parallel(_values(v, np.float64), s1, s2, lo_s, hi_s, k, parallel)
+    return ("isum", (out.add(_with_validity(k, v, data)), math.floor(bound)))
 
 
 def _zero(agg: N.ExactAgg) -> Any:
@@ -973,9 +1035,11 @@ def _rows_by_key(keys: list[list[Any]], n: int) -> list[tuple[Any, ...]]:
     return [tuple(canon(col[i]) for col in keys) for i in range(n)] if keys else [()] * n
 
 
-def run_arrow(table: Any, plan: N.FramePlan) -> Partial:
+def run_arrow(table: Any, plan: N.FramePlan, *, parallel: bool = True) -> Partial:
     """The plan's partial answer on one Arrow table: each group's labels and aggregates
     (``NUnique`` as the set of its canonical values, so partials of several tables merge).
+    ``parallel``: a long grid sum's per-row pass may use Arrow's CPU threads (False where
+    the caller runs tables in parallel already, as Dask does).
 
     Raises:
         FailedFunction: naming the step where Arrow failed, never a value.
@@ -992,7 +1056,7 @@ def run_arrow(table: Any, plan: N.FramePlan) -> Partial:
         where = "the group keys"
         keys = [ev.full(e) for e in plan.by] if plan.by is not None else []
         where = "the aggregates"
-        prep, _ = _prepare(ev, plan, n)
+        prep, _ = _prepare(ev, plan, n, parallel)
         where = "the group-by"
         return _aggregate(keys, prep, plan, n)
     except (_Failed, _Refused, ArithmeticError, ValueError, TypeError, LookupError) as e:
@@ -1173,6 +1237,10 @@ def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Parti
     for kind, spec in prep.readers:
         if kind == "len":
             readers.append(("len", None))
+        elif kind in ("all", "none"):  # a column of the group's rows, or of zeros
+            cols.append(lens.copy() if kind == "all" else np.zeros_like(lens))
+            bounds.append(1)
+            readers.append(("col", len(cols) - 1))
         elif kind == "count":
             readers.append(("col", col(spec, 1)))
         elif kind == "nulls":
