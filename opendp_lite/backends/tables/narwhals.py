@@ -1237,10 +1237,10 @@ def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Parti
     for kind, spec in prep.readers:
         if kind == "len":
             readers.append(("len", None))
-        elif kind in ("all", "none"):  # a column of the group's rows, or of zeros
-            cols.append(lens.copy() if kind == "all" else np.zeros_like(lens))
-            bounds.append(1)
-            readers.append(("col", len(cols) - 1))
+        elif kind in ("all", "none"):  # every value counted: the group's rows (read as the
+            cols.append(lens.copy())  # count's or the null count's column would be, so the
+            bounds.append(1)  # blocks of partitions with and without nulls merge alike)
+            readers.append(("col" if kind == "all" else "nulls", len(cols) - 1))
         elif kind == "count":
             readers.append(("col", col(spec, 1)))
         elif kind == "nulls":

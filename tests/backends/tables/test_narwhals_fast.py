@@ -312,3 +312,39 @@ def test_a_plan_reading_no_column_still_counts_rows(native: str) -> None:
     dask = pytest.importorskip("dask")
     with dask.config.set(scheduler="synchronous"):
         assert engine.run(x, _plan(N.Length())).values == {"a0": [3]}
+
+
+# ---------------------------------------------------------------------------------------------
+# The grid-unit pass: chunk by chunk, long columns in threads
+
+
+@pytest.mark.parametrize("chunk, per_thread", [(3, 1), (4, 5), (1 << 16, 1 << 20)])
+def test_grid_units_by_chunks_and_threads(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, per_thread: int
+) -> None:
+    monkeypatch.setattr(E, "_CHUNK", chunk)
+    monkeypatch.setattr(E, "_PER_THREAD", per_thread)
+    xs = [0.3, math.nan, -7.0, None, 2.5, 1e308, -0.0, math.inf, 0.125, None, math.nan, 1.75]
+    gs = [0, 1, 2] * 4
+    frame: ref.Frame = {"g": gs, "x": xs}
+    t = pa.table({"g": pa.array(gs, pa.int64()), "x": pa.array(xs, pa.float64())})
+    for lo, hi, p in ((-1.0, 2.0, 3), (0.0, 2.5, 40), (-4.0, 0.0, -2), (-1.5, 1e6, 1003)):
+        plan = N.FramePlan((), (("s", N.GridSum(N.Col("x"), lo, hi, p)),), by=(N.Col("g"),))
+        _same(E.ENGINE.run(t, plan), ref.run(frame, plan))
+        serial = E.finish([E.run_arrow(t, plan, parallel=False)], plan)
+        assert serial == E.ENGINE.run(t, plan)
+
+
+@pytest.mark.usefixtures("synchronous")
+def test_dask_partitions_with_and_without_nulls_merge() -> None:
+    from opendp_lite.backends.tables.dask import ENGINE
+
+    dd = pytest.importorskip("dask.dataframe")
+    # the first partition has no null (its count is its rows), the second has some
+    df = pd.DataFrame({"g": [1, 2, 1, 2, 1, 2], "x": [1.0, 2.0, 3.0, None, None, 4.0]})
+    ddf = dd.from_pandas(df, chunksize=3, sort=True)
+    plan = _plan(N.CountValid(N.Col("x")), N.NullCount(N.Col("x")), N.Length(), by="g")
+    assert ENGINE.run(ddf, plan).values == {"a0": [2, 2], "a1": [1, 1], "a2": [3, 3]}
+    blocks = [E.run_arrow(E._arrow(p.compute()), plan) for p in ddf.to_delayed()]
+    assert all(isinstance(b, E._Block) for b in blocks)
+    assert E._merge_blocks(blocks) is not None  # one more group-by, not the Python merge
