@@ -1405,14 +1405,25 @@ def _finish_block(b: _Block, plan: N.FramePlan) -> TableResult:
     return TableResult(keys=keys, values=values)
 
 
+def _finish_blocks(blocks: list[_Block], plan: N.FramePlan) -> TableResult | None:
+    """The answer of columnar partials, or None where they merge in Python instead (not
+    exactly mergeable in int64, or Arrow failed: its message, which may quote a label, is
+    dropped)."""
+    try:
+        merged = _merge_blocks(blocks)
+        return None if merged is None else _finish_block(merged, plan)
+    except Exception:
+        return None
+
+
 def finish(partials: list[Partial], plan: N.FramePlan) -> TableResult:
     """Merge partial answers (of partitions) into the plan's :class:`TableResult`: the public
     keys in their order (absent groups zero), else the groups in the total order."""
     blocks = [p for p in partials if isinstance(p, _Block)]
     if blocks and len(blocks) == len(partials):
-        merged = _merge_blocks(blocks)
-        if merged is not None:
-            return _finish_block(merged, plan)
+        fast = _finish_blocks(blocks, plan)
+        if fast is not None:
+            return fast
     groups = [p.groups(plan) if isinstance(p, _Block) else p for p in partials]
     merged_groups: _Groups = {}
     for part in groups:

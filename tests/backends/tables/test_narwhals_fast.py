@@ -348,3 +348,19 @@ def test_dask_partitions_with_and_without_nulls_merge() -> None:
     blocks = [E.run_arrow(E._arrow(p.compute()), plan) for p in ddf.to_delayed()]
     assert all(isinstance(b, E._Block) for b in blocks)
     assert E._merge_blocks(blocks) is not None  # one more group-by, not the Python merge
+
+
+def test_an_arrow_failure_while_merging_falls_back_to_the_python_merge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    t = _arrow(_frame())
+    plan = _plan(*AGGS, by="s")
+    want = E.ENGINE.run(t, plan)
+
+    def fails(*_: Any) -> Any:
+        raise pa.ArrowInvalid("the label 'secret' ...")  # a message quoting the data
+
+    monkeypatch.setattr(E, "_finish_block", fails)
+    assert E.ENGINE.run(t, plan) == want
+    monkeypatch.setattr(E, "_merge_blocks", fails)
+    assert E.ENGINE.run(t, plan) == want
