@@ -901,8 +901,10 @@ class _Plan:
     """The per-row columns the group-by aggregates, and how to read each aggregate back.
 
     ``columns``: name -> (Arrow array, ``"sum"`` | ``"count"``).  ``readers``: one per
-    aggregate: ``("len", None)``, ``("count", name)`` (its non-null values), ``("nulls",
-    name)`` (rows minus non-null values), ``("sum", [names])`` (0/1 columns),
+    aggregate: ``("len", None)``, ``("all", None)``/``("none", None)`` (a count or null
+    count of a column without nulls: the group's rows, or 0), ``("count", name)`` (its
+    non-null values), ``("nulls", name)`` (rows minus non-null values), ``("sum", [names])``
+    (boolean columns),
     ``("isum", (name, bound))`` (an int64 column, no row adding more than ``bound`` in
     absolute value; split in digits when a group's total could pass int64),
     ``("quantile", [(below, above)...])``, and the ones read row by row in Python:
@@ -923,7 +925,7 @@ def _prepare(
     ev: _Eval, plan: N.FramePlan, n: int, parallel: bool = True
 ) -> tuple[_Plan, list[Any]]:
     """The columns of every aggregate; python-side readers where needed."""
-    pa, pc = _pa(), _pc()
+    pc = _pc()
     out = _Plan()
     for _, agg in plan.aggregates:
         if isinstance(agg, N.Length):
@@ -940,7 +942,7 @@ def _prepare(
                 out.readers.append((kind, out.add(v, "count")))
                 continue
             test = pc.is_valid(v) if isinstance(agg, N.CountValid) else pc.is_null(v)
-            out.readers.append(("sum", [out.add(pc.cast(pc.and_(test, m), pa.int64()))]))
+            out.readers.append(("sum", [out.add(pc.and_(test, m))]))  # booleans: 1 bit a row
             continue
         if m is not None:
             v = _null_if(pc.invert(m), v)
@@ -953,9 +955,8 @@ def _prepare(
             cols = []
             for c in agg.candidates:
                 cs = _lit(c)
-                below = pc.cast(_lt(v, cs), pa.int64())
-                above = pc.cast(_lt(cs, v), pa.int64())
-                cols.append((out.add(below), out.add(above)))
+                # boolean columns (Arrow sums them as counts): 1 bit a row and candidate
+                cols.append((out.add(_lt(v, cs)), out.add(_lt(cs, v))))
             out.readers.append(("quantile", cols))
             continue
         if isinstance(agg, N.IntSum):
