@@ -1102,8 +1102,9 @@ class _Block:
     the summed columns (``cols``, each exact: no group's rows times ``bounds[i]``, the most
     one row adds, reach ``2^63``), and per aggregate how to read it from them (``readers``:
     ``("len", None)``, ``("col", i)``, ``("nulls", i)``, ``("parts", [(i, shift)...])``,
-    ``("quantile", [(i_below, i_above)...])``).  Used when every key column is
-    :func:`_plain` and no aggregate is read row by row."""
+    ``("quantile", [(i_below, i_above)...])``, ``("distinct", j)``: the rows of
+    ``distinct[j]``, an Arrow table of the distinct pairs (labels, canonical value)).  Used
+    when every key column is :func:`_plain` and no aggregate is read row by row."""
 
     def __init__(
         self,
@@ -1112,18 +1113,49 @@ class _Block:
         cols: list[Any],
         bounds: list[int],
         readers: list[tuple[str, Any]],
+        distinct: dict[int, Any] | None = None,
     ) -> None:
         self.labels = labels
         self.lens = lens
         self.cols = cols
         self.bounds = bounds
         self.readers = readers
+        self.distinct = distinct or {}
 
-    def values(self, plan: N.FramePlan) -> list[list[Any]]:
-        """Per aggregate, its value per group (Python ints; quantile count pairs)."""
+    def _label_tuples(self) -> list[tuple[Any, ...]]:
+        if not self.labels:
+            return [()] * len(self.lens)
+        return list(zip(*(a.to_pylist() for a in self.labels), strict=True))
+
+    def _distinct_counts(self, j: int) -> list[int]:
+        """The number of distinct values per group of ``distinct[j]``."""
+        d = self.distinct[j]
+        knames = [f"__k{i}" for i in range(len(self.labels))]
+        counts = d.group_by(knames).aggregate([([], "count_all")]) if knames else None
+        if counts is None:
+            return [d.num_rows] * len(self.lens)
+        found = zip(*(counts.column(k).to_pylist() for k in knames), strict=True)
+        index = dict(zip(found, counts.column("count_all").to_pylist(), strict=True))
+        return [int(index.get(lab, 0)) for lab in self._label_tuples()]
+
+    def _distinct_sets(self, j: int) -> list[set[Any]]:
+        """The canonical values per group of ``distinct[j]`` (for the Python merge)."""
+        d = self.distinct[j]
+        at = {lab: g for g, lab in enumerate(self._label_tuples())}
+        sets: list[set[Any]] = [set() for _ in self.lens]
+        labs = [d.column(f"__k{i}").to_pylist() for i in range(len(self.labels))]
+        for r, v in enumerate(d.column("__v").to_pylist()):
+            sets[at[tuple(c[r] for c in labs)]].add(canon(v))
+        return sets
+
+    def values(self, plan: N.FramePlan, sets: bool = False) -> list[list[Any]]:
+        """Per aggregate, its value per group (Python ints; quantile count pairs; the sets of
+        distinct canonical values where ``sets``, else their sizes)."""
         out: list[list[Any]] = []
         for (_, agg), (kind, spec) in zip(plan.aggregates, self.readers, strict=True):
-            if kind == "len":
+            if kind == "distinct" and spec is not None:
+                out.append(self._distinct_sets(spec) if sets else self._distinct_counts(spec))
+            elif kind == "len":
                 out.append(self.lens.tolist())
             elif kind == "col":
                 out.append(self.cols[spec].tolist())
@@ -1147,10 +1179,8 @@ class _Block:
 
     def groups(self, plan: N.FramePlan) -> _Groups:
         """The same answer keyed by the canonical labels (as the row-by-row path keys it)."""
-        labels = list(zip(*(a.to_pylist() for a in self.labels), strict=True))
-        if not self.labels:
-            labels = [()] * len(self.lens)
-        values = self.values(plan)
+        labels = self._label_tuples()
+        values = self.values(plan, sets=True)
         result: _Groups = {}
         for g, lab in enumerate(labels):
             vals = [v[g] for v in values]
@@ -1186,6 +1216,24 @@ def _group_by(keys: list[Any], columns: dict[str, tuple[Any, str]], n: int) -> A
     ]
     aggs.append(([], "count_all"))
     return pa.table(cols).group_by(knames).aggregate(aggs)
+
+
+def _distinct(keys: list[Any], v: Any, keep: Any) -> Any:
+    """The distinct pairs (labels, value) of the rows ``keep`` holds (all when None), the
+    values made canonical (``-0.0`` is ``0.0``, every NaN one NaN; null is a value), as an
+    Arrow table; None for a value type Arrow does not group as the canonical keys do."""
+    pa, pc = _pa(), _pc()
+    t = v.type
+    if pa.types.is_floating(t):
+        v = pc.if_else(pc.is_nan(v), pa.scalar(math.nan, t), pc.add(v, pa.scalar(0.0, t)))
+    elif not _plain(t):
+        return None
+    cols = {f"__k{i}": k for i, k in enumerate(keys)}
+    cols["__v"] = v
+    table = pa.table(cols)
+    if keep is not None:
+        table = table.filter(keep)
+    return table.group_by(list(cols)).aggregate([])
 
 
 def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Partial:
@@ -1234,6 +1282,8 @@ def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Parti
         return len(cols) - 1
 
     readers: list[tuple[str, Any]] = []
+    distinct: dict[int, Any] = {}
+    plain = all(_plain(k.type) for k in keys)
     rowwise = False
     for kind, spec in prep.readers:
         if kind == "len":
@@ -1257,6 +1307,13 @@ def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Parti
                 readers.append(("col", col(name, bound)))
         elif kind == "quantile":
             readers.append(("quantile", [(col(b, 1), col(a, 1)) for b, a in spec]))
+        elif kind == "distinct" and plain:
+            d = _distinct(keys, *spec)
+            if d is None:
+                rowwise = True
+            else:
+                distinct[len(readers)] = d
+            readers.append(("distinct", None if d is None else len(readers)))
         else:
             rowwise = True
             readers.append((kind, None))
@@ -1264,15 +1321,15 @@ def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Parti
     labels = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in labels]
     if not keys and len(lens) and lens[0] == 0:  # an empty frame, ungrouped: no group
         labels, lens, cols = [], lens[:0], [c[:0] for c in cols]
-    block = _Block(labels, lens, cols, bounds, readers)
-    if not rowwise and all(_plain(a.type) for a in labels):
+    block = _Block(labels, lens, cols, bounds, readers, distinct)
+    if not rowwise and plain:
         return block
     result = block.groups(plan)
     # the aggregates read per row in Python (distinct values, grid units beyond 2^53)
     row_keys: list[tuple[Any, ...]] | None = None
     labels_of: list[list[Any]] = []
     for j, (kind, spec) in enumerate(prep.readers):
-        if kind not in ("distinct", "python"):
+        if kind not in ("distinct", "python") or j in distinct:
             continue
         if row_keys is None:
             labels_of = [k.to_pylist() for k in keys]
@@ -1354,7 +1411,11 @@ def _merge_blocks(blocks: list[_Block]) -> _Block | None:
     ]
     labels = [_one_chunk(grouped.column(f"__k{i}")) for i in range(len(keys))]
     labels = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in labels]
-    return _Block(labels, lens, cols, first.bounds, first.readers)
+    distinct = {}
+    for j, d in first.distinct.items():
+        both = pa.concat_tables([b.distinct[j] for b in blocks])
+        distinct[j] = both.group_by(d.column_names).aggregate([])
+    return _Block(labels, lens, cols, first.bounds, first.readers, distinct)
 
 
 _SIMPLE = (int, bool, str, float, type(None))
@@ -1369,7 +1430,7 @@ def _finish_block(b: _Block, plan: N.FramePlan) -> TableResult:
     pa, pc = _pa(), _pc()
     names = [N.output_name(e) for e in plan.by] if plan.by is not None else []
     vals = b.values(plan)
-    zeros = [_zero(a) for _, a in plan.aggregates]
+    zeros = [0 if isinstance(a, N.NUnique) else _zero(a) for _, a in plan.aggregates]
     values: dict[str, list[Any]] = {}
     if plan.by is None:
         return TableResult(

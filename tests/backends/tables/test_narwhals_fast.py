@@ -364,3 +364,41 @@ def test_an_arrow_failure_while_merging_falls_back_to_the_python_merge(
     assert E.ENGINE.run(t, plan) == want
     monkeypatch.setattr(E, "_merge_blocks", fails)
     assert E.ENGINE.run(t, plan) == want
+
+
+# ---------------------------------------------------------------------------------------------
+# n_unique: Arrow's distinct pairs (labels, canonical value), not a Python loop over rows
+
+
+def _nan(payload: int) -> float:
+    import struct
+
+    out: float = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000000 | payload))[0]
+    return out
+
+
+def test_n_unique_of_floats_by_the_canonical_values() -> None:
+    # -0.0 is 0.0, NaNs of every payload one value, null one value (as in Polars)
+    xs = [0.0, -0.0, _nan(0), _nan(0x123), None, 1.5, None, -_nan(7), 2.0, 2.0]
+    gs = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1]
+    t = pa.table({"g": pa.array(gs, pa.int64()), "x": pa.array(xs, pa.float64())})
+    keep = N.Binary("!=", N.Col("x"), N.Lit(1.5))
+    for expr in (N.Col("x"), N.FilterExpr(N.Col("x"), keep)):
+        plan = _plan(N.NUnique(expr), N.Length(), by="g")
+        assert isinstance(E.run_arrow(t, plan), E._Block)  # no row read in Python
+        _same(E.ENGINE.run(t, plan), ref.run({"g": gs, "x": xs}, plan))
+    assert E.ENGINE.run(t, _plan(N.NUnique(N.Col("x")))).values == {"a0": [5]}
+
+
+@pytest.mark.usefixtures("synchronous")
+def test_dask_n_unique_merges_distinct_values_across_partitions() -> None:
+    from opendp_lite.backends.tables.dask import ENGINE
+
+    dd = pytest.importorskip("dask.dataframe")
+    df = pd.DataFrame(
+        {"g": [1, 1, 2, 1, 1, 2, 2], "s": ["a", "b", "a", "b", "c", None, "a"]}
+    ).astype({"s": "string"})
+    ddf = dd.from_pandas(df, chunksize=3, sort=True)
+    plan = _plan(N.NUnique(N.Col("s")), by="g")
+    assert ENGINE.run(ddf, plan).values == {"a0": [3, 2]}  # g=1: a, b, c; g=2: a, null
+    assert ENGINE.run(ddf, _plan(N.NUnique(N.Col("s")))).values == {"a0": [4]}
