@@ -955,8 +955,10 @@ def _prepare(
             cols = []
             for c in agg.candidates:
                 cs = _lit(c)
-                # boolean columns (Arrow sums them as counts): 1 bit a row and candidate
-                cols.append((out.add(_lt(v, cs)), out.add(_lt(cs, v))))
+                # boolean columns (Arrow sums them as counts): 1 bit a row and candidate;
+                # no NaN on either side (v's are null now): Arrow's own comparison
+                lt = _lt if isinstance(c, float) and c != c else pc.less
+                cols.append((out.add(lt(v, cs)), out.add(lt(cs, v))))
             out.readers.append(("quantile", cols))
             continue
         if isinstance(agg, N.IntSum):
