@@ -31,7 +31,7 @@ from ...errors import FailedFunction, OpenDPLiteError
 from ...table import nodes as N
 from ..dask import is_dask_dataframe
 from . import TableResult, register
-from .narwhals import Partial, _arrow, finish, pandas_dtype_name, project, run_arrow
+from .narwhals import Partial, _arrow, finish, kept_columns, pandas_dtype_name, run_arrow
 
 __all__ = ["ENGINE", "DaskEngine"]
 
@@ -55,7 +55,9 @@ class DaskEngine:
 
     def run(self, x: Any, plan: N.FramePlan) -> TableResult:
         self.schema(x)  # refuses object columns by their dtype, before anything is computed
-        x = project(x, plan)  # the partitions bring the columns the plan reads only
+        keep = kept_columns(list(x.columns), plan)
+        if keep is not None:  # the partitions bring the columns the plan reads only (lazily:
+            x = x[keep]  # Dask pushes the projection into its reading where it can)
         dask: Any = importlib.import_module("dask")
         parts = [dask.delayed(_partial, pure=True)(p, plan) for p in x.to_delayed()]
         failed = False

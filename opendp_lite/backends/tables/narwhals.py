@@ -59,8 +59,8 @@ __all__ = [
     "canon",
     "columns_read",
     "finish",
+    "kept_columns",
     "pandas_dtype_name",
-    "project",
     "run_arrow",
 ]
 
@@ -156,26 +156,31 @@ def pandas_dtype_name(dtype: Any) -> N.DType:
     )
 
 
-def arrow_of_pandas(df: Any) -> Any:
+def arrow_of_pandas(df: Any, columns: list[str] | None = None) -> Any:
     """A pandas frame as an Arrow table (numpy float NaN becomes null, as in
-    ``pl.from_pandas``); object columns are refused by their dtype."""
+    ``pl.from_pandas``), of ``columns`` only when given; object columns are refused by their
+    dtype."""
     for c, d in df.dtypes.items():
         pandas_dtype_name(d)
         if not isinstance(c, str):
             raise NotImplementedForType(
                 f"column names must be strings, got {type(c).__name__}; rename the columns"
             )
-    return _pa().Table.from_pandas(df, preserve_index=False)
+    return _pa().Table.from_pandas(df, columns=columns, preserve_index=False)
 
 
-def _arrow(x: Any) -> Any:
-    """The Arrow table of an owned frame (dictionary columns decoded to strings)."""
+def _arrow(x: Any, columns: list[str] | None = None) -> Any:
+    """The Arrow table of an owned frame, of ``columns`` only when given (dictionary columns
+    decoded to strings)."""
     pa = _pa()
     if _is_narwhals(x):
         import narwhals as nw
 
         x = nw.to_native(x)
-    t = x if isinstance(x, pa.Table) else arrow_of_pandas(x)
+    if isinstance(x, pa.Table):
+        t = x if columns is None else x.select(columns)
+    else:
+        t = arrow_of_pandas(x, columns)
     cols = []
     for col in t.columns:
         if pa.types.is_dictionary(col.type):
@@ -1580,7 +1585,9 @@ class NarwhalsEngine:
             x = nw.to_native(x)
         if _is_pandas(x):
             self.schema(x)  # refuses object columns by their dtype (data owner's error)
-        return finish([run_arrow(_arrow(project(x, plan)), plan)], plan)
+        names = list(x.column_names) if _is_arrow(x) else list(x.columns)
+        table = _arrow(x, kept_columns(names, plan))  # the columns read only, none copied
+        return finish([run_arrow(table, plan)], plan)
 
 
 def columns_read(plan: N.FramePlan) -> set[str] | None:
@@ -1606,18 +1613,15 @@ def columns_read(plan: N.FramePlan) -> set[str] | None:
     return names
 
 
-def project(x: Any, plan: N.FramePlan) -> Any:
-    """A pandas (or Dask) frame or Arrow table cut to the columns ``plan`` reads (at least
-    one, so the rows are still counted), without copying a column.  A frame whose column
-    names are not distinct strings is left whole (its refusal stays the data owner's)."""
+def kept_columns(names: list[Any], plan: N.FramePlan) -> list[str] | None:
+    """The frame's columns (``names``) that ``plan`` reads, at least one so the rows are
+    still counted; None for all of them (also when the names are not distinct strings: the
+    frame's refusal stays the data owner's)."""
     read = columns_read(plan)
-    cols = list(x.column_names) if _is_arrow(x) else list(x.columns)
-    if read is None or not all(isinstance(c, str) for c in cols) or len(set(cols)) != len(cols):
-        return x
-    keep = [c for c in cols if c in read] or cols[:1]
-    if len(keep) == len(cols):
-        return x
-    return x.select(keep) if _is_arrow(x) else x[keep]
+    if read is None or not all(isinstance(c, str) for c in names) or len(set(names)) != len(names):
+        return None
+    keep = [c for c in names if c in read] or names[:1]
+    return None if len(keep) == len(names) else keep
 
 
 ENGINE = NarwhalsEngine()

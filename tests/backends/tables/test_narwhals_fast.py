@@ -289,7 +289,13 @@ def test_columns_read_by_a_plan() -> None:
 def test_only_read_columns_are_converted(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[list[str]] = []
     real = E.arrow_of_pandas
-    monkeypatch.setattr(E, "arrow_of_pandas", lambda df: seen.append(list(df.columns)) or real(df))
+
+    def spy(df: Any, columns: Any = None) -> Any:
+        out = real(df, columns)
+        seen.append(out.column_names)
+        return out
+
+    monkeypatch.setattr(E, "arrow_of_pandas", spy)
     df = pd.DataFrame({"a": [1.0, 2.0], "g": [1, 1], "unread": ["x", "y"]})
     df["unread"] = df["unread"].astype("string")
     plan = _plan(N.GridSum(N.Col("a"), 0.0, 2.0, 0), by="g")
