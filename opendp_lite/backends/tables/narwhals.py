@@ -876,11 +876,12 @@ def _grid_units_parallel(
     from concurrent.futures import ThreadPoolExecutor
 
     step = -(-n // threads)
-    with ThreadPoolExecutor(threads) as ex:
+    with ThreadPoolExecutor(threads - 1) as ex:  # the first slice in this thread
         done = [
             ex.submit(_grid_units, x[a : a + step], s1, s2, lo_s, hi_s, out[a : a + step])
-            for a in range(0, n, step)
+            for a in range(step, n, step)
         ]
+        _grid_units(x[:step], s1, s2, lo_s, hi_s, out[:step])
         for f in done:
             f.result()
 
