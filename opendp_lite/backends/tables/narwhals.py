@@ -1213,11 +1213,16 @@ def _group_by(keys: list[Any], columns: dict[str, tuple[Any, str]], n: int) -> A
     """Arrow's group-by of the key arrays: per group, each column's sum (0 when empty) or
     non-null count, and the group's rows (``count_all``)."""
     pa, pc = _pa(), _pc()
+    if not keys:  # one group: Arrow's scalar aggregates (the same sums, wrapping alike)
+        one = {
+            f"{c}_{op}": [pc.sum(a, min_count=0) if op == "sum" else pc.count(a)]
+            for c, (a, op) in columns.items()
+        }
+        one["count_all"] = [pa.scalar(n, pa.int64())]
+        return pa.table({c: pa.array([v[0].as_py()], v[0].type) for c, v in one.items()})
     knames = [f"__k{i}" for i in range(len(keys))]
     cols = dict(zip(knames, keys, strict=True))
     cols.update({c: a for c, (a, _) in columns.items()})
-    if not cols:
-        cols["__one"] = pa.nulls(n, pa.int8())
     zero_if_empty = pc.ScalarAggregateOptions(skip_nulls=True, min_count=0)
     aggs: list[Any] = [
         (c, "sum", zero_if_empty) if op == "sum" else (c, "count") for c, (_, op) in columns.items()
