@@ -4,8 +4,9 @@
 (``summarize``: distribution and scale), Laplace under pure DP and Gaussian under zCDP; a
 ``.dp.mean`` is the quotient of its noisy sum and noisy length (both scales tested); a
 ``.dp.quantile``/``.dp.median`` picks each candidate with the exact probability of its
-selection mechanism at the reported scale.  Scale × 0.7 and × 1.3 are rejected each time.  One release of many groups gives the sample (the groups' noises are iid),
-so the whole path (plan, Polars engine, key join, noise, assembly) is under test."""
+selection mechanism at the reported scale.  Scale × 0.7 and × 1.3 are rejected each time.
+One release of many groups gives the sample (the groups' noises are iid), so the whole path
+(plan, Polars engine, key join, noise, assembly) is under test.
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import pytest
 
 import opendp_lite.prelude as dp
 from tests.conftest import scaled
@@ -393,3 +395,47 @@ def test_grouped_quantile_selects_by_gumbel_noise_under_zcdp() -> None:
     law = _gumbel_min_law(scores, scale)
     wrong = [_gumbel_min_law(scores, scale * f) for f in (0.7, 1.3)]
     check_categorical(Counter(picks), law, wrong)
+
+
+# -- found while writing the node proofs (docs/proofs/table/cast.md, replace.md) ---------------
+# The proofs of Cast and Replace (strict, no default) rest on "no row can make the plan fail":
+# a value that does not convert becomes null.  The Polars engine does so; the Arrow engine
+# (pandas, pyarrow, Dask) fails the whole release on such a value, so whether a release raises
+# depends on one record.  Not fixed here (the engines are another branch's): strict xfails.
+
+
+def _pandas_release(frame: dict[str, list[Any]], expr: Any) -> list[dict[str, Any]]:
+    import pandas as pd
+
+    context = dp.Context.compositor(
+        data=pd.DataFrame(frame),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=100)],
+    )
+    query = context.query().with_columns(expr.alias("y"))
+    release = query.select(pl.col("y").dp.null_count(signed=True)).release()
+    out: list[dict[str, Any]] = release.collect().to_dicts()
+    return out
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Arrow engine: a String cast to Int8 of '300' fails the release (Polars: null)",
+)
+def test_arrow_engine_cast_of_an_out_of_range_string_is_null_not_a_failure() -> None:
+    out = _pandas_release({"s": ["1", "2", "300"]}, pl.col("s").cast(pl.Int8))
+    assert len(out) == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Arrow engine: replace_strict without default fails the release on an unmatched "
+    "value (Polars: null)",
+)
+def test_arrow_engine_replace_strict_of_an_unmatched_value_is_null_not_a_failure() -> None:
+    out = _pandas_release(
+        {"s": ["a", "b", "zz"]}, pl.col("s").replace_strict(["a", "b"], ["x", "y"])
+    )
+    assert len(out) == 1
