@@ -6,7 +6,7 @@
 ``.dp.quantile``/``.dp.median`` picks each candidate with the exact probability of its
 selection mechanism at the reported scale.  Scale × 0.7 and × 1.3 are rejected each time.
 One release of many groups gives the sample (the groups' noises are iid), so the whole path
-(plan, Polars engine, key join, noise, assembly) is under test.
+(plan, Polars engine, key join, noise, assembly) is under test."""
 
 from __future__ import annotations
 
