@@ -390,6 +390,7 @@ def test_grouped_quantile_selects_by_gumbel_noise_under_zcdp() -> None:
 
     expr = pl.col("x").dp.quantile(0.25, QCANDIDATES)
     scale, picks = _quantile_release(dp.loss_of(rho=0.5), expr)
+    assert scale == 3.0  # ρ = (2·Δ/scale)²/8 with Δ = max(1, 3) = 3
     scores = _scores(1, 4)
     assert scores == [5, 3, 7, 11, 15, 23]  # |3·#{x < c} − #{x > c}|
     law = _gumbel_min_law(scores, scale)
