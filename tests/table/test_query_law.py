@@ -464,3 +464,32 @@ def test_quantile_counts_drop_nan_of_a_float_expression_on_every_engine() -> Non
         answers.append(engine.run(data, plan).values["q"])
     assert answers[1] == [([1], [1])]  # the Arrow engine: NaN dropped
     assert answers[0] == answers[1]
+
+
+def test_grouped_sum_noise_on_a_pandas_frame_is_discrete_laplace_per_group() -> None:
+    # the Arrow engine's path (pandas): the same law as on Polars; group k holds 0..(k % 4)
+    # clipped to [0, 2] and a null (skipped)
+    import pandas as pd
+
+    g = [k for k in range(GROUPS) for _ in range(k % 4 + 2)]
+    x = [float(j) if j <= k % 4 else None for k in range(GROUPS) for j in range(k % 4 + 2)]
+    frame = pd.DataFrame({"g": g, "x": pd.array(x, dtype="Int64")})
+    context = dp.Context.compositor(
+        data=frame,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=10 * GROUPS)],
+    )
+    query = context.query().group_by("g").agg(pl.col("x").dp.sum((0, 2))).with_keys(_keys(GROUPS))
+    summary = query.summarize()
+    assert summary["distribution"][0] == "Integer Laplace"
+    scale = summary["scale"][0]
+    assert scale == 2.0  # sensitivity 2, ε = 1
+    out = query.release().collect()
+    assert out["g"].to_list() == list(range(GROUPS))
+    truth = [sum(min(j, 2) for j in range(k % 4 + 1)) for k in range(GROUPS)]
+    z = [v - t for v, t in zip(out["x"].to_list(), truth, strict=True)]
+    check_integer_law(
+        z, discrete_laplace_pmf(scale), [discrete_laplace_pmf(scale * f) for f in (0.7, 1.3)]
+    )
