@@ -84,6 +84,32 @@ def module_of(proof: Path) -> str:
     return read_header(proof).get("module", "")
 
 
+def _table_nav() -> list[str]:
+    """The table API's pages: the two overviews, then one page per node, stable and private
+    (by the ``kind:`` of each page's header); any other page by the closing glob."""
+    from tools.proofs import read_header
+
+    table = PROOFS / "table"
+    overviews = [
+        n for n in ("stable-expressions.md", "private-aggregates.md") if (table / n).is_file()
+    ]
+    stable: list[str] = []
+    private: list[str] = []
+    for page in sorted(table.glob("*.md")):
+        kind = read_header(page).get("kind", "")
+        if kind.startswith("stable") or kind.startswith("length-changing"):
+            stable.append(page.name)
+        elif kind:
+            private.append(page.name)
+    out = [f"      - table/{n}" for n in overviews]
+    if stable:
+        out += ["      - Stable nodes:", *[f"          - table/{n}" for n in stable]]
+    if private:
+        out += ["      - Private nodes:", *[f"          - table/{n}" for n in private]]
+    out += ['      - glob: "table/*.md"', "        ignore_no_matches: true"]
+    return out
+
+
 def render() -> str:
     """The ``.nav.yml`` text."""
     proofs = sorted(PROOFS.glob("*.md"))
@@ -109,7 +135,7 @@ def render() -> str:
         lines.append(f"      - {sub}:")
         lines += [f"          - {page}" for page in pages]
     if (PROOFS / "table").is_dir():  # the table API's expression nodes (issue 24)
-        lines += ["  - Table API:", '      - "table/*.md"']
+        lines += ["  - Table API:", *_table_nav()]
     if (PROOFS / "planner.md").is_file():  # the accuracy-first planner (issue 26)
         planner = sorted(p.name for p in PROOFS.glob("planner*.md"))
         lines += ["  - Planner:", *[f"      - {n}" for n in planner]]
