@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
         "_registry",
     ),
     ("core", "_spine"),
-    ("samplers",),
+    ("samplers", "_truncation"),
     ("domains", "metrics", "measures", "table.nodes"),
     ("backends",),
     ("transformations", "measurements"),

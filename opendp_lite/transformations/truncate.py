@@ -27,6 +27,8 @@ from .. import backends
 from .._order import group_ranks, tie_ranks
 from .._registry import constructor
 from .._spine import then
+from .._truncation import keep_first_k as _keep_first_k
+from .._truncation import sample_order as _sample_order
 from .._types import Vec
 from .._validate import check_int
 from ..core import Domain, Metric, Transformation
@@ -38,7 +40,6 @@ from ..metrics import (
     symmetric_distance,
     symmetric_id_distance,
 )
-from ..samplers.rng import fill_uint64
 
 __all__ = [
     "make_count_per_id",
@@ -105,46 +106,6 @@ def _sample_codes(frame: Mapping[Any, Any], ident: Any) -> npt.NDArray[np.int64]
     return _person_codes(frame, ident)
 
 
-def _sample_order(pid: npt.NDArray[np.int64], key_bits: int | None = None) -> npt.NDArray[np.int64]:
-    """Rows sorted by individual, and within one individual in a uniformly random order.
-
-    Each row draws an independent uniform key of ``r`` bits from the library's randomness; an
-    individual whose keys tie redraws all its keys (rejection), so conditioned on acceptance
-    its keys are i.i.d. and distinct, and every order of its rows is equally likely (the event
-    "all distinct" is symmetric in the rows).  When the individuals' codes need ``b <= 32``
-    bits the key has ``r = 64 - b >= 32`` bits and is packed below the code into one
-    ``uint64`` (one sort); else ``r = 64`` and the two are sorted together.  ``key_bits``
-    (tests only) narrows the key to make ties frequent; it must allow as many distinct keys
-    as an individual has rows.
-    """
-    n = len(pid)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    bits = max(1, int(pid.max()).bit_length())
-    packed = bits <= 32
-    r = (64 - bits if packed else 64) if key_bits is None else key_bits
-    mask = np.uint64((1 << r) - 1) if r < 64 else np.uint64(2**64 - 1)
-    high = pid.astype(np.uint64) << np.uint64(64 - bits) if packed else None
-    rand = fill_uint64(n) & mask
-    while True:
-        if high is not None:
-            key = high | rand
-            order = np.argsort(key)  # keys are distinct once accepted: no stability needed
-            sk = key[order]
-            same = sk[1:] == sk[:-1]
-        else:
-            order = np.lexsort((rand, pid))
-            sp, sr = pid[order], rand[order]
-            same = (sp[1:] == sp[:-1]) & (sr[1:] == sr[:-1])
-        if not same.any():
-            return order.astype(np.int64)
-        tie = np.zeros(n, dtype=bool)
-        tie[1:] |= same
-        tie[:-1] |= same
-        redo = np.isin(pid, np.unique(pid[order[tie]]))
-        rand[redo] = fill_uint64(int(redo.sum())) & mask
-
-
 def _value_order(
     frame: Mapping[Any, Any], pid: npt.NDArray[np.int64], cols: Sequence[Any], descending: bool
 ) -> npt.NDArray[np.int64]:
@@ -163,22 +124,6 @@ def _value_order(
         keys = [-k for k in keys]
     # np.lexsort sorts by the last key first
     return np.lexsort((*reversed(keys), pid)).astype(np.int64)
-
-
-def _keep_first_k(
-    order: npt.NDArray[np.int64], run_codes: npt.NDArray[np.int64], k: int
-) -> npt.NDArray[np.bool_]:
-    """``keep[i]``: row ``i`` is among the first ``k`` rows of its run in ``order``."""
-    n = len(order)
-    keep = np.zeros(n, dtype=bool)
-    if n == 0:
-        return keep
-    s = run_codes[order]
-    new = np.r_[True, s[1:] != s[:-1]]
-    idx = np.arange(n)
-    rank = idx - np.maximum.accumulate(np.where(new, idx, 0))
-    keep[order[rank < k]] = True
-    return keep
 
 
 def truncate_mask(

@@ -142,7 +142,7 @@ def test_sample_order_within_an_individual_is_uniform_for_ties_too() -> None:
     """An individual's keys that tie are redrawn: with 2-bit keys ties are frequent (3 rows:
     P(distinct) = 3/8), and the order stays uniform; codes of 40 bits take the unpacked
     path."""
-    from opendp_lite.transformations.truncate import _sample_order
+    from opendp_lite._truncation import sample_order as _sample_order
 
     for code in (5, 2**40):
         pid = np.array([code] * 3 + [0] * 3, dtype=np.int64)

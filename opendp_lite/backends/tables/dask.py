@@ -8,7 +8,10 @@ merged exactly: by one more Arrow group-by of the int64 totals where no merged g
 times the most one row adds reach ``2^63``, else in Python (integer addition and set union),
 so the answer is the same for every partitioning, and the groups of a plan without public
 keys come in the total order of :mod:`opendp_lite._order`.  The frame itself is never
-computed whole.
+computed whole, except under truncation (``truncate_per_group``/``truncate_num_groups``):
+a person's rows may lie in several partitions, and which of them are kept must be decided
+on all of them together, so such a plan runs on the frame repartitioned to one partition (the
+columns it reads, on one worker: the memory of the whole frame, as a pandas frame).
 
 A failure inside a partition is :class:`~opendp_lite.errors.FailedFunction` naming the step
 (never a value), as on the other engines; a failure of Dask itself while computing the
@@ -59,6 +62,10 @@ class DaskEngine:
         if keep is not None:  # the partitions bring the columns the plan reads only (lazily:
             x = x[keep]  # Dask pushes the projection into its reading where it can)
         dask: Any = importlib.import_module("dask")
+        if any(isinstance(s, (N.TruncateRows, N.TruncateGroups)) for s in plan.steps):
+            # a person's rows may lie in several partitions: truncation sees them together
+            # (the frame is computed on the driver, one partition; see the module docstring)
+            x = x.repartition(npartitions=1)
         parts = [dask.delayed(_partial, pure=True)(p, plan) for p in x.to_delayed()]
         failed = False
         try:

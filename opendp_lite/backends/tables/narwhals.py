@@ -47,6 +47,7 @@ from fractions import Fraction
 from typing import Any, Union
 
 from ... import _order
+from ... import _truncation as K
 from ...errors import FailedFunction, NotImplementedForType
 from ...table import nodes as N
 from . import TableResult, register
@@ -1086,7 +1087,9 @@ def _step(cols: dict[str, Any], n: int, step: N.Step) -> tuple[dict[str, Any], i
         out = {k: pc.filter(v, keep) for k, v in cols.items()}
         return out, int(pc.sum(pc.cast(keep, _pa().int64())).as_py() or 0)
     if isinstance(step, (N.TruncateRows, N.TruncateGroups)):
-        raise _Refused("truncation steps are not run by this engine yet")
+        keep = _truncation_mask(cols, ev, n, step)
+        mask = _pa().array(keep)
+        return {k: pc.filter(v, mask) for k, v in cols.items()}, int(keep.sum())
     new = {}
     for e in step.exprs:
         if _has_length_change(e):
@@ -1095,6 +1098,38 @@ def _step(cols: dict[str, Any], n: int, step: N.Step) -> tuple[dict[str, Any], i
     if isinstance(step, N.WithColumns):
         return {**cols, **new}, n
     return new, n
+
+
+def _cells(a: Any) -> Any:
+    """An Arrow array as numpy for the truncation kernels (see ``_truncate.cells``)."""
+    ty = _pa().types
+    t = a.type
+    plain = ty.is_integer(t) or ty.is_floating(t) or ty.is_boolean(t) or ty.is_temporal(t)
+    if plain and a.null_count == 0:
+        return K.cells(a.to_numpy(zero_copy_only=False), nulls=False)
+    return K.cells(a.to_pylist(), nulls=True)
+
+
+def _truncation_mask(
+    cols: dict[str, Any], ev: _Eval, n: int, step: N.TruncateRows | N.TruncateGroups
+) -> Any:
+    """The rows a truncation step keeps (:mod:`._truncate`), from each person's own rows."""
+    ids = [_cells(ev.full(e)) for e in step.identifier]
+    by = [_cells(ev.full(e)) for e in step.by]
+    if isinstance(step, N.TruncateGroups):
+        return K.groups_mask(ids, by, step.k, step.keep, n=n)
+    sk = step.keep if isinstance(step.keep, N.SortKey) else None
+    return K.rows_mask(
+        ids,
+        by,
+        step.k,
+        "sort" if sk is not None else str(step.keep),
+        row=[] if step.keep == "sample" else [_cells(v) for v in cols.values()],
+        sort=[_cells(ev.full(e)) for e in sk.by] if sk else [],
+        descending=sk.descending if sk else (),
+        nulls_last=sk.nulls_last if sk else (),
+        n=n,
+    )
 
 
 def _plain(t: Any) -> bool:

@@ -29,6 +29,7 @@ import contextvars
 import importlib
 from typing import Any
 
+from ... import _truncation as K
 from ..._order import group_key
 from ...errors import FailedFunction, NotImplementedForType
 from ...table import nodes as n
@@ -338,7 +339,7 @@ class PolarsEngine:
                 elif isinstance(step, n.Select):
                     lf = lf.select([_named(e) for e in step.exprs])
                 elif isinstance(step, (n.TruncateRows, n.TruncateGroups)):
-                    raise NotImplementedForType("truncation steps are not run by this engine yet")
+                    lf = _truncate(lf, step)
                 else:
                     lf = lf.filter(compile_expr(step.predicate))
             where = "the aggregation"
@@ -368,6 +369,48 @@ class PolarsEngine:
         finally:
             _FLOATS.set(None)
         return _assemble(plan, rows, by_names)
+
+
+def _cells(s: Any) -> Any:
+    """A Polars Series as numpy for the truncation kernels (see ``_truncate.cells``)."""
+    plain = s.dtype.is_numeric() or s.dtype.is_temporal() or s.dtype == _pl().Boolean
+    if plain and s.null_count() == 0:
+        return K.cells(s.to_numpy(), nulls=False)
+    return K.cells(s.to_list(), nulls=True)
+
+
+def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
+    """The rows a truncation step keeps (:mod:`._truncate`): the identifier, grouping and sort
+    expressions are evaluated by Polars, the mask computed from each person's own rows."""
+    names = lf.collect_schema().names()
+    ids = {f"\x00id{i}": e for i, e in enumerate(step.identifier)}
+    by = {f"\x00by{i}": e for i, e in enumerate(step.by)}
+    sort = (
+        {f"\x00sort{i}": e for i, e in enumerate(step.keep.by)}
+        if isinstance(step, n.TruncateRows) and isinstance(step.keep, n.SortKey)
+        else {}
+    )
+    extra = {**ids, **by, **sort}
+    df = lf.with_columns([compile_expr(e).alias(k) for k, e in extra.items()]).collect()
+    col = {k: _cells(df.get_column(k)) for k in extra}
+    h = df.height
+    if isinstance(step, n.TruncateGroups):
+        mask = K.groups_mask([col[k] for k in ids], [col[k] for k in by], step.k, step.keep, n=h)
+    else:
+        row = [] if step.keep == "sample" else [_cells(df.get_column(c)) for c in names]
+        keep = "sort" if isinstance(step.keep, n.SortKey) else step.keep
+        mask = K.rows_mask(
+            [col[k] for k in ids],
+            [col[k] for k in by],
+            step.k,
+            keep,
+            row=row,
+            sort=[col[k] for k in sort],
+            descending=step.keep.descending if isinstance(step.keep, n.SortKey) else (),
+            nulls_last=step.keep.nulls_last if isinstance(step.keep, n.SortKey) else (),
+            n=h,
+        )
+    return df.select(names).filter(_pl().Series(mask)).lazy()
 
 
 def _float_columns(lf: Any) -> frozenset[str]:

@@ -1,0 +1,215 @@
+"""Truncation kernels shared by ``transformations.truncate`` and every table engine.
+
+An engine evaluates the identifier, grouping and sort expressions on its own library, turns
+each column into a numpy array (:func:`cells`), and asks for a boolean mask of the rows to keep
+(:func:`rows_mask` for ``TruncateRows``, :func:`groups_mask` for ``TruncateGroups``).  The mask
+is a function of each person's own rows and of the library's randomness only:
+
+* people (and groups) are told apart by :func:`opendp_lite._order.group_ranks` on each cell,
+  one class per value as ``==`` sees it, missing values one class; tuples by their cells;
+* ``"sample"`` orders each run (a person, or a person in a group) by independent uniform keys
+  from :mod:`opendp_lite.samplers.rng`, redrawing a run whose keys tie (:func:`sample_order`),
+  so every subset of k rows is equally likely;
+* ``"first"``/``"last"`` order a run by the total order of :mod:`opendp_lite._order` on the
+  whole row (columns in frame order, then the tie classes), a ``SortKey`` by its keys first;
+  two rows' order depends on those two rows only, never on their positions in the frame.
+
+Cost: the evaluated columns are materialised once as numpy arrays (an integer or float column
+without nulls as it is; a column with nulls, or strings, as Python objects); a run code is one
+``np.unique`` per column, the order one sort.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ._order import group_ranks, tie_ranks
+from .samplers.rng import fill_uint64
+
+__all__ = ["cells", "groups_mask", "keep_first_k", "rows_mask", "run_codes", "sample_order"]
+
+I64 = npt.NDArray[np.int64]
+
+
+def cells(values: Sequence[Any] | npt.NDArray[Any], nulls: bool) -> npt.NDArray[Any]:
+    """A column as numpy: as it is when ``values`` is a numpy array of a fixed-width kind and
+    ``nulls`` is False; else an object array of the Python values (``None`` for a null), so
+    that a large integer or a null is never read as a float."""
+    if not nulls and isinstance(values, np.ndarray) and values.dtype.kind in "iubfmM":
+        return values
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def run_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
+    """Codes of the row tuples ``(cols[0][i], cols[1][i], ...)``: equal exactly when every cell
+    is equal by :func:`~opendp_lite._order.group_ranks`, and increasing in the lexicographic
+    total order of the tuples (no columns: one run)."""
+    if not cols:
+        return np.zeros(n, dtype=np.int64)
+    codes = group_ranks(cols[0])
+    for col in cols[1:]:
+        r = group_ranks(col)
+        width = int(r.max()) + 1 if len(r) else 1
+        _, inv = np.unique(codes * width + r, return_inverse=True)  # < n^2: no overflow
+        codes = np.asarray(inv, dtype=np.int64).reshape(-1)
+    return codes
+
+
+def _missing(col: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    out: npt.NDArray[np.bool_]
+    if col.dtype.kind == "f":
+        out = np.isnan(col)
+        return out
+    if col.dtype.kind in "mM":
+        out = np.isnat(col)
+        return out
+    if col.dtype.kind != "O":
+        return np.zeros(len(col), dtype=bool)
+    return np.fromiter(
+        (v is None or (isinstance(v, float) and v != v) for v in col), dtype=bool, count=len(col)
+    )
+
+
+def _row_keys(cols: Sequence[npt.NDArray[Any]], descending: bool) -> list[I64]:
+    """Sort keys (most significant first) of the whole row in the total order of ``_order``."""
+    keys: list[I64] = []
+    for col in cols:
+        keys.append(group_ranks(col))
+        t = tie_ranks(col)
+        if t is not None:
+            keys.append(t)
+    return [-k for k in keys] if descending else keys
+
+
+def _sort_keys(
+    cols: Sequence[npt.NDArray[Any]], descending: Sequence[bool], nulls_last: Sequence[bool]
+) -> list[I64]:
+    """Sort keys of a ``SortKey``: each key by its value, descending if asked, its missing
+    values first unless ``nulls_last`` (whatever the direction, as Polars' ``sort_by``)."""
+    keys: list[I64] = []
+    for col, desc, last in zip(cols, descending, nulls_last, strict=True):
+        r = group_ranks(col)
+        k = -r if desc else r
+        miss = _missing(col)
+        if miss.any():
+            edge = np.int64(len(col) + 1)
+            k = np.where(miss, edge if last else -edge, k)
+        keys.append(k)
+    return keys
+
+
+def _order_by(run: I64, keys: Sequence[I64]) -> I64:
+    """Rows sorted by run, then by ``keys`` (most significant first)."""
+    return np.lexsort((*reversed(keys), run)).astype(np.int64)  # lexsort: last key first
+
+
+def rows_mask(
+    ids: Sequence[npt.NDArray[Any]],
+    by: Sequence[npt.NDArray[Any]],
+    k: int,
+    keep: str,
+    row: Sequence[npt.NDArray[Any]] = (),
+    sort: Sequence[npt.NDArray[Any]] = (),
+    descending: Sequence[bool] = (),
+    nulls_last: Sequence[bool] = (),
+    n: int = 0,
+) -> npt.NDArray[np.bool_]:
+    """The rows ``TruncateRows`` keeps: at most ``k`` of each run of (identifier, by), chosen
+    by ``keep`` (``"sample"``, ``"first"``, ``"last"``, or ``"sort"``: by ``sort`` with its
+    directions, ties by ``row`` ascending).  ``row``: every column of the frame, in order."""
+    run = run_codes([*ids, *by], n)
+    if keep == "sample":
+        order = sample_order(run)
+    elif keep == "sort":
+        order = _order_by(run, [*_sort_keys(sort, descending, nulls_last), *_row_keys(row, False)])
+    else:
+        order = _order_by(run, _row_keys(row, keep == "last"))
+    return keep_first_k(order, run, k)
+
+
+def groups_mask(
+    ids: Sequence[npt.NDArray[Any]],
+    by: Sequence[npt.NDArray[Any]],
+    k: int,
+    keep: str,
+    n: int = 0,
+) -> npt.NDArray[np.bool_]:
+    """The rows ``TruncateGroups`` keeps: each person's rows in at most ``k`` of its groups of
+    ``by``, the groups chosen by ``keep`` (uniformly, or the least/greatest in ``_order``)."""
+    person = run_codes(ids, n)
+    group = run_codes(by, n)
+    width = int(group.max()) + 1 if n else 1
+    pairs, inv = np.unique(person * width + group, return_inverse=True)
+    inv = np.asarray(inv, dtype=np.int64).reshape(-1)
+    pair_person = (pairs // width).astype(np.int64)
+    pair_group = (pairs % width).astype(np.int64)
+    if keep == "sample":
+        order = sample_order(pair_person)
+    else:
+        g = -pair_group if keep == "last" else pair_group
+        order = np.lexsort((g, pair_person)).astype(np.int64)
+    kept = keep_first_k(order, pair_person, k)
+    out: npt.NDArray[np.bool_] = kept[inv]
+    return out
+
+
+def sample_order(pid: npt.NDArray[np.int64], key_bits: int | None = None) -> npt.NDArray[np.int64]:
+    """Rows sorted by individual, and within one individual in a uniformly random order.
+
+    Each row draws an independent uniform key of ``r`` bits from the library's randomness; an
+    individual whose keys tie redraws all its keys (rejection), so conditioned on acceptance
+    its keys are i.i.d. and distinct, and every order of its rows is equally likely (the event
+    "all distinct" is symmetric in the rows).  When the individuals' codes need ``b <= 32``
+    bits the key has ``r = 64 - b >= 32`` bits and is packed below the code into one
+    ``uint64`` (one sort); else ``r = 64`` and the two are sorted together.  ``key_bits``
+    (tests only) narrows the key to make ties frequent; it must allow as many distinct keys
+    as an individual has rows.
+    """
+    n = len(pid)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    bits = max(1, int(pid.max()).bit_length())
+    packed = bits <= 32
+    r = (64 - bits if packed else 64) if key_bits is None else key_bits
+    mask = np.uint64((1 << r) - 1) if r < 64 else np.uint64(2**64 - 1)
+    high = pid.astype(np.uint64) << np.uint64(64 - bits) if packed else None
+    rand = fill_uint64(n) & mask
+    while True:
+        if high is not None:
+            key = high | rand
+            order = np.argsort(key)  # keys are distinct once accepted: no stability needed
+            sk = key[order]
+            same = sk[1:] == sk[:-1]
+        else:
+            order = np.lexsort((rand, pid))
+            sp, sr = pid[order], rand[order]
+            same = (sp[1:] == sp[:-1]) & (sr[1:] == sr[:-1])
+        if not same.any():
+            return order.astype(np.int64)
+        tie = np.zeros(n, dtype=bool)
+        tie[1:] |= same
+        tie[:-1] |= same
+        redo = np.isin(pid, np.unique(pid[order[tie]]))
+        rand[redo] = fill_uint64(int(redo.sum())) & mask
+
+
+def keep_first_k(
+    order: npt.NDArray[np.int64], run_codes: npt.NDArray[np.int64], k: int
+) -> npt.NDArray[np.bool_]:
+    """``keep[i]``: row ``i`` is among the first ``k`` rows of its run in ``order``."""
+    n = len(order)
+    keep = np.zeros(n, dtype=bool)
+    if n == 0:
+        return keep
+    s = run_codes[order]
+    new = np.r_[True, s[1:] != s[:-1]]
+    idx = np.arange(n)
+    rank = idx - np.maximum.accumulate(np.where(new, idx, 0))
+    keep[order[rank < k]] = True
+    return keep
