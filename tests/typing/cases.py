@@ -412,6 +412,10 @@ def carrier_tables() -> None:
     assert_type(dp.linf_distance(T=object()), LInfDistance[Any])
     dp.l1_distance(T=int, monotonic=True)  # type: ignore[call-overload]
     dp.linf_distance(T=float, monotonic="yes")  # type: ignore[call-overload]
+    # atom_domain by its bounds alone: one row on the numeric carriers (domains._Num)
+    assert_type(dp.atom_domain(bounds=(0, 10)), AtomDomain[int])
+    assert_type(dp.atom_domain((0.0, 1.0), nan=False), AtomDomain[float])
+    assert_type(dp.atom_domain((0, 1.0)), AtomDomain[float])
     # make_sum, make_mean: one signature on the numeric carriers (_spine.Numeric: int, float)
     ivec = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
     fvec = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
