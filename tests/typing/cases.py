@@ -416,6 +416,13 @@ def carrier_tables() -> None:
     assert_type(dp.atom_domain(bounds=(0, 10)), AtomDomain[int])
     assert_type(dp.atom_domain((0.0, 1.0), nan=False), AtomDomain[float])
     assert_type(dp.atom_domain((0, 1.0)), AtomDomain[float])
+    # make_index: one row, the carrier of null (and of TOA when given as a type)
+    usize = dp.vector_domain(dp.atom_domain(T="usize")), dp.symmetric_distance()
+    assert_type(dp.t.make_index(*usize, ["a"], "x"), Transformation[Vec[int], Vec[str], int, int])
+    assert_type(
+        dp.t.make_index(*usize, [1.0], -1.0, TOA=float),
+        Transformation[Vec[int], Vec[float], int, int],
+    )
     # make_sum, make_mean: one signature on the numeric carriers (_spine.Numeric: int, float)
     ivec = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
     fvec = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
