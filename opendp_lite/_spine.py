@@ -12,7 +12,8 @@ For mypy the parameters are carried by a ``ParamSpec`` (with ``make_x``'s overlo
 type of the partial comes from ``make_x``'s return type:
 
 * :func:`then`: the carriers are fixed by the arguments (``make_clamp``'s bounds, the float-only
-  ``make_mean``): ``then(make_clamp)((0, 10))`` is a ``PartialTransformation[Vec[int], ...]``.
+  ``make_mean``): ``then(make_clamp)((0, 10))`` is a ``PartialTransformation[Vec[int], ...]``;
+  :func:`measured` is the same for a measurement constructor (``make_canonical_noise``).
 
 When the output type depends on the *input* space, a ``ParamSpec`` cannot say so: the partial
 is typed by what it is chained after instead (``left >> partial`` is typed
@@ -111,6 +112,7 @@ __all__ = [
     "keep",
     "key_queries",
     "keyed",
+    "measured",
     "noise",
     "noise_carriers",
     "non_null",
@@ -218,22 +220,31 @@ def _chain(left: Any, partial: Any) -> Any:
 # then: the carriers are fixed by the arguments
 
 
-@overload
 def then(
     make: Callable[Concatenate[Any, Any, P], Transformation[TI, TO, DI, DO]],
-) -> Callable[P, PartialTransformation[TI, TO, DI, DO]]: ...
-@overload
-def then(
+) -> Callable[P, PartialTransformation[TI, TO, DI, DO]]:
+    """The partial of a transformation constructor ``make``, typed by its declaration (see the
+    module docstring); a measurement constructor's is :func:`measured`."""
+    _check_made(make, "Transformation", "measured")
+    return derive(make, PartialTransformation)
+
+
+def measured(
     make: Callable[Concatenate[Any, Any, P], Measurement[TI, TO, DI, MO]],
-) -> Callable[P, PartialMeasurement[TI, TO, DI, MO]]: ...
-def then(make: Callable[..., Any]) -> Callable[..., Any]:
-    """The partial of ``make``, typed by ``make``'s declaration (see the module docstring)."""
+) -> Callable[P, PartialMeasurement[TI, TO, DI, MO]]:
+    """The partial of a measurement constructor ``make``, typed by its declaration (see the
+    module docstring); a transformation constructor's is :func:`then`."""
+    _check_made(make, "Measurement", "then")
+    return derive(make, PartialMeasurement)
+
+
+def _check_made(make: Callable[..., Any], kind: str, other: str) -> None:
     made = str(inspect.signature(make).return_annotation)
-    if made.startswith("Transformation"):
-        return derive(make, PartialTransformation)
-    if made.startswith("Measurement"):
-        return derive(make, PartialMeasurement)
-    raise TypeError(f"{make.__name__} must be annotated to return a Transformation or Measurement")
+    if not made.startswith(kind):
+        raise TypeError(
+            f"{make.__name__} must be annotated to return a {kind} (a constructor of the other "
+            f"kind is derived by {other})"
+        )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import numpy as np
 from .. import _arith as ar
 from .. import backends
 from .._registry import constructor
-from .._spine import then
+from .._spine import measured
 from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, Transformation, check_fits
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, map_domain
@@ -224,7 +224,7 @@ def make_grouped(
     )
 
 
-then_grouped = then(make_grouped)
+then_grouped = measured(make_grouped)
 
 
 # -- the analyst's helpers --------------------------------------------------------------------
