@@ -428,6 +428,10 @@ def carrier_tables() -> None:
     fvec = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
     bvec = dp.vector_domain(dp.atom_domain(T=bool)), dp.symmetric_distance()
     svec = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    # make_resize: one signature, the constant of the vector's element type
+    assert_type(dp.t.make_resize(*ivec, 3, 0), Transformation[Vec[int], Vec[int], int, int])
+    dp.t.make_resize(*ivec, 3, "a")  # type: ignore[misc]
+    dp.t.make_resize(dp.atom_domain(T=int), dp.absolute_distance(T=int), 3, 0)  # type: ignore[arg-type]
     assert_type(dp.t.make_sum(*ivec), Transformation[Vec[int], int, int, int])
     assert_type(dp.t.make_sum(*fvec), Transformation[Vec[float], float, int, float])
     dp.t.make_sum(*bvec)  # type: ignore[arg-type]
