@@ -137,9 +137,6 @@ _D = TypeVar("_D")
 _DO = TypeVar("_DO")
 _E = TypeVar("_E")
 _X = TypeVar("_X")
-_U = TypeVar("_U")
-_DU = TypeVar("_DU")
-_Q = TypeVar("_Q")
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 _F = TypeVar("_F")
@@ -251,7 +248,7 @@ def _check_made(make: Callable[..., Any], kind: str, other: str) -> None:
 # Transformations typed by what they follow
 
 
-class TransformationPattern(PartialTransformation[Never, Any, Any, Any]):
+class TransformationPattern(PartialTransformation[Any, Any, Any, Any]):
     """Base of the transformation patterns: a partial typed by the space it is chained after.
 
     Its own uses stay as untyped as a plain partial: a direct call, and ``partial >> next``.
@@ -269,17 +266,6 @@ class TransformationPattern(PartialTransformation[Never, Any, Any, Any]):
         def _after(self, left):
             return _chain(left, self)
 
-    @overload
-    def __rshift__(
-        self, other: Transformation[Any, _U, Any, _DU]
-    ) -> PartialTransformation[Any, _U, Any, _DU]: ...
-    @overload
-    def __rshift__(
-        self, other: Measurement[Any, _U, Any, _Q]
-    ) -> PartialMeasurement[Any, _U, Any, _Q]: ...
-    def __rshift__(self, other: object) -> Any:
-        return super().__rshift__(other)  # type: ignore[call-overload]
-
 
 class ThenKeep(TransformationPattern):
     """A vector stays a vector of the same element type; the distance type is kept."""
@@ -292,7 +278,7 @@ class ThenKeep(TransformationPattern):
             self, left: Transformation[_TI, Vec[_E], _DI, _D]
         ) -> Transformation[_TI, Vec[_E], _DI, _D]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Vec[_E]], Metric[_D]]
         ) -> Transformation[Vec[_E], Vec[_E], _D, _D]: ...
 
@@ -335,7 +321,7 @@ class ThenNonNull(TransformationPattern):
     def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
         return _chain(left, self)
 
-    @overload  # type: ignore[override]
+    @overload
     def __rrshift__(
         self, other: tuple[Domain[Vec[_E | None]], Metric[int]]
     ) -> Transformation[Vec[_E | None], Vec[_E], int, int]: ...
@@ -358,7 +344,7 @@ class ThenInto(TransformationPattern, Generic[TO, DO]):
             self, left: Transformation[_TI, Vec[Any], _DI, int]
         ) -> Transformation[_TI, TO, _DI, DO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Vec[_E]], Metric[int]]
         ) -> Transformation[Vec[_E], TO, int, DO]: ...
 
@@ -426,7 +412,7 @@ def fold(make: Callable[Concatenate[Any, Any, P], _AnyT]) -> Callable[P, ThenFol
 # Measurements typed by what they follow
 
 
-class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
+class MeasurementPattern(PartialMeasurement[Any, Any, Any, Any]):
     """Base of the measurement patterns; a direct call stays as untyped as a plain partial.
 
     A pattern defines ``_after(left)`` (typing ``left >> partial``) and ``__rrshift__(space)``
@@ -611,7 +597,7 @@ class ThenReleaseVec(MeasurementPattern, Generic[TO, MO]):
             self, left: Transformation[_TI, Vec[Any], _DI, _D]
         ) -> Measurement[_TI, TO, _DI, MO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Vec[_E]], Metric[_D]]
         ) -> Measurement[Vec[_E], TO, _D, MO]: ...
 
@@ -630,7 +616,7 @@ class ThenPick(MeasurementPattern, Generic[MO]):
             self, left: Transformation[_TI, Vec[_E], _DI, _D]
         ) -> Measurement[_TI, _E, _DI, MO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Vec[_E]], Metric[_D]]
         ) -> Measurement[Vec[_E], _E, _D, MO]: ...
 
@@ -649,7 +635,7 @@ class ThenKeyed(MeasurementPattern, Generic[MO]):
             self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
         ) -> Measurement[_TI, dict[_K, _V], _DI, MO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
         ) -> Measurement[Mapping[_K, _V], dict[_K, _V], _D, MO]: ...
 
@@ -668,7 +654,7 @@ class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
             self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
         ) -> Measurement[_TI, Queryable[_K, TO], _DI, MO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
         ) -> Measurement[Mapping[_K, _V], Queryable[_K, TO], _D, MO]: ...
 
