@@ -265,8 +265,13 @@ def combinators() -> None:
 
     assert_type(
         bvec >> dp.c.then_local_release(make_randomized_response_coins()),
-        _M[Vec[bool], npt.NDArray[Any], int, Any],
+        _M[Vec[bool], npt.NDArray[Any], int, float],
     )
+    assert_type(
+        dp.c.make_local_release(*bvec, make_randomized_response_coins()),
+        _M[Vec[bool], npt.NDArray[Any], int, float],
+    )
+    dp.c.make_local_release(*fvec, make_randomized_response_coins())  # type: ignore[misc]
     assert_type(
         fscalar >> dp.c.then_sequential_composition(dp.max_divergence(), 1.0, [0.5]),
         _M[float, Queryable[_M[float, Any, float, float], Any], float, float],
