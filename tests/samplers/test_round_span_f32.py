@@ -120,3 +120,19 @@ def test_the_f32_shortcut_sees_a_span_just_above_a_tie() -> None:
     1 + 2^−23, so both ends round up; the shortcut's scaled ends must be exact binary64
     values (a 41-bit truncation) for it to tell them from M."""
     assert _float_x((0, 2**124 + 2**89, 1), 1.0, -149, "f32") == 1.0 + 2.0**-23
+
+
+def test_the_f32_shortcut_keeps_the_bottom_of_a_negative_span() -> None:
+    """For a negative draw the span {−M − 1, −M} (M the tie between 1 and 1 + 2^−23) holds a
+    value beyond the tie and the tie itself (which rounds to −1): the two ends differ, so the
+    tail must be read; a span missing its lowest value would certify −1."""
+
+    def reveal(bits: int) -> int:
+        raise _Revealed
+
+    with mock.patch.object(rounding, "sample_uniform_bits", reveal):
+        try:
+            got: float | None = _float_x((1, 2**124, 1), -1.0, -149, "f32")
+        except _Revealed:
+            got = None
+    assert got is None

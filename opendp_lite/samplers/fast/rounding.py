@@ -44,7 +44,16 @@ def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
                 c = float(Y)
                 if c == float(Y2) * 0.5:
                     return _ldexp(c, e)
-    elif lazy and T == "f32":
+    elif T == "f32":
+        return _float_x_f32(d, x, k)
+    return _float_out(neg, m, lazy, _grid_index(x, k, T), k, T)
+
+
+def _float_x_f32(d: tuple[int, int, int], x: float, k: int) -> float:
+    """:func:`_float_x` for ``T = "f32"``, which a scalar release binds once (no carrier test
+    per call)."""
+    neg, m, lazy = d
+    if lazy:
         num, den = x.as_integer_ratio()
         sh = -k - (den.bit_length() - 1)
         if sh >= 0:  # x on the 2^k grid: J = x·2^-k
@@ -74,8 +83,8 @@ def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
                         c_lo, c_hi = 0.0, 1.0  # not certified
                     if c_lo == c_hi and c_lo != 0.0 and c_lo != _INF and c_lo != _NINF:
                         return c_lo
-            return _float_out(neg, m, lazy, J, k, T)
-    return _float_out(neg, m, lazy, _grid_index(x, k, T), k, T)
+            return _float_out(neg, m, lazy, J, k, "f32")
+    return _float_out(neg, m, lazy, _grid_index(x, k, "f32"), k, "f32")
 
 
 def _float_out(neg: int, m: int, lazy: int, J: int, k: int, T: str) -> float:
