@@ -12,7 +12,8 @@ For mypy the parameters are carried by a ``ParamSpec`` (with ``make_x``'s overlo
 type of the partial comes from ``make_x``'s return type:
 
 * :func:`then`: the carriers are fixed by the arguments (``make_clamp``'s bounds, the float-only
-  ``make_mean``): ``then(make_clamp)((0, 10))`` is a ``PartialTransformation[Vec[int], ...]``.
+  ``make_mean``): ``then(make_clamp)((0, 10))`` is a ``PartialTransformation[Vec[int], ...]``;
+  :func:`measured` is the same for a measurement constructor (``make_canonical_noise``).
 
 When the output type depends on the *input* space, a ``ParamSpec`` cannot say so: the partial
 is typed by what it is chained after instead (``left >> partial`` is typed
@@ -111,6 +112,7 @@ __all__ = [
     "keep",
     "key_queries",
     "keyed",
+    "measured",
     "noise",
     "noise_carriers",
     "non_null",
@@ -135,9 +137,6 @@ _D = TypeVar("_D")
 _DO = TypeVar("_DO")
 _E = TypeVar("_E")
 _X = TypeVar("_X")
-_U = TypeVar("_U")
-_DU = TypeVar("_DU")
-_Q = TypeVar("_Q")
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 _F = TypeVar("_F")
@@ -218,29 +217,38 @@ def _chain(left: Any, partial: Any) -> Any:
 # then: the carriers are fixed by the arguments
 
 
-@overload
 def then(
     make: Callable[Concatenate[Any, Any, P], Transformation[TI, TO, DI, DO]],
-) -> Callable[P, PartialTransformation[TI, TO, DI, DO]]: ...
-@overload
-def then(
+) -> Callable[P, PartialTransformation[TI, TO, DI, DO]]:
+    """The partial of a transformation constructor ``make``, typed by its declaration (see the
+    module docstring); a measurement constructor's is :func:`measured`."""
+    _check_made(make, "Transformation", "measured")
+    return derive(make, PartialTransformation)
+
+
+def measured(
     make: Callable[Concatenate[Any, Any, P], Measurement[TI, TO, DI, MO]],
-) -> Callable[P, PartialMeasurement[TI, TO, DI, MO]]: ...
-def then(make: Callable[..., Any]) -> Callable[..., Any]:
-    """The partial of ``make``, typed by ``make``'s declaration (see the module docstring)."""
+) -> Callable[P, PartialMeasurement[TI, TO, DI, MO]]:
+    """The partial of a measurement constructor ``make``, typed by its declaration (see the
+    module docstring); a transformation constructor's is :func:`then`."""
+    _check_made(make, "Measurement", "then")
+    return derive(make, PartialMeasurement)
+
+
+def _check_made(make: Callable[..., Any], kind: str, other: str) -> None:
     made = str(inspect.signature(make).return_annotation)
-    if made.startswith("Transformation"):
-        return derive(make, PartialTransformation)
-    if made.startswith("Measurement"):
-        return derive(make, PartialMeasurement)
-    raise TypeError(f"{make.__name__} must be annotated to return a Transformation or Measurement")
+    if not made.startswith(kind):
+        raise TypeError(
+            f"{make.__name__} must be annotated to return a {kind} (a constructor of the other "
+            f"kind is derived by {other})"
+        )
 
 
 # ----------------------------------------------------------------------------------------------
 # Transformations typed by what they follow
 
 
-class TransformationPattern(PartialTransformation[Never, Any, Any, Any]):
+class TransformationPattern(PartialTransformation[Any, Any, Any, Any]):
     """Base of the transformation patterns: a partial typed by the space it is chained after.
 
     Its own uses stay as untyped as a plain partial: a direct call, and ``partial >> next``.
@@ -258,17 +266,6 @@ class TransformationPattern(PartialTransformation[Never, Any, Any, Any]):
         def _after(self, left):
             return _chain(left, self)
 
-    @overload
-    def __rshift__(
-        self, other: Transformation[Any, _U, Any, _DU]
-    ) -> PartialTransformation[Any, _U, Any, _DU]: ...
-    @overload
-    def __rshift__(
-        self, other: Measurement[Any, _U, Any, _Q]
-    ) -> PartialMeasurement[Any, _U, Any, _Q]: ...
-    def __rshift__(self, other: object) -> Any:
-        return super().__rshift__(other)  # type: ignore[call-overload]
-
 
 class ThenKeep(TransformationPattern):
     """A vector stays a vector of the same element type; the distance type is kept."""
@@ -281,7 +278,7 @@ class ThenKeep(TransformationPattern):
             self, left: Transformation[_TI, Vec[_E], _DI, _D]
         ) -> Transformation[_TI, Vec[_E], _DI, _D]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Vec[_E]], Metric[_D]]
         ) -> Transformation[Vec[_E], Vec[_E], _D, _D]: ...
 
@@ -324,7 +321,7 @@ class ThenNonNull(TransformationPattern):
     def _after(self, left: Transformation[Any, Any, Any, Any]) -> Any:
         return _chain(left, self)
 
-    @overload  # type: ignore[override]
+    @overload
     def __rrshift__(
         self, other: tuple[Domain[Vec[_E | None]], Metric[int]]
     ) -> Transformation[Vec[_E | None], Vec[_E], int, int]: ...
@@ -347,7 +344,7 @@ class ThenInto(TransformationPattern, Generic[TO, DO]):
             self, left: Transformation[_TI, Vec[Any], _DI, int]
         ) -> Transformation[_TI, TO, _DI, DO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Vec[_E]], Metric[int]]
         ) -> Transformation[Vec[_E], TO, int, DO]: ...
 
@@ -415,7 +412,7 @@ def fold(make: Callable[Concatenate[Any, Any, P], _AnyT]) -> Callable[P, ThenFol
 # Measurements typed by what they follow
 
 
-class MeasurementPattern(PartialMeasurement[Never, Any, Any, Any]):
+class MeasurementPattern(PartialMeasurement[Any, Any, Any, Any]):
     """Base of the measurement patterns; a direct call stays as untyped as a plain partial.
 
     A pattern defines ``_after(left)`` (typing ``left >> partial``) and ``__rrshift__(space)``
@@ -600,7 +597,7 @@ class ThenReleaseVec(MeasurementPattern, Generic[TO, MO]):
             self, left: Transformation[_TI, Vec[Any], _DI, _D]
         ) -> Measurement[_TI, TO, _DI, MO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Vec[_E]], Metric[_D]]
         ) -> Measurement[Vec[_E], TO, _D, MO]: ...
 
@@ -619,7 +616,7 @@ class ThenPick(MeasurementPattern, Generic[MO]):
             self, left: Transformation[_TI, Vec[_E], _DI, _D]
         ) -> Measurement[_TI, _E, _DI, MO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Vec[_E]], Metric[_D]]
         ) -> Measurement[Vec[_E], _E, _D, MO]: ...
 
@@ -638,7 +635,7 @@ class ThenKeyed(MeasurementPattern, Generic[MO]):
             self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
         ) -> Measurement[_TI, dict[_K, _V], _DI, MO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
         ) -> Measurement[Mapping[_K, _V], dict[_K, _V], _D, MO]: ...
 
@@ -657,7 +654,7 @@ class ThenKeyQueries(MeasurementPattern, Generic[TO, MO]):
             self, left: Transformation[_TI, Mapping[_K, _V], _DI, _D]
         ) -> Measurement[_TI, Queryable[_K, TO], _DI, MO]: ...
 
-        def __rrshift__(  # type: ignore[override]
+        def __rrshift__(
             self, other: tuple[Domain[Mapping[_K, _V]], Metric[_D]]
         ) -> Measurement[Mapping[_K, _V], Queryable[_K, TO], _D, MO]: ...
 

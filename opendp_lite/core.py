@@ -278,7 +278,11 @@ class Metric(Generic[D]):
     ``_check_distance(d)`` validates a distance (finite, non-negative, of the right type).
     """
 
-    distance_type: str = "u32"
+    @property
+    def distance_type(self) -> str:
+        """The distance type as OpenDP names it (a subclass overrides it, by a class attribute
+        or a property)."""
+        return "u32"
 
     def _check_distance(self, d: object) -> D:
         return _check_distance(self, d, self.distance_type)  # type: ignore[return-value]
@@ -295,7 +299,11 @@ class Metric(Generic[D]):
 class Measure(Generic[Q]):
     """A privacy measure: the unit of privacy loss, with loss type ``Q``."""
 
-    distance_type: str = "f64"
+    @property
+    def distance_type(self) -> str:
+        """The loss type as OpenDP names it (a subclass overrides it, by a class attribute or a
+        property)."""
+        return "f64"
 
     def _check_loss(self, d: object) -> Q:
         """Validate a privacy loss (a ``d_out``, or a map's result)."""

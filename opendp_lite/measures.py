@@ -77,7 +77,7 @@ class Approximate(Measure[tuple[Q, float]], Generic[Q]):
         return self.inner
 
     @property
-    def distance_type(self) -> str:  # type: ignore[override]
+    def distance_type(self) -> str:
         """The loss type as OpenDP names it: ``"(f64, f64)"`` for approximate pure DP."""
         return f"({self.inner.distance_type}, f64)"
 

@@ -128,7 +128,7 @@ class _SensitivityMetric(Metric[T], Generic[T]):
             )
 
     @property
-    def distance_type(self) -> str:  # type: ignore[override]
+    def distance_type(self) -> str:
         return self.T
 
     def __repr__(self) -> str:
@@ -319,7 +319,7 @@ class L0PInfDistance(Metric[tuple[int, Any, Any]]):
         return f"L0{self.p}InfDistance({self.inner!r})"
 
     @property
-    def distance_type(self) -> str:  # type: ignore[override]
+    def distance_type(self) -> str:
         D = self.inner.distance_type
         return f"(u32, {D}, {D})"
 

@@ -13,7 +13,7 @@ labelled ``dict`` out.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar, cast, overload
 
 import numpy as np
@@ -21,7 +21,7 @@ import numpy as np
 from .. import _arith as ar
 from .. import backends
 from .._registry import constructor
-from .._spine import then
+from .._spine import measured
 from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric, Transformation, check_fits
 from ..domains import DataFrameDomain, atom_domain, dataframe_domain, map_domain
@@ -84,7 +84,7 @@ def make_grouped(
     measurement: Measurement[Any, _TO, int, _MO],
     threshold: None = None,
     threshold_scale: None = None,
-) -> Measurement[Partitioned, dict[Any, _TO], Triple, _MO]: ...
+) -> Measurement[Partitioned, dict[Hashable, _TO], Triple, _MO]: ...
 @overload
 def make_grouped(
     input_domain: Domain[Any],
@@ -92,15 +92,7 @@ def make_grouped(
     measurement: Measurement[Any, _TO, int, Any],
     threshold: int,
     threshold_scale: float,
-) -> Measurement[Partitioned, dict[Any, _TO], Triple, tuple[float, float]]: ...
-@overload
-def make_grouped(
-    input_domain: Domain[Any],
-    input_metric: Metric[Any],
-    measurement: Measurement[Any, _TO, int, Any],
-    threshold: int | None,
-    threshold_scale: float | None,
-) -> Measurement[Partitioned, dict[Any, _TO], Triple, Any]: ...
+) -> Measurement[Partitioned, dict[Hashable, _TO], Triple, tuple[float, float]]: ...
 @constructor
 def make_grouped(
     input_domain: Domain[Any],
@@ -232,7 +224,7 @@ def make_grouped(
     )
 
 
-then_grouped = then(make_grouped)
+then_grouped = measured(make_grouped)
 
 
 # -- the analyst's helpers --------------------------------------------------------------------

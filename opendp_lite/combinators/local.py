@@ -16,14 +16,15 @@ and the analyst only ever sees the privatised vector, which it aggregates and de
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from .._arith import mul_up, q, up
 from .._registry import constructor
-from .._spine import release_vec
+from .._spine import release_vec, typed_as
+from .._types import Vec
 from .._validate import check_finite_nonneg
 from ..core import Measurement, Metric, assert_features
 from ..domains import AtomDomain, VectorDomain
@@ -41,6 +42,7 @@ __all__ = ["make_local_release", "then_local_release"]
 
 T = TypeVar("T")
 U = TypeVar("U")
+_Q = TypeVar("_Q")
 
 
 def _derived_record_distance(measurement: Measurement[Any, Any, Any, Any]) -> Any:
@@ -104,6 +106,20 @@ def _is_random_dp(measure: object) -> bool:
     return isinstance(measure, RandomDivergence)
 
 
+class _LocalReleaseType(Protocol):
+    """Typing only: a vector of ``T`` released record by record by a measurement on ``T``; the
+    loss has the inner measurement's type."""
+
+    def __call__(
+        self,
+        input_domain: VectorDomain[T],
+        input_metric: Metric[int],
+        measurement: Measurement[T, U, Any, _Q],
+        record_distance: float | None = None,
+    ) -> Measurement[Vec[T], npt.NDArray[Any], int, _Q]: ...
+
+
+@typed_as(cast("_LocalReleaseType", None))
 @constructor
 def make_local_release(
     input_domain: VectorDomain[T],

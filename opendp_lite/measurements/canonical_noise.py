@@ -22,7 +22,7 @@ True
 from __future__ import annotations
 
 from .._registry import constructor
-from .._spine import then
+from .._spine import measured
 from .._validate import check_finite_nonneg
 from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain
@@ -98,4 +98,4 @@ def make_canonical_noise(
     )
 
 
-then_canonical_noise = then(make_canonical_noise)
+then_canonical_noise = measured(make_canonical_noise)

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._arith import Rational, log1p_up, mul_up, q
 from .._registry import constructor
-from .._spine import then
+from .._spine import measured
 from .._validate import check_int, check_real
 from ..core import Domain, Measurement, Metric
 from ..domains import AtomDomain, atom_domain
@@ -298,7 +298,7 @@ def make_randomized_response_bitvec(
     )
 
 
-then_randomized_response_bitvec = then(make_randomized_response_bitvec)
+then_randomized_response_bitvec = measured(make_randomized_response_bitvec)
 
 
 def debias_randomized_response_bitvec(answers: Sequence[bytes], f: float) -> list[float]:

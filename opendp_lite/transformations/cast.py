@@ -68,7 +68,22 @@ def _float_to_string(x: float, T: str) -> str:
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     # the shortest digits that round-trip *in T* (an f32 0.1 prints as "0.1"), no exponent
-    return np.format_float_positional(np.float32(x) if T == "f32" else x, trim="-")
+    v = np.float32(x) if T == "f32" else x
+    s = np.format_float_positional(v, trim="-")
+    return _tie_up(s, v)
+
+
+def _tie_up(s: str, v: Any) -> str:
+    """Where two shortest decimals are equally close to ``v`` (its exact value is halfway),
+    the one of greater magnitude, as Rust's ``Display`` (OpenDP) writes it; numpy writes the
+    even one (``562949953421312.25`` is "…312.3" in Rust, "…312.2" in numpy)."""
+    if "." not in s or s[-1] == "9":
+        return s
+    up = s[:-1] + str(int(s[-1]) + 1)
+    exact = Fraction(float(v))
+    if abs(Fraction(up) - exact) != abs(Fraction(s) - exact) or type(v)(float(Fraction(up))) != v:
+        return s
+    return up
 
 
 def _formatter(TIA: str) -> Callable[[Any], str]:

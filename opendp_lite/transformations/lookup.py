@@ -207,11 +207,7 @@ def make_index(
     input_metric: Metric[int],
     categories: Any,
     null: _C,
-    TOA: None = None,
-) -> Transformation[_TI, Vec[_C], int, int]: ...
-@overload
-def make_index(
-    input_domain: Domain[_TI], input_metric: Metric[int], categories: Any, null: Any, TOA: type[_C]
+    TOA: type[_C] | None = None,
 ) -> Transformation[_TI, Vec[_C], int, int]: ...
 @overload
 def make_index(

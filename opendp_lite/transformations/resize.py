@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import backends
 from .._registry import constructor
-from .._spine import keep
+from .._spine import keep, typed_as
 from .._types import Vec
 from .._validate import check_int
 from ..core import Domain, Metric, Transformation
@@ -36,26 +36,23 @@ def _output_metric(MO: object) -> Metric[Any]:
 
 
 _T = TypeVar("_T")
-_TI = TypeVar("_TI")
 
 
-# Typed overloads (no runtime effect), so that mypy infers a chain's carriers.
-@overload
-def make_resize(
-    input_domain: Domain[Vec[_T]],
-    input_metric: Metric[int],
-    size: int,
-    constant: _T,
-    MO: object = ...,
-) -> Transformation[Vec[_T], Vec[_T], int, int]: ...
-@overload
-def make_resize(
-    input_domain: Domain[_TI],
-    input_metric: Metric[int],
-    size: int,
-    constant: Any,
-    MO: object = ...,
-) -> Transformation[_TI, _TI, int, int]: ...
+class _ResizeType(Protocol):
+    """Typing only: a vector of ``T`` resized with a ``T`` constant is a vector of ``T`` (a
+    non-vector domain or a constant of another type is refused at construction)."""
+
+    def __call__(
+        self,
+        input_domain: Domain[Vec[_T]],
+        input_metric: Metric[int],
+        size: int,
+        constant: _T,
+        MO: object = ...,
+    ) -> Transformation[Vec[_T], Vec[_T], int, int]: ...
+
+
+@typed_as(cast("_ResizeType", None))
 @constructor
 def make_resize(
     input_domain: Domain[Any],

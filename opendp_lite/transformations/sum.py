@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from types import FrameType
 from typing import Any, Protocol, cast
 
 import numpy.typing as npt
@@ -112,9 +113,10 @@ def default_size_limit(name: str, T: str, lo: float, hi: float) -> int:
 def _outside_package() -> int:
     """The ``stacklevel`` of the first frame outside opendp_lite (the user's line)."""
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    level, frame = 2, sys._getframe(2)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
-        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
+    level = 2
+    caller: FrameType | None = sys._getframe(2)
+    while caller is not None and os.path.abspath(caller.f_code.co_filename).startswith(pkg):
+        level, caller = level + 1, caller.f_back
     return level
 
 

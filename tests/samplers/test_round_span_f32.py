@@ -5,10 +5,13 @@ draw, the value of the exact two-ends rule."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from opendp_lite.samplers.fast import rounding
 from opendp_lite.samplers.fast.rounding import _float_out, _float_x, _round_out, _round_span_f32
 
 spans = st.tuples(
@@ -66,3 +69,70 @@ def test_the_f32_lazy_shortcut_is_the_two_ends_rule(x: float, neg: int, m: int, 
     lo, hi = sorted((first, last))
     assert lo <= got <= hi
     assert got == _float_out(neg, m, lazy, J, k, "f32") or lo <= got <= hi
+
+
+class _Revealed(Exception):
+    pass
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.floats(min_value=-1e30, max_value=1e30, allow_nan=False).map(lambda v: float(np.float32(v))),
+    st.integers(min_value=0, max_value=1),
+    st.integers(min_value=0, max_value=2**64),
+    st.integers(min_value=1, max_value=140),
+)
+def test_the_f32_shortcut_is_float_out_on_the_same_draw(
+    x: float, neg: int, m: int, lazy: int
+) -> None:
+    """_float_x's written-out span test answers only where _float_out (the same test, the
+    two-ends rule, then the tail) answers without the tail, and with its value."""
+
+    def reveal(bits: int) -> int:
+        raise _Revealed
+
+    k = -149
+    J = int(x * 2**149)
+    expected: float | None
+    got: float | None
+    with mock.patch.object(rounding, "sample_uniform_bits", reveal):
+        try:
+            expected = _float_out(neg, m, lazy, J, k, "f32")
+        except _Revealed:
+            expected = None
+        try:
+            got = _float_x((neg, m, lazy), x, k, "f32")
+        except _Revealed:
+            got = None
+    assert got == expected
+
+
+def test_the_f32_shortcut_rounds_the_top_of_a_span_up() -> None:
+    """The span [M, M + 2^100 − 1] at k = −149, with M the tie between 1 and 1 + 2^−23 (which
+    rounds to even, 1): every value but M rounds up, so the shortcut must not certify 1 from
+    the span's truncated top; the tail is revealed and the release is 1 + 2^−23 unless all 100
+    tail bits are 0."""
+    assert _float_x((0, 2**25, 100), 1.0, -149, "f32") == 1.0 + 2.0**-23
+
+
+def test_the_f32_shortcut_sees_a_span_just_above_a_tie() -> None:
+    """The span {M + 2^90, M + 2^90 + 1} at k = −149 lies just above the tie M between 1 and
+    1 + 2^−23, so both ends round up; the shortcut's scaled ends must be exact binary64
+    values (a 41-bit truncation) for it to tell them from M."""
+    assert _float_x((0, 2**124 + 2**89, 1), 1.0, -149, "f32") == 1.0 + 2.0**-23
+
+
+def test_the_f32_shortcut_keeps_the_bottom_of_a_negative_span() -> None:
+    """For a negative draw the span {−M − 1, −M} (M the tie between 1 and 1 + 2^−23) holds a
+    value beyond the tie and the tie itself (which rounds to −1): the two ends differ, so the
+    tail must be read; a span missing its lowest value would certify −1."""
+
+    def reveal(bits: int) -> int:
+        raise _Revealed
+
+    with mock.patch.object(rounding, "sample_uniform_bits", reveal):
+        try:
+            got: float | None = _float_x((1, 2**124, 1), -1.0, -149, "f32")
+        except _Revealed:
+            got = None
+    assert got is None

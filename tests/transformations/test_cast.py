@@ -268,3 +268,14 @@ def test_string_casts_read_the_carrier_range_once_per_vector(
     out = cast(x)
     assert len(calls) <= 2
     assert all(same(a, b) for a, b in zip(out, one_by_one, strict=True))
+
+
+@pytest.mark.parametrize("x", [562949953421312.2, -562949953421312.2])
+def test_f64_to_string_halfway_between_two_shortest_decimals_matches_opendp(odp, x: float) -> None:  # type: ignore[no-untyped-def]
+    """x is exactly ...312.25: ".2" and ".3" both round-trip and are equally close; OpenDP
+    (Rust's Display) writes the one of greater magnitude."""
+    ours = dp.t.make_cast_default(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False)), SD, TOA=str
+    )([x])
+    odom = odp.vector_domain(odp.atom_domain(T=float, nan=False))
+    assert ours == odp.t.make_cast_default(odom, odp.symmetric_distance(), TOA=str)([x])

@@ -412,11 +412,26 @@ def carrier_tables() -> None:
     assert_type(dp.linf_distance(T=object()), LInfDistance[Any])
     dp.l1_distance(T=int, monotonic=True)  # type: ignore[call-overload]
     dp.linf_distance(T=float, monotonic="yes")  # type: ignore[call-overload]
+    # atom_domain by its bounds alone: one row on the numeric carriers (domains._Num)
+    assert_type(dp.atom_domain(bounds=(0, 10)), AtomDomain[int])
+    assert_type(dp.atom_domain((0.0, 1.0), nan=False), AtomDomain[float])
+    assert_type(dp.atom_domain((0, 1.0)), AtomDomain[float])
+    # make_index: one row, the carrier of null (and of TOA when given as a type)
+    usize = dp.vector_domain(dp.atom_domain(T="usize")), dp.symmetric_distance()
+    assert_type(dp.t.make_index(*usize, ["a"], "x"), Transformation[Vec[int], Vec[str], int, int])
+    assert_type(
+        dp.t.make_index(*usize, [1.0], -1.0, TOA=float),
+        Transformation[Vec[int], Vec[float], int, int],
+    )
     # make_sum, make_mean: one signature on the numeric carriers (_spine.Numeric: int, float)
     ivec = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
     fvec = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
     bvec = dp.vector_domain(dp.atom_domain(T=bool)), dp.symmetric_distance()
     svec = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    # make_resize: one signature, the constant of the vector's element type
+    assert_type(dp.t.make_resize(*ivec, 3, 0), Transformation[Vec[int], Vec[int], int, int])
+    dp.t.make_resize(*ivec, 3, "a")  # type: ignore[misc]
+    dp.t.make_resize(dp.atom_domain(T=int), dp.absolute_distance(T=int), 3, 0)  # type: ignore[arg-type]
     assert_type(dp.t.make_sum(*ivec), Transformation[Vec[int], int, int, int])
     assert_type(dp.t.make_sum(*fvec), Transformation[Vec[float], float, int, float])
     dp.t.make_sum(*bvec)  # type: ignore[arg-type]

@@ -246,3 +246,14 @@ def _plain(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: _plain(x) for k, x in v.items()}
     return v.tolist() if hasattr(v, "tolist") else v
+
+
+def test_then_and_measured_refuse_a_constructor_of_the_other_kind() -> None:
+    from opendp_lite._spine import measured, then
+
+    with pytest.raises(TypeError, match="must be annotated to return a Transformation"):
+        then(cast(Any, dp.m.make_laplace))
+    with pytest.raises(TypeError, match="must be annotated to return a Measurement"):
+        measured(cast(Any, dp.t.make_clamp))
+    assert isinstance(then(dp.t.make_clamp)((0, 1)), PartialTransformation)
+    assert isinstance(measured(dp.m.make_canonical_noise)(1.0, (0.5, 1e-6)), PartialMeasurement)

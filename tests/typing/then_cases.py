@@ -15,7 +15,7 @@ or in ``cases.py``.  Nothing here runs: the bodies are functions that are never 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy.typing as npt
@@ -265,8 +265,13 @@ def combinators() -> None:
 
     assert_type(
         bvec >> dp.c.then_local_release(make_randomized_response_coins()),
-        _M[Vec[bool], npt.NDArray[Any], int, Any],
+        _M[Vec[bool], npt.NDArray[Any], int, float],
     )
+    assert_type(
+        dp.c.make_local_release(*bvec, make_randomized_response_coins()),
+        _M[Vec[bool], npt.NDArray[Any], int, float],
+    )
+    dp.c.make_local_release(*fvec, make_randomized_response_coins())  # type: ignore[misc]
     assert_type(
         fscalar >> dp.c.then_sequential_composition(dp.max_divergence(), 1.0, [0.5]),
         _M[float, Queryable[_M[float, Any, float, float], Any], float, float],
@@ -289,11 +294,11 @@ def combinators() -> None:
     inner = count >> dp.m.then_laplace(1.0)
     assert_type(
         frame >> dp.t.then_partition_by("g", keys=["a"]) >> dp.c.then_grouped(inner),
-        _M[Mapping[Any, Any], dict[Any, int], int, float],
+        _M[Mapping[Any, Any], dict[Hashable, int], int, float],
     )
     assert_type(
         frame >> dp.t.then_partition_by("g") >> dp.c.then_grouped(inner, 10, 1.0),
-        _M[Mapping[Any, Any], dict[Any, int], int, tuple[float, float]],
+        _M[Mapping[Any, Any], dict[Hashable, int], int, tuple[float, float]],
     )
 
 

@@ -15,7 +15,7 @@ from ..noise_ref import float_noise_ref, int_noise_ref
 from ..uniform import sample_uniform_bits
 from .plan import CHUNK, Dist, _grid_scale, _Plan, _plan, _plan_for
 from .reservoir import _draw, _take
-from .rounding import _float_out, _float_x, _grid_index, _round_out
+from .rounding import _float_out, _float_x, _float_x_f32, _grid_index, _round_out
 from .scalar import _scalar_draw, _scalar_float_x, _scalar_z, _small_pool, _z_from
 from .vector import _float_chunk, _gradual_underflow, _z_vector
 
@@ -100,6 +100,16 @@ def float_noise_scalar_fn(
             return float_noise_scalar(x, scale, k, dist, T)
 
         return exact
+
+    if T == "f32":
+
+        def draw32(x: float) -> float:
+            x = float(x)
+            if not isfinite(x):
+                raise refuse(f"x must be finite, got {x!r}")
+            return _float_x_f32(_draw(p), x, k)
+
+        return draw32
 
     def draw(x: float) -> float:
         x = float(x)

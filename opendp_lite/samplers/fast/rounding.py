@@ -44,20 +44,47 @@ def _float_x(d: tuple[int, int, int], x: float, k: int, T: str) -> float:
                 c = float(Y)
                 if c == float(Y2) * 0.5:
                     return _ldexp(c, e)
-    elif lazy and T == "f32":
+    elif T == "f32":
+        return _float_x_f32(d, x, k)
+    return _float_out(neg, m, lazy, _grid_index(x, k, T), k, T)
+
+
+def _float_x_f32(d: tuple[int, int, int], x: float, k: int) -> float:
+    """:func:`_float_x` for ``T = "f32"``, which a scalar release binds once (no carrier test
+    per call)."""
+    neg, m, lazy = d
+    if lazy:
         num, den = x.as_integer_ratio()
         sh = -k - (den.bit_length() - 1)
-        if sh >= 0:  # x on the 2^k grid: J = x·2^-k; the span test of _float_out, written out
+        if sh >= 0:  # x on the 2^k grid: J = x·2^-k
             J = num << sh
-            base = m << lazy
+            # _round_span_f32(lo, hi, k) on the span lo ≤ hi of J ± (m·2^lazy + tail), written
+            # out (one call less per release); a span it does not certify goes to _float_out,
+            # which runs the same test, then the two-ends rule, then reveals the tail
             if neg:
-                y = _round_span_f32(J - base - (1 << lazy) + 1, J - base, k)
+                hi = J - (m << lazy)
+                lo = hi - (1 << lazy) + 1
             else:
-                y = _round_span_f32(J + base, J + base + (1 << lazy) - 1, k)
-            if y is not None:
-                return y
-            return _float_out(neg, m, lazy, J, k, T)
-    return _float_out(neg, m, lazy, _grid_index(x, k, T), k, T)
+                lo = J + (m << lazy)
+                hi = lo + (1 << lazy) - 1
+            if lo > 0 or hi < 0:
+                s = (hi if hi > 0 else -lo).bit_length() - 40
+                if s < 0:
+                    s = 0
+                e = s + k
+                if -1000 <= e <= 900:
+                    try:
+                        c_lo: float
+                        c_hi: float
+                        c_lo, c_hi = _F32X2_UNPACK(
+                            _F32X2_PACK(_ldexp(float(lo >> s), e), _ldexp(float((hi >> s) + 1), e))
+                        )
+                    except OverflowError:
+                        c_lo, c_hi = 0.0, 1.0  # not certified
+                    if c_lo == c_hi and c_lo != 0.0 and c_lo != _INF and c_lo != _NINF:
+                        return c_lo
+            return _float_out(neg, m, lazy, J, k, "f32")
+    return _float_out(neg, m, lazy, _grid_index(x, k, "f32"), k, "f32")
 
 
 def _float_out(neg: int, m: int, lazy: int, J: int, k: int, T: str) -> float:
