@@ -421,20 +421,11 @@ def _pandas_release(frame: dict[str, list[Any]], expr: Any) -> list[dict[str, An
     return out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Arrow engine: a String cast to Int8 of '300' fails the release (Polars: null)",
-)
 def test_arrow_engine_cast_of_an_out_of_range_string_is_null_not_a_failure() -> None:
     out = _pandas_release({"s": ["1", "2", "300"]}, pl.col("s").cast(pl.Int8))
     assert len(out) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Arrow engine: replace_strict without default fails the release on an unmatched "
-    "value (Polars: null)",
-)
 def test_arrow_engine_replace_strict_of_an_unmatched_value_is_null_not_a_failure() -> None:
     out = _pandas_release(
         {"s": ["a", "b", "zz"]}, pl.col("s").replace_strict(["a", "b"], ["x", "y"])
@@ -442,12 +433,6 @@ def test_arrow_engine_replace_strict_of_an_unmatched_value_is_null_not_a_failure
     assert len(out) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Polars engine: a quantile's counts keep the NaN of a float expression named after "
-    "an integer column (0/0 of Int64 columns): NaN counts as > every candidate, while the "
-    "Arrow engine (and the proof: nulls and NaN dropped) drop it",
-)
 def test_quantile_counts_drop_nan_of_a_float_expression_on_every_engine() -> None:
     import pandas as pd
 

@@ -447,7 +447,7 @@ def _cast(a: Any, dtype: N.DType, strict: bool) -> Any:
         if pa.types.is_boolean(src):
             return pc.cast(a, target)
         if pa.types.is_string(src) or pa.types.is_large_string(src):
-            return _parse(a, target, int, strict)
+            return _parse(a, target, _int_parser(lo, hi), strict)
     if name in ("Float32", "Float64"):
         if pa.types.is_string(src) or pa.types.is_large_string(src):
             return _parse(a, target, _float_of_text, strict)
@@ -484,6 +484,19 @@ def _float_of_text(s: str) -> float:
     if t in ("nan", "+nan", "-nan"):
         return math.nan
     return float(s)
+
+
+def _int_parser(lo: int, hi: int) -> Any:
+    """``int`` of a string, a ``ValueError`` (so null) outside ``[lo, hi]``: the target's range,
+    as Polars' non-strict cast gives null for "300" cast to Int8."""
+
+    def parse(v: str) -> int:
+        i = int(v)
+        if not lo <= i <= hi:
+            raise ValueError("out of range")  # caught by _parse: never shown
+        return i
+
+    return parse
 
 
 def _parse(a: Any, target: Any, fn: Any, strict: bool) -> Any:
@@ -579,9 +592,7 @@ def _replace(a: Any, e: N.Replace, default: Any) -> Any:
         rest = a if a.type == new_t else pc.cast(a, new_t)
     elif default is not None:
         rest = default.cast(new_t) if isinstance(default, pa.Scalar) else pc.cast(default, new_t)
-    else:
-        if not pc.all(pc.or_(hit, pc.is_null(a))).as_py():
-            raise _Failed()
+    else:  # an unmatched value is null (as on the Polars engine): no record fails a plan
         rest = pa.scalar(None, new_t)
     return pc.if_else(hit, taken, rest)
 

@@ -278,8 +278,8 @@ def _agg_exprs(name: str, a: n.ExactAgg, float_cols: set[str]) -> list[Any]:
         parts = [hi.sum(), lo.sum()]
     elif isinstance(a, n.QuantileCounts):
         x = _rows(a.expr)
-        if n.output_name(a.expr) in float_cols:
-            x = x.fill_nan(None)
+        if _is_float(a.expr, frozenset(float_cols)):  # by its type, not its name: a / b is
+            x = x.fill_nan(None)  # a float expression named after an integer column
         parts = []
         for cand in a.candidates:
             parts += [(x < cand).sum(), (x > cand).sum()]

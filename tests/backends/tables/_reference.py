@@ -15,7 +15,8 @@ with no library underneath, so the engines can be compared with it:
 * floats: ``//`` is ``floor(a / b)``, ``%`` is ``a - b·floor(a / b)`` (IEEE, so ``x % 0`` is NaN);
 * casts: float to int truncates toward zero, and a value that does not fit (NaN, ±inf, out of
   range, an unparsable string) is null, whatever ``strict`` says (so no record can make a
-  plan fail; only ``replace_strict`` without a default can); to String, floats are written
+  plan fail; nor ``replace_strict`` without a default: an unmatched value is null); to
+  String, floats are written
   as Polars writes them;
 * ``clip`` with a missing side leaves that side open; null stays null;
 * ``cut``: interval ``i`` holds the values with ``i`` breaks below them (``(a, b]``), or
@@ -291,9 +292,7 @@ class Row:
                 return v
             if e.default is not None:
                 return self.value(e.default)
-            if v is None:
-                return None
-            raise Failed
+            return None  # unmatched, no default: null, so no record can make a plan fail
         raise NotImplementedError(type(e).__name__)
 
     def kept(self, e: N.Expr) -> tuple[Any, bool]:

@@ -392,11 +392,6 @@ def POLARS_TYPES() -> dict[str, Any]:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Polars engine: NaN of a computed float expression is "
-    "counted above every candidate (fill_nan only for float input columns)",
-)
 def test_polars_quantile_counts_skip_nan_of_computed_floats() -> None:
     pl = pytest.importorskip("polars")
     _polars_engine()
