@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pytest
 
 import opendp_lite.prelude as dp
 from tests.conftest import scaled
