@@ -61,6 +61,18 @@ def run_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
     return codes
 
 
+def _equal_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
+    """Codes equal exactly when the tuples are (as :func:`run_codes`), in no particular order:
+    a single integer column of range below 2^31 is its own code, offset (no sort); a uniform
+    sample does not need the order."""
+    if len(cols) == 1 and cols[0].dtype.kind in "iu" and len(cols[0]):
+        col = cols[0]
+        lo, hi = int(col.min()), int(col.max())
+        if hi - lo < 2**31:
+            return col.astype(np.int64) - lo
+    return run_codes(cols, n)
+
+
 def _missing(col: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
     out: npt.NDArray[np.bool_]
     if col.dtype.kind == "f":
@@ -123,10 +135,12 @@ def rows_mask(
     """The rows ``TruncateRows`` keeps: at most ``k`` of each run of (identifier, by), chosen
     by ``keep`` (``"sample"``, ``"first"``, ``"last"``, or ``"sort"``: by ``sort`` with its
     directions, ties by ``row`` ascending).  ``row``: every column of the frame, in order."""
-    run = run_codes([*ids, *by], n)
     if keep == "sample":
+        run = _equal_codes([*ids, *by], n)
         order = sample_order(run)
-    elif keep == "sort":
+        return keep_first_k(order, run, k)
+    run = run_codes([*ids, *by], n)
+    if keep == "sort":
         order = _order_by(run, [*_sort_keys(sort, descending, nulls_last), *_row_keys(row, False)])
     else:
         order = _order_by(run, _row_keys(row, keep == "last"))
