@@ -536,10 +536,14 @@ class _Failed(Exception):
 def _clip(a: Any, lo: Any, hi: Any) -> Any:
     pa, pc = _pa(), _pc()
     out = a
+    # a value equal to a bound is kept as it is (Polars keeps -0.0 under a bound of 0.0, where
+    # Arrow's max_element_wise returns the bound)
     if lo is not None:
-        out = pc.max_element_wise(out, pa.scalar(lo).cast(_bound_type(a, lo)), skip_nulls=False)
+        b = pa.scalar(lo).cast(_bound_type(a, lo))
+        out = pc.if_else(pc.less(out, b), b, pc.cast(out, b.type) if out.type != b.type else out)
     if hi is not None:
-        out = pc.min_element_wise(out, pa.scalar(hi).cast(_bound_type(a, hi)), skip_nulls=False)
+        b = pa.scalar(hi).cast(_bound_type(a, hi))
+        out = pc.if_else(pc.greater(out, b), b, pc.cast(out, b.type) if out.type != b.type else out)
     if _is_float(a):
         out = pc.if_else(pc.fill_null(pc.is_nan(a), False), a, pc.cast(out, a.type))
     return out

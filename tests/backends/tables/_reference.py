@@ -65,7 +65,9 @@ def _fdiv(a: float, b: float) -> float:
 
 
 def _floor(x: float) -> float:
-    return x if (x != x or math.isinf(x)) else float(math.floor(x))
+    if x != x or math.isinf(x):
+        return x
+    return math.copysign(float(math.floor(x)), x) if x == 0 else float(math.floor(x))  # -0.0
 
 
 def _lt(a: Any, b: Any) -> bool:

@@ -331,3 +331,17 @@ def test_datetime_parts_and_strptime() -> None:
         "hour": [13, None, None],
         "second": [6, None, None],
     }
+
+
+def test_signed_zero_survives_clip_and_floor_division_as_on_polars() -> None:
+    """``clip(-0.0, lower=0.0)`` keeps -0.0 and ``-0.0 // 0.5`` is -0.0 on Polars; the sign
+    shows in ``1 / x`` (-inf, not inf), and the Arrow engine must agree (it gave +inf)."""
+    pl = pytest.importorskip("polars")
+    frame = {"f": [-0.0, 1.0, 4.0]}
+    for e in (N.Clip(N.Col("f"), 0.0, 2.0), N.Binary("//", N.Col("f"), N.Lit(0.5))):
+        r = N.Alias(N.Binary("/", N.Lit(1.0), e), "r")
+        plan = N.FramePlan((N.WithColumns((r,)),), (("n", N.Length()),), by=(N.Col("r"),))
+        want = of_table(pl.DataFrame(frame)).run(pl.DataFrame(frame), plan)  # type: ignore[union-attr]
+        assert want.keys["r"][0] == -math.inf
+        assert ENGINE.run(pa.table(frame), plan) == want
+        assert ref.run(frame, plan) == want
