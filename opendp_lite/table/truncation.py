@@ -173,8 +173,13 @@ def facts_after(
             written[name] = version.get(name) if passthrough else ("v", next(fresh))
         version = written if isinstance(step, n.Select) else {**version, **written}
         keep = []
+        ident = _reads(unit.identifier) if unit.identifier is not None else set()
         for f in facts:
-            if all(version.get(c) == v for c, v in f.versions):
+            # the identifier may be dropped (its rows stay the person's): only a new
+            # definition of it ends the fact; a by column must stay what it was
+            if all(
+                version.get(c) == v or (c in ident and c not in version) for c, v in f.versions
+            ):
                 keep.append(f)
             else:
                 changed = sorted(c for c, v in f.versions if version.get(c) != v)
@@ -254,6 +259,8 @@ def person_bounds(
         bb = _by_names(tuple(_nodes(b.by)), "dp.polars.Bound")
         if not bb and b.per_group is not None:
             total = _min(total, b.per_group)
+        if bb and b.per_group is not None and b.num_groups is not None:
+            total = _min(total, b.per_group * b.num_groups)  # p in each of g groups
         if b.per_group is not None and bb <= g:
             per_g.append(b.per_group)
         if b.num_groups is not None and g <= bb and group is not None:
