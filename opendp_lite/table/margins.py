@@ -5,8 +5,9 @@ A :class:`Margin` describes the data (its groups' lengths, its number of groups,
 keys or lengths are invariant, i.e. unprotected); a :class:`Bound` describes one individual
 (how many rows it adds to one group, how many groups it touches), and goes in the privacy unit
 (``dp.unit_of(contributions=[dp.polars.Bound(...)], identifier=...)``); :class:`SortBy` is
-the order a truncation keeps a person's rows in (``truncate_per_group(k, keep=SortBy(...))``).  As in OpenDP 0.16, the renamed 0.13
-fields are deprecated properties (``max_partition_length``, ``max_num_partitions``,
+the order a truncation keeps a person's rows in (``truncate_per_group(k, keep=SortBy(...))``).
+As in OpenDP 0.16, the renamed 0.13 fields are deprecated properties (``max_partition_length``,
+``max_num_partitions``,
 ``public_info``), and the two fields that moved to :class:`Bound` raise, naming where they
 went.
 
@@ -242,4 +243,6 @@ class SortBy:
                 raise InvalidParameter(f"SortBy.{name} has {len(out)} flags for {len(keys)} keys")
             return out
 
-        return n.SortKey(keys, flags("descending", self.descending), flags("nulls_last", self.nulls_last))
+        return n.SortKey(
+            keys, flags("descending", self.descending), flags("nulls_last", self.nulls_last)
+        )

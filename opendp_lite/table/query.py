@@ -321,7 +321,9 @@ class LazyFrameQuery:
         )
         return self._with(steps=(*self._state.steps, step))
 
-    def truncate_num_groups(self, k: int, by: Sequence[Any], keep: Any = "sample") -> LazyFrameQuery:
+    def truncate_num_groups(
+        self, k: int, by: Sequence[Any], keep: Any = "sample"
+    ) -> LazyFrameQuery:
         """Keep each identifier's rows in at most ``k`` of the groups of ``by`` it has rows in
         (all its rows in a kept group).  ``keep``: ``"sample"`` (uniform over its groups, from
         the library's randomness), ``"first"``/``"last"`` (in the total order of the group

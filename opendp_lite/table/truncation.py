@@ -69,9 +69,7 @@ def unit_kind(metric: Any) -> UnitKind | None:
         node = n.Col(ident) if isinstance(ident, str) else ident
         return UnitKind(node, 2 if isinstance(inner, ChangeOneIdDistance) else 1, bounds)
     if bounds:
-        if type(inner).__name__ == "InsertDeleteDistance":
-            return UnitKind(None, 1, True)
-        return UnitKind(None, 1, True)
+        return UnitKind(None, 1, True)  # (insert-delete: the same counts, order-free aggregates)
     return None
 
 
@@ -120,9 +118,7 @@ def _describe(i: int, step: n.Step) -> str:
     return f"step {i + 1} ({verb})"
 
 
-def facts_after(
-    schema: dict[str, Any], steps: tuple[n.Step, ...], unit: UnitKind
-) -> PersonFacts:
+def facts_after(schema: dict[str, Any], steps: tuple[n.Step, ...], unit: UnitKind) -> PersonFacts:
     """The truncation facts that hold after ``steps``.
 
     Raises:
@@ -149,8 +145,10 @@ def facts_after(
                     f"redefined or dropped {moved}: the rows would no longer be grouped by "
                     "person. Fix: truncate before redefining the identifier's columns"
                 )
-            what = "truncate_per_group" if isinstance(step, n.TruncateRows) else (
-                "truncate_num_groups"
+            what = (
+                "truncate_per_group"
+                if isinstance(step, n.TruncateRows)
+                else ("truncate_num_groups")
             )
             by = _by_names(step.by, what)
             cols = sorted(reads | by)
@@ -177,16 +175,14 @@ def facts_after(
         for f in facts:
             # the identifier may be dropped (its rows stay the person's): only a new
             # definition of it ends the fact; a by column must stay what it was
-            if all(
-                version.get(c) == v or (c in ident and c not in version) for c, v in f.versions
-            ):
+            if all(version.get(c) == v or (c in ident and c not in version) for c, v in f.versions):
                 keep.append(f)
             else:
                 changed = sorted(c for c, v in f.versions if version.get(c) != v)
+                verb = "truncate_per_group" if f.kind == "rows" else "truncate_num_groups"
                 dropped.append(
                     f"{_describe(i, step)} redefined or dropped {changed}, so the bound of "
-                    f"step {f.step + 1} ({'truncate_per_group' if f.kind == 'rows' else 'truncate_num_groups'}"
-                    f"({f.k}, by={sorted(f.by)})) no longer holds"
+                    f"step {f.step + 1} ({verb}({f.k}, by={sorted(f.by)})) no longer holds"
                 )
         facts = keep
     return PersonFacts(tuple(facts), tuple(dropped))

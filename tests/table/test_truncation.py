@@ -154,7 +154,7 @@ def test_opendp_scale_on_bounded_dp_truncation() -> None:
 
 
 def test_no_truncation_under_an_identifier_is_refused_naming_the_fix() -> None:
-    with pytest.raises(InvalidParameter, match="missing truncation.*truncate_per_group"):
+    with pytest.raises(InvalidParameter, match=r"missing truncation.*truncate_per_group"):
         context(ID1).query().select(LEN).resolve()
     q = context(ID1).query().truncate_num_groups(1, by=["g"]).group_by("x").agg(LEN)
     q = q.with_keys({"x": [0.0]})
