@@ -8,6 +8,8 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
 from opendp_lite.errors import InvalidParameter, NotImplementedForType
@@ -262,3 +264,95 @@ def test_facts_follow_column_versions() -> None:
     redefine = n.WithColumns((n.Alias(n.Col("id"), "g"),))
     pf = tr.facts_after(schema, (trunc, redefine), unit)
     assert pf.facts == () and "step 2" in pf.dropped[0]
+
+
+# -- a property: one person more moves each exact count within the map ------------------------
+
+
+_IDS = st.one_of(st.integers(0, 4), st.sampled_from(["a", "b", "1"]), st.none())
+_GROUPS = st.sampled_from(["x", "y", "z", None])
+_ROWS = st.lists(st.tuples(_IDS, _GROUPS), max_size=25)
+#: truncation plans: (("rows"|"groups", k, by), ...)
+_PLANS = st.sampled_from(
+    [
+        (("rows", 2, ()),),
+        (("rows", 3, ("g",)), ("groups", 2, ("g",))),
+        (("rows", 4, ()), ("rows", 1, ("g",)), ("groups", 3, ("g",))),
+        (("groups", 1, ("g",)), ("rows", 2, ())),
+        (("rows", 1, ("g",)), ("groups", 2, ("g",)), ("rows", 1, ())),
+    ]
+)
+
+
+def _key(v: Any) -> tuple[str, str]:
+    return (type(v).__name__, repr(v))
+
+
+def _reference(rows: list[tuple[Any, Any]], plan: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+    """A truncation whose choice depends on each person's own rows only (its first rows, or
+    groups, in a fixed order of the values): what the maps must bound for any such choice."""
+    for kind, k, by in plan:
+        out = []
+        people: dict[Any, list[tuple[Any, Any]]] = {}
+        for r in rows:
+            people.setdefault(_key(r[0]), []).append(r)
+        for own in people.values():
+            own = sorted(own, key=lambda r: _key(r[1]))
+            if kind == "rows":
+                seen: dict[Any, int] = {}
+                for r in own:
+                    cell = _key(r[1]) if by else ()
+                    if seen.get(cell, 0) < k:
+                        seen[cell] = seen.get(cell, 0) + 1
+                        out.append(r)
+            else:
+                kept = sorted({_key(r[1]) for r in own})[:k]
+                out.extend(r for r in own if _key(r[1]) in kept)
+        rows = out
+    return rows
+
+
+def _counts(rows: list[tuple[Any, Any]], grouped: bool) -> dict[Any, int]:
+    out: dict[Any, int] = {}
+    for _, g in rows:
+        cell = _key(g) if grouped else ()
+        out[cell] = out.get(cell, 0) + 1
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(_ROWS, _ROWS, _PLANS, st.booleans(), st.booleans())
+def test_adding_one_person_moves_the_counts_within_the_map(
+    others: list[tuple[Any, Any]],
+    own: list[tuple[Any, Any]],
+    plan: tuple[Any, ...],
+    grouped: bool,
+    changes: bool,
+) -> None:
+    person = "new"  # an identifier none of the others has (theirs are ints, short str, None)
+    mine = [(person, g) for _, g in own]
+    schema = pl.LazyFrame(schema={"id": pl.String, "g": pl.String})
+    unit = dp.unit_of(changes=1, identifier="id") if changes else ID1
+    q = context(unit, data=schema).query()
+    for kind, k, by in plan:
+        q = (
+            q.truncate_per_group(k, by=list(by) or None)
+            if kind == "rows"
+            else q.truncate_num_groups(k, by=list(by))
+        )
+    q = q.group_by("g").agg(LEN).with_keys({"g": ["x"]}) if grouped else q.select(LEN)
+    tp = q._plan()
+    person_bounds, d = q._person(tp, 1)
+    from opendp_lite.table.analysis import _part
+
+    l0, l1, linf = _part(person_bounds).map(d)
+    # a neighbour: the person's rows added (or, under changes, replaced by others of theirs)
+    before = _counts(
+        _reference(others + ([] if not changes else [(person, "x")] * 3), plan), grouped
+    )
+    after = _counts(_reference(others + mine, plan), grouped)
+    diff = {c: abs(before.get(c, 0) - after.get(c, 0)) for c in set(before) | set(after)}
+    moved = [v for v in diff.values() if v]
+    assert len(moved) <= l0
+    assert sum(moved) <= l1
+    assert max(moved, default=0) <= linf
