@@ -204,7 +204,7 @@ def loss_of(
 
 def unit_of(
     *,
-    contributions: int | None = None,
+    contributions: int | list[Any] | tuple[Any, ...] | None = None,
     changes: int | None = None,
     absolute: float | None = None,
     l1: float | None = None,
@@ -221,22 +221,31 @@ def unit_of(
     ``local=True`` (one individual's data) is given.  ``ordered=True`` selects the
     insert-delete / Hamming distance for ordered data.
 
-    With ``identifier`` (a column name) an individual is every row sharing one value of that
-    column, as in OpenDP: ``contributions=d`` is ``(symmetric_id_distance(identifier), d)``,
-    ``d`` individuals added or removed, and ``changes=d`` is
-    ``(change_one_id_distance(identifier), d)``, ``d`` individuals whose rows change.  The
-    number of rows one individual holds is not bounded by the unit: a query bounds it by
-    truncation (``dp.t.make_truncate_per_id(..., k)``, or ``max_rows_per_id=k`` in the
-    helpers), which is *enforced*; ``contributions=k`` without an identifier is a *claim*
-    (each individual holds at most ``k`` records), taken on trust.
+    With ``identifier`` (a column name or a Polars expression) an individual is every row
+    sharing one value of it, as in OpenDP: ``contributions=d`` is
+    ``(symmetric_id_distance(identifier), d)``, ``d`` identifiers added or removed, and
+    ``changes=d`` is ``(change_one_id_distance(identifier), d)``, ``d`` identifiers whose rows
+    change.  The number of rows one identifier holds is not bounded by the unit: a table query
+    bounds it by truncation (``.truncate_per_group(k)``, ``.truncate_num_groups(k, by=...)``;
+    ``dp.t.make_truncate_per_id``), which is *enforced*; ``contributions=k`` without an
+    identifier is a *claim* (each individual holds at most ``k`` records), taken on trust.
+
+    ``contributions=[dp.polars.Bound(by=[...], per_group=p, num_groups=g), ...]`` bounds one
+    individual per group of ``by`` (at most ``p`` rows, or identifiers with ``identifier=``, in
+    any one group, in at most ``g`` groups; ``by=[]`` bounds the total): the metric is
+    ``frame_distance(...)`` of the row (or identifier) distance, and the distance the list.
 
     Raises:
         InvalidParameter: unless exactly one distance is given, or for ``ordered`` with a
-            distance it does not apply to (or with an identifier), or an identifier with a
-            distance other than ``contributions``/``changes``.
-        NotImplementedForType: for a sequence of bounds for ``contributions`` (bounds per
-            group belong to the table API).
+            distance it does not apply to (or with an identifier), an identifier with a
+            distance other than ``contributions``/``changes``, or a list of bounds holding
+            something other than ``dp.polars.Bound``.
+        NotImplementedForType: for an identifier that is neither a column name nor a Polars
+            expression.
 
+    >>> from opendp_lite.table.margins import Bound
+    >>> unit_of(contributions=[Bound(by=["g"], per_group=2)], identifier="person")
+    (FrameDistance(SymmetricIdDistance('person')), [Bound(by=['g'], per_group=2, num_groups=None)])
     >>> unit_of(contributions=3), unit_of(l1=2.0), unit_of(changes=1, ordered=True)
     ((SymmetricDistance(), 3), (L1Distance(f64), 2.0), (HammingDistance(), 1))
     >>> unit_of(contributions=1, identifier="person"), unit_of(changes=1, identifier="person")
@@ -268,12 +277,15 @@ def unit_of(
     if local is not None:
         return discrete_distance(), int(local)
     if contributions is not None:
+        if isinstance(contributions, list | tuple):
+            from ..table.metrics import frame_distance
+
+            inner = insert_delete_distance() if ordered else symmetric_distance()
+            return frame_distance(inner), _bounds(contributions)
         if not is_int_value(contributions):
-            raise NotImplementedForType(
-                "contributions must be an int: per-group contribution bounds "
-                "(contributions=[dp.polars.Bound(...)]) are not supported yet. Fix: "
-                "contributions=<rows per individual>, with dp.polars.Margin(by=..., "
-                f"max_groups=...) for the groups; got {type(contributions).__name__}"
+            raise InvalidParameter(
+                "contributions is an int (rows per individual) or a list of "
+                f"dp.polars.Bound(...), got {type(contributions).__name__}"
             )
         return (insert_delete_distance() if ordered else symmetric_distance()), int(contributions)
     if changes is not None:
@@ -316,20 +328,68 @@ def _unit_by_identifier(
         )
     if U is not None:
         raise InvalidParameter("U= does not apply to an identifier unit (distances are counts)")
-    if not isinstance(identifier, str | int) or isinstance(identifier, bool):
-        raise NotImplementedForType(
-            "identifier must be a column name (a str or int); an expression identifier belongs "
-            f"to the table API, got {type(identifier).__name__}"
-        )
+    ident = _identifier(identifier)
+    if isinstance(contributions, list | tuple):
+        from ..table.metrics import frame_distance
+
+        return frame_distance(symmetric_id_distance(ident)), _bounds(contributions)
     d = contributions if contributions is not None else changes
     if not is_int_value(d) or isinstance(d, bool) or int(cast(Any, d)) < 0:
         if isinstance(d, list | tuple):
-            raise NotImplementedForType(
-                "contributions as a sequence of bounds (per group) belongs to the table API; "
-                "here pass an int: the number of individuals"
+            raise InvalidParameter(
+                "changes counts individuals changed: an int (per-group bounds go with "
+                "contributions=[dp.polars.Bound(...)])"
             )
         raise InvalidParameter(f"the number of individuals must be an int >= 0, got {d!r}")
     n = int(cast(Any, d))
     if contributions is not None:
-        return symmetric_id_distance(identifier), n
-    return change_one_id_distance(identifier), n
+        return symmetric_id_distance(ident), n
+    return change_one_id_distance(ident), n
+
+
+def _identifier(identifier: object) -> Any:
+    """The identifier as the metrics hold it: a column name, or an expression's node
+    (``pl.col("pid")`` is the name ``"pid"``; another Polars expression is its node, a value
+    that compares and hashes).
+
+    Raises:
+        NotImplementedForType: for anything else.
+    """
+    if isinstance(identifier, str | int) and not isinstance(identifier, bool):
+        return identifier
+    if type(identifier).__module__.partition(".")[0] == "polars":
+        from ..table import nodes as n
+        from ..table.builder import to_node
+
+        node = to_node(identifier)
+        return node.name if isinstance(node, n.Col) else node
+    from ..table import nodes as n
+
+    if isinstance(identifier, n.Expr.__args__):  # type: ignore[attr-defined]
+        return identifier
+    raise NotImplementedForType(
+        "identifier must be a column name (a str or int) or a Polars expression, got "
+        f"{type(identifier).__name__}"
+    )
+
+
+def _bounds(contributions: Any) -> list[Any]:
+    """A unit's per-group bounds: each a ``dp.polars.Bound``.
+
+    Raises:
+        InvalidParameter: for an item that is not a Bound, or an empty list.
+    """
+    from ..table.margins import Bound
+
+    out = list(contributions)
+    if not out:
+        raise InvalidParameter(
+            "contributions=[] bounds nothing. Fix: pass dp.polars.Bound(per_group=k) (at most "
+            "k rows, or identifiers, in all) or bounds per group"
+        )
+    for b in out:
+        if not isinstance(b, Bound):
+            raise InvalidParameter(
+                f"contributions as a list holds dp.polars.Bound(...), got {type(b).__name__}"
+            )
+    return out

@@ -3,7 +3,8 @@
 The same objects as ``dp.polars`` and ``dp.m`` / ``dp.t``, gathered where OpenDP keeps them,
 so ``from opendp_lite.extras.polars import Margin, Bound`` reads as OpenDP's import does:
 
-* ``Margin``, ``Bound``: the facts a frame domain states, and a unit's bound per group;
+* ``Margin``, ``Bound``, ``SortBy``: the facts a frame domain states, a unit's bound per group,
+  and the order a truncation keeps a person's rows in;
 * ``DPExpr``: the ``.dp`` namespace of a Polars expression (``pl.col("x").dp.sum(...)``),
   registered when Polars is imported; ``dp_len``: OpenDP's ``dp.len()``;
 * ``OnceFrame``, ``LazyFrameQuery``, ``LazyGroupByQuery``: a context's table query, its
@@ -11,8 +12,7 @@ so ``from opendp_lite.extras.polars import Margin, Bound`` reads as OpenDP's imp
 * ``make_private_lazyframe``, ``make_stable_lazyframe``: the constructors beneath the table
   query (also ``dp.m`` / ``dp.t``'s).
 
-OpenDP's ``SortBy`` (a truncation's ordering) has no counterpart: truncation keeps rows in a
-random order here.  Importing this module does not import Polars.
+Importing this module does not import Polars.
 
 >>> from opendp_lite.extras.polars import Bound, Margin
 >>> Margin(by=["A"], max_length=10).max_length
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..table._polars_entry import len as dp_len
 from ..table.dp_namespace import DPExpr
-from ..table.margins import Bound, Margin
+from ..table.margins import Bound, Margin, SortBy
 from ..table.once_frame import OnceFrame
 from ..table.private import make_private_lazyframe
 from ..table.query import LazyFrameQuery
@@ -39,6 +39,7 @@ __all__ = [
     "LazyGroupByQuery",
     "Margin",
     "OnceFrame",
+    "SortBy",
     "dp_len",
     "make_private_lazyframe",
     "make_stable_lazyframe",

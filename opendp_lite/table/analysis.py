@@ -395,7 +395,12 @@ def walk_steps(
             filtered = True
             continue
         if isinstance(step, (n.TruncateRows, n.TruncateGroups)):
-            raise NotImplementedForType("truncation steps are not analysed yet")
+            for e in (*step.identifier, *step.by):
+                infer(e, env)  # the columns exist (what holds after it: .truncation)
+            if isinstance(step.keep, n.SortKey):
+                for e in step.keep.by:
+                    infer(e, env)
+            continue
         outs: dict[str, ColInfo] = {}
         for e in step.exprs:
             if _changes_length(e):
@@ -828,11 +833,35 @@ _GROUP = "#g"
 _COL = "#x"  # (+ the item name: each item reads its own column, of its own type)
 
 
-def _part() -> Any:
+#: per-person bounds ``(groups, rows per group, rows in all)`` over the aggregate's grouping,
+#: established by truncation (:mod:`.truncation`); None for a row-level unit
+Person = tuple[int, int, int | None] | None
+
+
+def _part(person: Person = None) -> Any:
+    from ..metrics import symmetric_id_distance
     from ..transformations.partition import make_partition_by
 
     # one public key: make_partition_by's map, d -> (d, d, d), does not depend on the keys
-    return make_partition_by(dataframe_domain(), symmetric_distance(), by=_GROUP, keys=[0])
+    if person is None:
+        return make_partition_by(dataframe_domain(), symmetric_distance(), by=_GROUP, keys=[0])
+    # under identifier units: d -> (d·min(k, c), d·min(k·m, c), d·min(m, c))
+    k, m, c = person
+    return make_partition_by(
+        dataframe_domain(),
+        symmetric_id_distance("#id"),
+        by=_GROUP,
+        keys=[0],
+        max_partitions=k,
+        max_contributions_per_partition=m,
+        max_contributions=c,
+    )
+
+
+def _input_metric(person: Person) -> Metric[Any]:
+    from ..metrics import symmetric_id_distance
+
+    return symmetric_distance() if person is None else symmetric_id_distance("#id")
 
 
 def _native_mechanism(item: Item, measure: Any) -> str:
@@ -871,13 +900,13 @@ def quantile_selector(item: Item, mech: str, scale: float, size: int) -> Any:
     return make_noisy_max(dom, linf_distance(T="u64"), m, scale, negate=True)
 
 
-def _transformation(item: Item, mech: str) -> Any:
+def _transformation(item: Item, mech: str, person: Person = None) -> Any:
     """The stability part of an item's chain (None for the make_grouped families): into the
     L1 distance for Laplace noise, the L2 distance for Gaussian noise."""
     from ..transformations.partition import make_grouped_count, make_grouped_sum
 
     norm = 1 if mech == "laplace" else 2
-    part = _part()
+    part = _part(person)
     if item.family == "count":
         return part >> make_grouped_count(part.output_domain, part.output_metric, norm)
     if item.family == "fsum":
@@ -917,11 +946,13 @@ def _inner(item: Item, mech: str, scale: float) -> Any:
     return t >> sel
 
 
-def sensitivity(item: Item, d_in: Any, mech: str = "laplace") -> Any:
+def sensitivity(item: Item, d_in: Any, mech: str = "laplace", person: Person = None) -> Any:
     """The item's sensitivity at ``d_in`` (what a global scale is multiplied by)."""
-    t = _transformation(item, mech)
+    t = _transformation(item, mech, person)
     if t is not None:
         return t.map(d_in)
+    if person is not None:  # the per-group chain sees at most l∞ rows of a group change
+        d_in = _part(person).map(d_in)[2]
     from ..transformations.clamp import then_clamp
     from ..transformations.dataset import make_select_column
     from ..transformations.nulls import then_drop_null
@@ -941,24 +972,26 @@ def sensitivity(item: Item, d_in: Any, mech: str = "laplace") -> Any:
     return q.map(d_in)
 
 
-def item_measurement(item: Item, measure: Any, scale: float) -> Measurement[Any, Any, Any, Any]:
+def item_measurement(
+    item: Item, measure: Any, scale: float, person: Person = None
+) -> Measurement[Any, Any, Any, Any]:
     """The measurement whose map is the item's privacy loss, built from proven constructors
     on (``dataframe_domain()``, ``symmetric_distance()``)."""
     from ..combinators.grouped import make_grouped
 
     mech = _native_mechanism(item, measure)
-    t = _transformation(item, mech)
+    t = _transformation(item, mech, person)
     if t is not None:
         m = t >> noise_for(item, mech, scale, size=1)
     else:
-        part = _part()
+        part = _part(person)
         m = part >> make_grouped(part.output_domain, part.output_metric, _inner(item, mech, scale))
     out: Measurement[Any, Any, Any, Any] = _to_measure(m, measure)
     return out
 
 
 def threshold_measurement(
-    item: Item, measure: Any, scale: float, threshold: int
+    item: Item, measure: Any, scale: float, threshold: int, person: Person = None
 ) -> tuple[Measurement[Any, Any, Any, Any], Any]:
     """The key release (the item's noisy count, thresholded): ``(measurement, thr)`` where
     ``measurement``'s map is ``thr``'s map after ``make_partition_by``'s (the chain rule)."""
@@ -979,14 +1012,14 @@ def threshold_measurement(
         thr = make_gaussian_threshold(
             dom, l02inf_distance(absolute_distance(T="i64")), scale, threshold
         )
-    part = _part()
+    part = _part(person)
 
     def function(_: Any) -> Any:  # pragma: no cover - the map is what is used
         raise NotImplementedForType("run through the table query")
 
     m = Measurement(
         dataframe_domain(),
-        symmetric_distance(),
+        _input_metric(person),
         thr.output_measure,
         function,
         lambda d: thr.map(part.map(d)),
@@ -1011,7 +1044,9 @@ def _to_measure(m: Any, measure: Any) -> Any:
     raise NotImplementedForType(f"cannot state a {frm!r} release in {measure!r}")
 
 
-def scales_of(tp: TablePlan, measure: Any, d_in: Any, global_scale: float) -> dict[str, float]:
+def scales_of(
+    tp: TablePlan, measure: Any, d_in: Any, global_scale: float, person: Person = None
+) -> dict[str, float]:
     """Each item's noise scale: its own ``scale=`` if given, else ``global_scale`` times its
     sensitivity at ``d_in`` (as OpenDP's global scale)."""
     out = {}
@@ -1020,12 +1055,17 @@ def scales_of(tp: TablePlan, measure: Any, d_in: Any, global_scale: float) -> di
             out[it.name] = float(it.scale)
         else:
             mech = _native_mechanism(it, measure)
-            out[it.name] = ar.mul_up(global_scale, ar.up(ar.q(sensitivity(it, d_in, mech))))
+            sens = sensitivity(it, d_in, mech, person)
+            out[it.name] = ar.mul_up(global_scale, ar.up(ar.q(sens)))
     return out
 
 
 def composed(
-    tp: TablePlan, measure: Any, scales: dict[str, float], threshold: int | None
+    tp: TablePlan,
+    measure: Any,
+    scales: dict[str, float],
+    threshold: int | None,
+    person: Person = None,
 ) -> tuple[Measurement[Any, Any, Any, Any], Any]:
     """The composition of the items' measurements (``make_composition``'s map) and the
     threshold mechanism (None without private keys)."""
@@ -1036,9 +1076,9 @@ def composed(
     for it in tp.items:
         if it.name == tp.threshold_item:
             assert threshold is not None  # noqa: S101
-            m, thr = threshold_measurement(it, measure, scales[it.name], threshold)
+            m, thr = threshold_measurement(it, measure, scales[it.name], threshold, person)
         else:
-            m = item_measurement(it, measure, scales[it.name])
+            m = item_measurement(it, measure, scales[it.name], person)
         ms.append(m)
     return make_composition(ms), thr
 

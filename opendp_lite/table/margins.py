@@ -4,9 +4,10 @@ bounds on one individual's contributions.
 A :class:`Margin` describes the data (its groups' lengths, its number of groups, which of its
 keys or lengths are invariant, i.e. unprotected); a :class:`Bound` describes one individual
 (how many rows it adds to one group, how many groups it touches), and goes in the privacy unit
-(``dp.unit_of(contributions=[dp.polars.Bound(...)])``: identifier-level units are the next
-issue, so :class:`Bound` is a value type only here).  As in OpenDP 0.16, the renamed 0.13
-fields are deprecated properties (``max_partition_length``, ``max_num_partitions``,
+(``dp.unit_of(contributions=[dp.polars.Bound(...)], identifier=...)``); :class:`SortBy` is
+the order a truncation keeps a person's rows in (``truncate_per_group(k, keep=SortBy(...))``).
+As in OpenDP 0.16, the renamed 0.13 fields are deprecated properties (``max_partition_length``,
+``max_num_partitions``,
 ``public_info``), and the two fields that moved to :class:`Bound` raise, naming where they
 went.
 
@@ -30,7 +31,7 @@ from typing import Any
 from ..errors import InvalidParameter, NotImplementedForType
 from . import nodes as n
 
-__all__ = ["Bound", "Margin", "by_nodes"]
+__all__ = ["Bound", "Margin", "SortBy", "by_nodes"]
 
 _INVARIANTS = (None, "keys", "lengths")
 
@@ -210,3 +211,38 @@ def check_margins(margins: Any) -> tuple[Margin, ...]:
 
 def _has_private(e: n.Expr) -> bool:
     return isinstance(e, n.DPAgg | n.Len) or any(_has_private(c) for c in n.children(e))
+
+
+@dataclass(frozen=True)
+class SortBy:
+    """``keep=`` of ``truncate_per_group``: keep each person's first ``k`` rows in the order of
+    ``by`` (OpenDP's ``dp.polars.SortBy``; each key ascending unless ``descending``, nulls first
+    unless ``nulls_last``).  Rows equal on the key are ordered by the whole row (the total
+    order of ``opendp_lite._order``), never by their position in the frame.
+
+    >>> SortBy("visit", descending=True).to_node().descending
+    (True,)
+
+    Raises:
+        InvalidParameter: for no key, or ``descending``/``nulls_last`` of another length.
+    """
+
+    by: Any
+    descending: bool | Sequence[bool] = False
+    nulls_last: bool | Sequence[bool] = False
+
+    def to_node(self) -> n.SortKey:
+        """The IR's :class:`~.nodes.SortKey`."""
+        keys = by_nodes(self.by)
+        if not keys:
+            raise InvalidParameter("SortBy needs at least one key")
+
+        def flags(name: str, v: bool | Sequence[bool]) -> tuple[bool, ...]:
+            out = (bool(v),) * len(keys) if isinstance(v, bool) else tuple(bool(x) for x in v)
+            if len(out) != len(keys):
+                raise InvalidParameter(f"SortBy.{name} has {len(out)} flags for {len(keys)} keys")
+            return out
+
+        return n.SortKey(
+            keys, flags("descending", self.descending), flags("nulls_last", self.nulls_last)
+        )

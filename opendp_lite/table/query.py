@@ -65,6 +65,7 @@ from ..measures import Approximate
 from ..metrics import symmetric_distance
 from . import analysis as an
 from . import nodes as n
+from . import truncation as _tr
 from .builder import to_node
 from .once_frame import OnceFrame
 
@@ -129,7 +130,8 @@ class LazyFrameQuery:
         self._table = an.as_table_domain(domain)  # what the analysis reads of it
         self._measure = measure
         self._metric = symmetric_distance() if context is None else context.accountant.input_metric
-        self._factor = _symmetric_factor(self._metric)
+        self._unit = _tr.unit_kind(self._metric)
+        self._factor = 1 if self._unit is not None else _symmetric_factor(self._metric)
         self._d_in = d_in
         self._d_out = d_out
         self._state = state or _State()
@@ -152,6 +154,9 @@ class LazyFrameQuery:
     def _check(self) -> None:
         """The shape check at build time (columns, types, margins, δ for private keys)."""
         s = self._state
+        if any(isinstance(st, n.TruncateRows | n.TruncateGroups) for st in s.steps):
+            an.walk_steps(self._table.schema(), s.steps)
+            _tr.facts_after(self._table.schema(), s.steps, self._unit or _ROWS)
         if s.aggs is None:
             an.walk_steps(self._table.schema(), s.steps)
         else:
@@ -284,17 +289,90 @@ class LazyFrameQuery:
         env, _ = an.walk_steps(self._table.schema(), self._state.steps)
         return pl.Schema({k: polars_dtype(v.dtype) for k, v in env.items()})
 
-    def truncate_per_group(self, *args: Any, **kwargs: Any) -> LazyFrameQuery:
-        raise NotImplementedForType(
-            "truncate_per_group needs identifier-level privacy units (issue 25: "
-            "dp.unit_of(contributions=[dp.polars.Bound(...)], identifier=...)), not yet here"
-        )
+    def truncate_per_group(
+        self, k: int, by: Sequence[Any] | None = None, keep: Any = "sample"
+    ) -> LazyFrameQuery:
+        """Keep at most ``k`` rows of each identifier (the privacy unit's ``identifier``) in
+        each group of ``by`` (all its rows when ``by`` is None).  ``keep``: ``"sample"`` (a
+        uniform choice, from the library's randomness), ``"first"``/``"last"`` (in the total
+        order of the whole row) or ``dp.polars.SortBy(...)``; which rows are kept depends on
+        the identifier's own rows only.
 
-    def truncate_num_groups(self, *args: Any, **kwargs: Any) -> LazyFrameQuery:
-        raise NotImplementedForType(
-            "truncate_num_groups needs identifier-level privacy units (issue 25: "
-            "dp.unit_of(contributions=[dp.polars.Bound(...)], identifier=...)), not yet here"
+        What it establishes, per identifier: ``rows_B ≤ k`` (rows in any one group of B = ``by``;
+        rows in all when ``by`` is None).  An aggregate grouped by G with B ⊆ G is then charged,
+        for one identifier (``make_partition_by`` under ``symmetric_id_distance``), at
+        ``d ↦ (d·min(k_G, c), d·min(k_G·m, c), d·min(m, c))`` with ``m = min(k, c)``, ``c`` the
+        identifier's rows in all and ``k_G`` its groups of G (from ``truncate_num_groups``);
+        ``d`` identifiers, doubled under ``changes=`` (proof: docs/proofs/table/truncation.md).
+        A later step that redefines, casts, aliases onto or drops the identifier's or B's
+        columns drops the bound (the release is refused, naming the step); a filter keeps it.
+
+        Raises:
+            InvalidParameter: without an identifier unit, for ``k`` not a positive int, ``by``
+                a str, an unknown column, or an unknown ``keep``.
+            NotImplementedForType: for a ``by`` holding an expression.
+        """
+        self._open("truncate_per_group")
+        step = n.TruncateRows(
+            self._identifier("truncate_per_group"),
+            _trunc_by(by, "truncate_per_group"),
+            _positive(k, "truncate_per_group"),
+            _keep(keep, sort=True),
         )
+        return self._with(steps=(*self._state.steps, step))
+
+    def truncate_num_groups(
+        self, k: int, by: Sequence[Any], keep: Any = "sample"
+    ) -> LazyFrameQuery:
+        """Keep each identifier's rows in at most ``k`` of the groups of ``by`` it has rows in
+        (all its rows in a kept group).  ``keep``: ``"sample"`` (uniform over its groups, from
+        the library's randomness), ``"first"``/``"last"`` (in the total order of the group
+        keys); which groups are kept depends on the identifier's own group keys only.
+
+        What it establishes, per identifier: ``groups_B ≤ k`` (B = ``by``).  An aggregate
+        grouped by G ⊆ B is charged with ``k_G = min(k, c)`` groups per identifier in
+        ``make_partition_by``'s map ``d ↦ (d·min(k_G, c), d·min(k_G·m, c), d·min(m, c))``
+        (``m`` rows per group from ``truncate_per_group``; ``c`` rows in all, at most
+        ``k·rows_B`` when both are known); ``d`` identifiers, doubled under ``changes=``
+        (proof: docs/proofs/table/truncation.md).
+
+        Raises:
+            InvalidParameter: without an identifier unit, for ``k`` not a positive int, ``by``
+                a str or empty, an unknown column, or an unknown ``keep``.
+            NotImplementedForType: for a ``by`` holding an expression.
+        """
+        self._open("truncate_num_groups")
+        nodes = _trunc_by(by, "truncate_num_groups")
+        if not nodes:
+            raise InvalidParameter("truncate_num_groups needs by=[...] (the grouping columns)")
+        step = n.TruncateGroups(
+            self._identifier("truncate_num_groups"),
+            nodes,
+            _positive(k, "truncate_num_groups"),
+            _keep(keep, sort=False),  # type: ignore[arg-type]
+        )
+        return self._with(steps=(*self._state.steps, step))
+
+    def _identifier(self, what: str) -> tuple[n.Expr, ...]:
+        if self._unit is None or self._unit.identifier is None:
+            raise InvalidParameter(
+                f"{what}: truncation is only valid when the privacy unit has an identifier. "
+                "Fix: dp.unit_of(contributions=..., identifier='person_id')"
+            )
+        return (self._unit.identifier,)
+
+    def _person(self, tp: an.TablePlan, d: Any) -> tuple[an.Person, Any]:
+        """The per-person bounds of the query's aggregates and the distance they are taken
+        at: ``(None, factor·d)`` for a row-level unit (a symmetric distance), else
+        ``((L0, L∞, L1), d')`` for ``make_partition_by`` under ``symmetric_id_distance``."""
+        if self._unit is None:
+            return None, self._factor * d
+        facts = _tr.facts_after(self._table.schema(), self._state.steps, self._unit)
+        by = self._state.by
+        group: frozenset[str] | None = None
+        if by is not None:
+            group = frozenset(b.name if isinstance(b, n.Col) else "#expr" for b in by)
+        return _tr.person_bounds(facts, group, self._unit, d)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -312,7 +390,8 @@ class LazyFrameQuery:
 
         tp = self._plan()
         measure, d_out = self._measure, self._d_out
-        d_in = self._factor * self._d_in  # as a symmetric distance between multisets of rows
+        # as a symmetric distance between multisets of rows, or of identifiers' blocks
+        person, d_in = self._person(tp, self._d_in)
         if d_out is None:
             raise InvalidParameter(
                 "the query's privacy loss is unknown: pass it to context.query(epsilon=...)"
@@ -322,9 +401,9 @@ class LazyFrameQuery:
 
         def fits(s: float) -> bool:
             try:
-                scales = an.scales_of(tp, measure, d_in, s)
+                scales = an.scales_of(tp, measure, d_in, s, person)
                 thr = _HUGE_THRESHOLD if need_thr else None
-                m, _ = an.composed(tp, measure, scales, thr)
+                m, _ = an.composed(tp, measure, scales, thr, person)
                 loss = m.map(d_in)
             except FailedMap:
                 return False
@@ -333,7 +412,7 @@ class LazyFrameQuery:
             return bool(measure._le(loss, d_out))
 
         if all(it.scale is not None for it in tp.items):
-            scales = an.scales_of(tp, measure, d_in, 0.0)
+            scales = an.scales_of(tp, measure, d_in, 0.0, person)
         else:
             try:
                 s = binary_search(fits, bounds=(0.0, None), T=float)
@@ -341,13 +420,13 @@ class LazyFrameQuery:
                 raise InvalidParameter(
                     f"no noise scale fits the query's privacy loss {d_out!r}: {e}"
                 ) from None
-            scales = an.scales_of(tp, measure, d_in, s)
+            scales = an.scales_of(tp, measure, d_in, s, person)
         threshold = None
         if need_thr:
 
             def fits_t(t: int) -> bool:
                 try:
-                    m, _ = an.composed(tp, measure, scales, t)
+                    m, _ = an.composed(tp, measure, scales, t, person)
                     return bool(measure._le(m.map(d_in), d_out))
                 except FailedMap:
                     return False
@@ -374,16 +453,21 @@ class LazyFrameQuery:
                 f"the output column {tp.clash!r} is given twice (or is a group key): name each "
                 "with .alias(...)"
             )
-        m, thr = an.composed(tp, self._measure, scales, threshold)
+        person, _ = self._person(tp, self._d_in)
+        m, thr = an.composed(tp, self._measure, scales, threshold, person)
         measure = self._measure
 
         def function(data: Any) -> OnceFrame:  # as OpenDP's: the release, read once
             return OnceFrame(_run(tp, measure, scales, thr, data))
 
-        factor = self._factor
-        return Measurement(
-            self._domain, self._metric, measure, function, lambda d: m.map(factor * d)
-        )
+        def privacy_map(d: Any) -> Any:
+            p, d_sym = self._person(tp, d)  # (a list of bounds: its own per-person bounds)
+            if p == person:
+                return m.map(d_sym)
+            mp, _ = an.composed(tp, measure, scales, threshold, p)
+            return mp.map(d_sym)
+
+        return Measurement(self._domain, self._metric, measure, function, privacy_map)
 
     def release(self) -> OnceFrame:
         """Charge the context and run the query; the release is collected once.
@@ -450,6 +534,44 @@ class LazyFrameQuery:
             data["threshold"] = thr
             schema["threshold"] = pl.UInt32
         return pl.DataFrame(data, schema=schema)
+
+
+#: the analysis of a row-level unit (truncation refuses it)
+_ROWS = _tr.UnitKind(None, 1, False)
+
+
+def _positive(k: Any, what: str) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise InvalidParameter(f"{what}: k must be a positive int, got {k!r}")
+    return int(k)
+
+
+def _trunc_by(by: Any, what: str) -> tuple[n.Expr, ...]:
+    from .margins import by_nodes
+
+    if by is None:
+        return ()
+    if isinstance(by, str):
+        raise InvalidParameter(
+            f"{what}: by is a list of columns, got the str {by!r}. Fix: by=[{by!r}]"
+        )
+    return by_nodes(by)
+
+
+def _keep(keep: Any, sort: bool) -> n.Keep:
+    from .margins import SortBy
+
+    if isinstance(keep, str) and keep in ("sample", "first", "last"):
+        return keep  # type: ignore[return-value]
+    if sort and isinstance(keep, SortBy):
+        return keep.to_node()
+    if sort and isinstance(keep, n.SortKey):
+        return keep
+    raise InvalidParameter(
+        'keep is "sample", "first" or "last"'
+        + (" or dp.polars.SortBy(...)" if sort else "")
+        + f", got {keep!r}"
+    )
 
 
 def _symmetric_factor(metric: Any) -> int:
@@ -670,10 +792,11 @@ class _PolarsNamespace:
     ``LazyFrameQuery``), Polars-free themselves."""
 
     def __init__(self) -> None:
-        from .margins import Bound, Margin
+        from .margins import Bound, Margin, SortBy
 
         self.Margin = Margin
         self.Bound = Bound
+        self.SortBy = SortBy
         self.OnceFrame = OnceFrame
         self.LazyFrameQuery = LazyFrameQuery
         self.LazyGroupBy = LazyGroupBy
@@ -685,8 +808,8 @@ class _PolarsNamespace:
         if name.startswith("_"):
             raise AttributeError(name)
         raise NotImplementedForType(
-            f"dp.polars.{name} is not supported; dp.polars has Margin, Bound, OnceFrame, "
-            "LazyFrameQuery"
+            f"dp.polars.{name} is not supported; dp.polars has Margin, Bound, SortBy, "
+            "OnceFrame, LazyFrameQuery"
         )
 
 

@@ -25,7 +25,7 @@ def test_identifier_units_refuse_what_opendp_refuses_with_the_fix() -> None:
         dp.unit_of(identifier="pid")
     with pytest.raises(InvalidParameter, match="int >= 0"):
         dp.unit_of(contributions=1.5, identifier="pid")
-    with pytest.raises(NotImplementedForType, match="table API"):
+    with pytest.raises(NotImplementedForType, match="Polars expression"):
         dp.unit_of(contributions=1, identifier=object())
 
 
