@@ -436,6 +436,9 @@ class Item:
     float_out: bool = False
     #: the release's dtype for a sum: the summed expression's (as OpenDP), else None
     dtype: n.DType | None = None
+    #: an ungrouped integer sum under a change unit: the frames compared have equal length,
+    #: so its map is ``make_sum``'s on a sized vector (:func:`_same_size_sum`)
+    same_size: bool = False
 
     @property
     def integer(self) -> bool:
@@ -917,8 +920,25 @@ def _inner(item: Item, mech: str, scale: float) -> Any:
     return t >> sel
 
 
+def _same_size_sum(item: Item) -> Any:
+    """The stability of an ungrouped integer sum between frames of equal length (a change
+    unit): the sum is that of f(row) over all rows, f(row) the clamped value, or 0 for a row
+    filtered out or null, so f(row) lies in [min(L, 0), max(U, 0)], one value per row, and the
+    vectors of f have the frame's length.  ``make_sum`` on a sized vector of those bounds
+    gives its map, ``floor(d/2)·(max(U, 0) − min(L, 0))`` at symmetric distance d, for any
+    size (integers: no rounding term); the size given here only selects that map."""
+    from ..transformations.sum import make_sum
+
+    assert item.bounds is not None  # noqa: S101
+    lo, hi = min(int(item.bounds[0]), 0), max(int(item.bounds[1]), 0)
+    dom = vector_domain(atom_domain(bounds=(lo, hi), T="i64"), size=1)
+    return make_sum(dom, symmetric_distance())
+
+
 def sensitivity(item: Item, d_in: Any, mech: str = "laplace") -> Any:
     """The item's sensitivity at ``d_in`` (what a global scale is multiplied by)."""
+    if item.family == "isum" and item.same_size:
+        return _same_size_sum(item).map(d_in)
     t = _transformation(item, mech)
     if t is not None:
         return t.map(d_in)
@@ -948,13 +968,38 @@ def item_measurement(item: Item, measure: Any, scale: float) -> Measurement[Any,
 
     mech = _native_mechanism(item, measure)
     t = _transformation(item, mech)
-    if t is not None:
+    if item.family == "isum" and item.same_size:
+        m = _same_size_measurement(item, mech, scale)
+    elif t is not None:
         m = t >> noise_for(item, mech, scale, size=1)
     else:
         part = _part()
         m = part >> make_grouped(part.output_domain, part.output_metric, _inner(item, mech, scale))
     out: Measurement[Any, Any, Any, Any] = _to_measure(m, measure)
     return out
+
+
+def _same_size_measurement(item: Item, mech: str, scale: float) -> Any:
+    """An ungrouped integer sum's release between frames of equal length: the noise
+    mechanism's map after :func:`_same_size_sum`'s (the chain rule).  Its map holds only for
+    frames of equal length, which the query's change unit guarantees (LazyFrameQuery)"""
+    from ..measurements.noise import make_gaussian, make_laplace
+
+    t = _same_size_sum(item)
+    noise = (make_laplace if mech == "laplace" else make_gaussian)(
+        t.output_domain, t.output_metric, scale
+    )
+
+    def function(_: Any) -> Any:  # pragma: no cover - the map is what is used
+        raise NotImplementedForType("run through the table query")
+
+    return Measurement(
+        dataframe_domain(),
+        symmetric_distance(),
+        noise.output_measure,
+        function,
+        lambda d: noise.map(t.map(d)),
+    )
 
 
 def threshold_measurement(

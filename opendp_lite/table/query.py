@@ -167,7 +167,11 @@ class LazyFrameQuery:
                 "the query has no private aggregate yet. Fix: end it with .select(dp.len(), "
                 "...) or .group_by(...).agg(...)"
             )
-        return an.plan_query(self._table, s.steps, s.by, s.aggs, s.keys, self._measure, building)
+        tp = an.plan_query(self._table, s.steps, s.by, s.aggs, s.keys, self._measure, building)
+        if self._factor == 2 and tp.keys == "none":  # changed rows: the length is the same
+            items = tuple(replace(it, same_size=it.family == "isum") for it in tp.items)
+            tp = replace(tp, items=items)
+        return tp
 
     def _open(self, what: str) -> None:
         if self._state.aggs is not None:

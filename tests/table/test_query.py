@@ -401,3 +401,62 @@ def test_verbs_take_generators_and_named_expressions_as_polars_does() -> None:
         .select(total=pl.col("y").fill_null(0.0).dp.sum((0.0, 4.0)))
     )
     assert named.release().collect().columns == ["total"]
+
+
+def _change_context(unit: tuple[object, int], margins: list[dp.polars.Margin]) -> dp.Context:
+    return dp.Context.compositor(
+        data=pl.LazyFrame({"g": ["a", "b", "c"] * 100, "id": [1, 2, 3] * 100}),
+        privacy_unit=unit,
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=margins,
+    )
+
+
+@pytest.mark.parametrize(
+    ("bounds", "k", "scale"),
+    [((0, 3), 1, 3.0), ((1, 3), 1, 3.0), ((-2, 3), 1, 5.0), ((0, 3), 2, 6.0)],
+)
+def test_an_ungrouped_integer_sum_under_a_change_unit_compares_frames_of_equal_length(
+    bounds: tuple[int, int], k: int, scale: float
+) -> None:
+    """As OpenDP's test_private_lazyframe_bounded_dp: under changes=k the frames compared have
+    the same length, so an ungrouped integer sum moves by at most k·(max(U, 0) − min(L, 0))
+    (a null or filtered row counts 0), not 2k·max(|L|, |U|) (scale 6 on (0, 3) before)."""
+    for unit in (dp.unit_of(changes=k), dp.unit_of(changes=k, ordered=True)):
+        c = _change_context(unit, [dp.polars.Margin(by=(), max_length=300)])
+        q = c.query().select(dp.col("id").dp.sum(bounds))
+        assert q.summarize()["scale"].to_list() == [scale]
+        assert q.resolve().map(k) <= 1.0
+    # grouped, a changed row can leave one group for another: the symmetric analysis stays
+    c = _change_context(
+        dp.unit_of(changes=k), [dp.polars.Margin(by=["g"], invariant="keys", max_length=300)]
+    )
+    q = c.query().group_by("g").agg(dp.col("id").dp.sum(bounds))
+    assert q.summarize()["scale"].to_list() == [2 * k * max(abs(b) for b in bounds)]
+
+
+def test_the_same_length_sum_bound_holds_for_every_change_of_a_row() -> None:
+    """The sensitivity the analysis charges bounds the exact sum's move over every change of
+    one row of a small frame, nulls and filtered rows included (they are not summed)."""
+    from opendp_lite.table import analysis as an
+
+    values: list[int | None] = [None, -3, -2, 0, 1, 3, 5]
+    for bounds in ((0, 3), (1, 3), (-2, 3), (-3, -1)):
+        c = _change_context(dp.unit_of(changes=1), [dp.polars.Margin(by=(), max_length=300)])
+        q = c.query().filter(dp.col("id") != 0).select(dp.col("id").dp.sum(bounds))
+        (item,) = q._plan().items
+        assert item.same_size
+        sens = an.sensitivity(item, 2)
+
+        def total(rows: list[int | None], b: tuple[int, int] = bounds) -> int:
+            kept = [v for v in rows if v is not None and v != 0]
+            return sum(min(max(v, b[0]), b[1]) for v in kept)
+
+        base = [1, None, 0, 3]
+        for i in range(len(base)):
+            for v in values:
+                other = [*base[:i], v, *base[i + 1 :]]
+                assert abs(total(base) - total(other)) <= sens
+        # and the bound is reached: it is not looser than the row's range
+        assert sens == max(bounds[1], 0) - min(bounds[0], 0)
