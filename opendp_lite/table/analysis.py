@@ -784,7 +784,9 @@ def plan_query(
     thr_item = None
     if mode == "private" and not building:  # (with_keys may still follow the agg)
         if not (isinstance(measure, Approximate)):
+            key_set = ", ".join(f'col("{b}")' for b in by_names)
             raise _refuse(
+                f"The key-set of {{{key_set}}} is private: "
                 "grouping by private keys releases the keys with a noisy threshold, which "
                 "needs delta > 0. Fix: give the context a delta (dp.loss_of(epsilon=..., "
                 "delta=...)), or declare the keys public (dp.polars.Margin(by=[...], "

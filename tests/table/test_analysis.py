@@ -159,3 +159,12 @@ def test_fill_null_widens_known_bounds_to_its_value() -> None:
     assert an.infer(n.FillNull(n.Col("i"), n.Lit(0)), env).bounds == (0, 5)
     assert an.infer(n.FillNull(n.Col("i"), n.Lit(3)), env).bounds == (2, 5)
     assert an.infer(n.FillNull(n.Col("i"), n.Col("i")), env).bounds is None
+
+
+def test_private_keys_under_pure_dp_name_the_key_set() -> None:
+    """As OpenDP's usability test: the refusal names the private key set (OpenDP's words)."""
+    margin = dp.polars.Margin(by=[], max_length=10)
+    domain = an.TableDomain(tuple(SCHEMA.items()), (margin,))
+    agg = (n.DPAgg("len", n.Len()),)
+    with pytest.raises(InvalidParameter, match=r'The key-set of \{col\("g"\), col\("i"\)\}'):
+        an.plan_query(domain, (), (n.Col("g"), n.Col("i")), agg, None, max_divergence())
