@@ -78,7 +78,8 @@ class UnsupportedMethod(NotImplementedForType, ValueError):
 
 _SUPPORTED = (
     "select, with_columns, filter, group_by(...).agg, with_keys, sort (before the "
-    "aggregation), join (key set), collect_schema, release, resolve, summarize"
+    "aggregation), join (key set), collect_schema, explain, polars_plan, release, resolve, "
+    "summarize"
 )
 _HUGE_THRESHOLD = 2**32 - 1
 
@@ -287,6 +288,20 @@ class LazyFrameQuery:
             raise UnsupportedMethod("collect_schema: the release's schema is known once collected")
         env, _ = an.walk_steps(self._table.schema(), self._state.steps)
         return pl.Schema({k: polars_dtype(v.dtype) for k, v in env.items()})
+
+    @property
+    def polars_plan(self) -> Any:
+        """A Polars LazyFrame that stands for the query, without its data (OpenDP's shim):
+        the input's schema and the row steps; collecting it fails with Polars' ComputeError
+        once the query has private aggregates (``table.polars_plan.shim_plan``)."""
+        from .polars_plan import shim_plan
+
+        s = self._state
+        return shim_plan(self._table.schema(), s.steps, s.aggs is not None)
+
+    def explain(self, **kwargs: Any) -> str:
+        """Polars' ``explain`` of :attr:`polars_plan` (the steps, on no data)."""
+        return str(self.polars_plan.explain(**kwargs))
 
     def truncate_per_group(self, *args: Any, **kwargs: Any) -> LazyFrameQuery:
         raise NotImplementedForType(
