@@ -284,8 +284,9 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
             bt = base(a.dtype)
             if bt == "Categorical" and not isinstance(e.expr, n.Cut):
                 raise NotImplementedForType(
-                    "to_physical of a Categorical column: its codes depend on the order the "
-                    "data holds its values, not on each value alone; cast it to String, or use "
+                    "to_physical: to prevent the release of the data's row order, a "
+                    "Categorical column's codes are not read (its codes depend on the order the "
+                    "data holds its values, not on each value alone); cast it to String, or use "
                     "an Enum (fixed categories)"
                 )
             dt = (

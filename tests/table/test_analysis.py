@@ -168,3 +168,11 @@ def test_private_keys_under_pure_dp_name_the_key_set() -> None:
     agg = (n.DPAgg("len", n.Len()),)
     with pytest.raises(InvalidParameter, match=r'The key-set of \{col\("g"\), col\("i"\)\}'):
         an.plan_query(domain, (), (n.Col("g"), n.Col("i")), agg, None, max_divergence())
+
+
+def test_to_physical_of_a_categorical_is_refused_in_opendps_words() -> None:
+    """OpenDP's test_to_physical_unordered matches "to_physical: to prevent"; a cut's bin
+    index stays allowed (computed from each value)."""
+    env, _ = an.walk_steps({"c": "Categorical", "x": "Float64"}, ())
+    with pytest.raises(NotImplementedForType, match=r"^to_physical: to prevent"):
+        an.infer(n.Unary("to_physical", n.Col("c")), env)
