@@ -437,9 +437,10 @@ class Item:
     float_out: bool = False
     #: the release's dtype for a sum: the summed expression's (as OpenDP), else None
     dtype: n.DType | None = None
-    #: an ungrouped integer sum under a change unit: the frames compared have equal length,
-    #: so its map is ``make_sum``'s on a sized vector (:func:`_same_size_sum`)
-    same_size: bool = False
+    #: ungrouped under a change unit (the frames compared have equal length): the range of
+    #: each row's term of the sum or count (:func:`same_size_range`); its map is then
+    #: ``make_sum``'s on a sized vector (:func:`_same_size_sum`)
+    same_size: tuple[int, int] | None = None
 
     @property
     def integer(self) -> bool:
@@ -923,24 +924,39 @@ def _inner(item: Item, mech: str, scale: float) -> Any:
     return t >> sel
 
 
+def same_size_range(item: Item, filtered: bool) -> tuple[int, int] | None:
+    """The range [a, b] of each input row's term f(row) when an ungrouped item is a sum of
+    f over the input's rows (None if it is not): an integer sum's f is the clamped value, or
+    0 for a row filtered out or null, in [min(L, 0), max(U, 0)]; the frame length's is 1, or
+    0 for a filtered row; a count or null count's is 0 or 1."""
+    if item.family == "isum":
+        assert item.bounds is not None  # noqa: S101
+        return min(int(item.bounds[0]), 0), max(int(item.bounds[1]), 0)
+    if item.family == "count" and isinstance(item.exact, n.Length):
+        return (0, 1) if filtered else (1, 1)
+    if item.family == "count" and isinstance(item.exact, (n.CountValid, n.NullCount)):
+        return 0, 1
+    return None
+
+
 def _same_size_sum(item: Item) -> Any:
-    """The stability of an ungrouped integer sum between frames of equal length (a change
-    unit): the sum is that of f(row) over all rows, f(row) the clamped value, or 0 for a row
-    filtered out or null, so f(row) lies in [min(L, 0), max(U, 0)], one value per row, and the
-    vectors of f have the frame's length.  ``make_sum`` on a sized vector of those bounds
-    gives its map, ``floor(d/2)·(max(U, 0) − min(L, 0))`` at symmetric distance d, for any
-    size (integers: no rounding term); the size given here only selects that map."""
+    """The stability of an ungrouped item between frames of equal length (a change unit):
+    the item is the sum of f(row) over the input's rows, f(row) in ``item.same_size`` =
+    [a, b] (:func:`same_size_range`), and the vectors of f have the frame's length.
+    ``make_sum`` on a sized vector of those bounds gives its map, ``floor(d/2)·(b − a)`` at
+    symmetric distance d, for any size (integers: no rounding term); the size given here only
+    selects that map."""
     from ..transformations.sum import make_sum
 
-    assert item.bounds is not None  # noqa: S101
-    lo, hi = min(int(item.bounds[0]), 0), max(int(item.bounds[1]), 0)
+    assert item.same_size is not None  # noqa: S101
+    lo, hi = item.same_size
     dom = vector_domain(atom_domain(bounds=(lo, hi), T="i64"), size=1)
     return make_sum(dom, symmetric_distance())
 
 
 def sensitivity(item: Item, d_in: Any, mech: str = "laplace") -> Any:
     """The item's sensitivity at ``d_in`` (what a global scale is multiplied by)."""
-    if item.family == "isum" and item.same_size:
+    if item.same_size is not None:
         return _same_size_sum(item).map(d_in)
     t = _transformation(item, mech)
     if t is not None:
@@ -971,7 +987,7 @@ def item_measurement(item: Item, measure: Any, scale: float) -> Measurement[Any,
 
     mech = _native_mechanism(item, measure)
     t = _transformation(item, mech)
-    if item.family == "isum" and item.same_size:
+    if item.same_size is not None:
         m = _same_size_measurement(item, mech, scale)
     elif t is not None:
         m = t >> noise_for(item, mech, scale, size=1)
@@ -983,7 +999,7 @@ def item_measurement(item: Item, measure: Any, scale: float) -> Measurement[Any,
 
 
 def _same_size_measurement(item: Item, mech: str, scale: float) -> Any:
-    """An ungrouped integer sum's release between frames of equal length: the noise
+    """An ungrouped item's release between frames of equal length: the noise
     mechanism's map after :func:`_same_size_sum`'s (the chain rule).  Its map holds only for
     frames of equal length, which the query's change unit guarantees (LazyFrameQuery)"""
     from ..measurements.noise import make_gaussian, make_laplace

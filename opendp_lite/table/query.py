@@ -98,6 +98,16 @@ def _flatten(exprs: tuple[Any, ...], named: dict[str, Any] | None = None) -> tup
     return tuple(out)
 
 
+def _exact_len(e: n.Expr) -> n.Expr:
+    """``pl.len()`` (aliased or not) as the frame length released without noise, under a
+    change unit (OpenDP's bounded DP: its sensitivity is 0, ``analysis.same_size_range``)."""
+    if isinstance(e, n.Len):
+        return n.DPAgg("len", e, scale=0.0, signed=False)
+    if isinstance(e, n.Alias) and isinstance(e.expr, n.Len):
+        return n.Alias(_exact_len(e.expr), e.name)
+    return e
+
+
 def _has_agg(e: n.Expr) -> bool:
     return isinstance(e, n.DPAgg) or any(_has_agg(c) for c in n.children(e))
 
@@ -170,7 +180,10 @@ class LazyFrameQuery:
             )
         tp = an.plan_query(self._table, s.steps, s.by, s.aggs, s.keys, self._measure, building)
         if self._factor == 2 and tp.keys == "none":  # changed rows: the length is the same
-            items = tuple(replace(it, same_size=it.family == "isum") for it in tp.items)
+            _, filtered = an.walk_steps(self._table.schema(), s.steps)
+            items = tuple(
+                replace(it, same_size=an.same_size_range(it, filtered)) for it in tp.items
+            )
             tp = replace(tp, items=items)
         return tp
 
@@ -187,6 +200,8 @@ class LazyFrameQuery:
         """Columns (row by row), or private aggregates of the whole frame (a release)."""
         self._open("select")
         nodes = _flatten(exprs, named)
+        if self._factor == 2:  # changed rows: the frame's length is the same in neighbours
+            nodes = tuple(_exact_len(e) for e in nodes)
         if any(_has_agg(e) for e in nodes):
             return self._with(aggs=nodes, by=None)
         return self._with(steps=(*self._state.steps, n.Select(nodes)))
@@ -351,7 +366,7 @@ class LazyFrameQuery:
                 return bool(loss[0] <= d_out[0])
             return bool(measure._le(loss, d_out))
 
-        if all(it.scale is not None for it in tp.items):
+        if all(it.scale is not None for it in tp.items) or fits(0.0):  # (0: no sensitivity)
             scales = an.scales_of(tp, measure, d_in, 0.0)
         else:
             try:

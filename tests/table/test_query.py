@@ -460,3 +460,49 @@ def test_the_same_length_sum_bound_holds_for_every_change_of_a_row() -> None:
                 assert abs(total(base) - total(other)) <= sens
         # and the bound is reached: it is not looser than the row's range
         assert sens == max(bounds[1], 0) - min(bounds[0], 0)
+
+
+def test_under_a_change_unit_the_frame_length_is_released_exact_and_counts_move_by_one() -> None:
+    """As OpenDP's test_zero_budget: ``pl.len()`` of the frame is the same in neighbours that
+    differ by changed rows, so it is released without noise or cost; after a filter it is not
+    (refused), and a count moves by at most one per changed row (sensitivity k, was 2k)."""
+    for unit in (dp.unit_of(changes=1), dp.unit_of(changes=1, ordered=True)):
+        c = _change_context(unit, [])
+        q = c.query().select(pl.len(), dp.len(signed=True).alias("n"))
+        c = _change_context(unit, [])  # (a fresh budget for the checks after the release)
+        assert q.resolve().map(1) == 0.0
+        out = q.release().collect()
+        assert out.rows() == [(300, 300)] and out.schema["len"] == pl.UInt32
+        q = c.query().filter(pl.col("id") > 1).select(pl.len())
+        with pytest.raises(dp.OpenDPException, match="infinite"):
+            q.release()
+        q = c.query().filter(pl.col("id") > 1).select(dp.len(signed=True))
+        assert q.summarize()["scale"].to_list() == [1.0]
+        q = c.query().select(pl.col("id").dp.count(signed=True), dp.col("id").dp.null_count(signed=True))
+        assert q.summarize()["scale"].to_list() == [2.0, 2.0]  # ε = 1 over two releases
+    # added or removed rows: the length is private
+    c = _change_context(dp.unit_of(contributions=1), [])
+    with pytest.raises(NotImplementedForType, match="dp.len"):
+        c.query().select(pl.len()).release()
+
+
+def test_the_same_length_count_bounds_hold_for_every_change_of_a_row() -> None:
+    """Brute force over every change of one row of a small frame: the frame length after a
+    filter and the non-null count move by at most the sensitivity the analysis charges."""
+    from opendp_lite.table import analysis as an
+
+    c = _change_context(dp.unit_of(changes=1), [])
+    q = c.query().filter(dp.col("id") != 0).select(dp.len(signed=True), dp.col("id").dp.count(signed=True))
+    sens = [an.sensitivity(it, 2) for it in q._plan().items]
+    assert sens == [1, 1]
+    base: list[int | None] = [1, None, 0, 3]
+    for i in range(len(base)):
+        for v in (None, 0, 2):
+            other = [*base[:i], v, *base[i + 1 :]]
+
+            def stats(rows: list[int | None]) -> tuple[int, int]:
+                kept = [r for r in rows if r != 0]  # a model filter that keeps the nulls
+                return len(kept), sum(r is not None for r in kept)
+
+            moved = [abs(a - b) for a, b in zip(stats(base), stats(other), strict=True)]
+            assert all(m <= s for m, s in zip(moved, sens, strict=True))
