@@ -1,11 +1,14 @@
 """The Dask engine: a :class:`~opendp_lite.table.nodes.FramePlan` on a ``dask.dataframe``.
 
-Each partition (a pandas frame) runs the plan's row-by-row steps and exact aggregates on the
-worker, by the narwhals engine's code (:func:`~opendp_lite.backends.tables.narwhals.run_arrow`);
-only the partial answers come back: per group, integer counts and sums, the set of distinct
-values for ``n_unique``.  They are merged in Python: integer addition and set union, so the
-answer is the same for every partitioning, and the groups of a plan without public keys come
-in the total order of :mod:`opendp_lite._order`.  The frame itself is never computed whole.
+Each partition (a pandas frame, cut to the columns the plan reads) runs the plan's row-by-row
+steps and exact aggregates on the worker, by the narwhals engine's code
+(:func:`~opendp_lite.backends.tables.narwhals.run_arrow`); only the partial answers come back:
+per group, integer counts and sums, the set of distinct values for ``n_unique``.  They are
+merged exactly: by one more Arrow group-by of the int64 totals where no merged group's rows
+times the most one row adds reach ``2^63``, else in Python (integer addition and set union),
+so the answer is the same for every partitioning, and the groups of a plan without public
+keys come in the total order of :mod:`opendp_lite._order`.  The frame itself is never
+computed whole.
 
 A failure inside a partition is :class:`~opendp_lite.errors.FailedFunction` naming the step
 (never a value), as on the other engines; a failure of Dask itself while computing the
@@ -28,14 +31,14 @@ from ...errors import FailedFunction, OpenDPLiteError
 from ...table import nodes as N
 from ..dask import is_dask_dataframe
 from . import TableResult, register
-from .narwhals import Partial, _arrow, finish, pandas_dtype_name, run_arrow
+from .narwhals import Partial, _arrow, finish, kept_columns, pandas_dtype_name, run_arrow
 
 __all__ = ["ENGINE", "DaskEngine"]
 
 
 def _partial(partition: Any, plan: N.FramePlan) -> Partial:
     """The plan's partial answer on one partition (on the worker)."""
-    return run_arrow(_arrow(partition), plan)
+    return run_arrow(_arrow(partition), plan, parallel=False)  # Dask runs partitions in parallel
 
 
 class DaskEngine:
@@ -52,6 +55,9 @@ class DaskEngine:
 
     def run(self, x: Any, plan: N.FramePlan) -> TableResult:
         self.schema(x)  # refuses object columns by their dtype, before anything is computed
+        keep = kept_columns(list(x.columns), plan)
+        if keep is not None:  # the partitions bring the columns the plan reads only (lazily:
+            x = x[keep]  # Dask pushes the projection into its reading where it can)
         dask: Any = importlib.import_module("dask")
         parts = [dask.delayed(_partial, pure=True)(p, plan) for p in x.to_delayed()]
         failed = False

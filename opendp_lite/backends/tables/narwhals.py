@@ -1,21 +1,27 @@
 """The narwhals engine: a :class:`~opendp_lite.table.nodes.FramePlan` on pandas and pyarrow frames.
 
-The frame is taken through narwhals to Apache Arrow once (a pandas frame's numpy float
-columns read NaN as null there, as ``pl.from_pandas`` does), every expression node is
-evaluated with ``pyarrow.compute`` by Polars' rules (written out in
-``tests/backends/tables/_reference.py``, which the tests compare against), and the exact
-aggregates are integer column sums per group in narwhals' group-by.  Where Arrow's own
-kernels differ from Polars the node is built from kernels that agree:
+The frame is taken through narwhals to Apache Arrow once, only the columns the plan reads
+(a pandas frame's numpy float columns read NaN as null there, as ``pl.from_pandas`` does),
+every expression node is evaluated with ``pyarrow.compute`` by Polars' rules (written out in
+``tests/backends/tables/_reference.py``, which the tests compare against), and every exact
+aggregate of the plan comes from one Arrow group-by: int64 sums and non-null counts per
+group.  Where Arrow's own kernels differ from Polars the node is built from kernels that
+agree:
 
 * comparisons order NaN above every number and equal to itself, ``clip`` keeps NaN;
 * integer ``//`` and ``%`` floor (signs as in Python), and give null for a zero divisor;
   float ``%`` is ``a - b·floor(a / b)``;
-* a float sum is summed in grid units (:class:`~opendp_lite.table.nodes.GridSum`): clip,
-  ``trunc(x · 2^p)`` (exact: scaling by a power of two), then integer sums, split into two
-  halves of 32 bits when the rows times the bound could pass ``2^63``; bounds too large for
-  ``2^53`` grid units are summed per value in Python (exact, slow);
-* groups are merged and ordered in Python by :mod:`opendp_lite._order` (``-0.0`` and ``0.0``
-  are one group, NaN one group, null one group, as in Polars).
+* a float sum is summed in grid units (:class:`~opendp_lite.table.nodes.GridSum`):
+  ``x · 2^p`` clipped to the scaled bounds (exact: scaling by a power of two), truncated to
+  int64; bounds too large for ``2^53`` grid units are summed per value in Python (exact,
+  slow);
+* an int64 sum is taken as it is when no group's rows times the most one row adds reach
+  ``2^63`` (checked on the group-by's own row counts; Arrow's sums wrap silently), else it is
+  summed again in digits whose totals cannot pass int64, and read back as Python ints;
+* integer, boolean and string keys are ordered by Arrow (numbers by value, strings by code
+  point, null last: :mod:`opendp_lite._order`'s total order on them); other keys are merged
+  and ordered in Python by :mod:`opendp_lite._order` (``-0.0`` and ``0.0`` are one group,
+  NaN one group, null one group, as in Polars).
 
 Nothing raised by Arrow while a plan runs reaches the caller: it is replaced by a
 :class:`~opendp_lite.errors.FailedFunction` naming the step.  Polars objects are never claimed
@@ -38,7 +44,7 @@ import math
 import sys
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Union
 
 from ... import _order
 from ...errors import FailedFunction, NotImplementedForType
@@ -51,14 +57,12 @@ __all__ = [
     "Partial",
     "arrow_of_pandas",
     "canon",
+    "columns_read",
     "finish",
+    "kept_columns",
     "pandas_dtype_name",
     "run_arrow",
 ]
-
-#: one group's partial answer: its labels, then one entry per aggregate (an int, a set of
-#: canonical values for ``NUnique``, a pair of int lists for ``QuantileCounts``)
-Partial = dict[tuple[Any, ...], list[Any]]
 
 
 class _Refused(Exception):
@@ -152,26 +156,31 @@ def pandas_dtype_name(dtype: Any) -> N.DType:
     )
 
 
-def arrow_of_pandas(df: Any) -> Any:
+def arrow_of_pandas(df: Any, columns: list[str] | None = None) -> Any:
     """A pandas frame as an Arrow table (numpy float NaN becomes null, as in
-    ``pl.from_pandas``); object columns are refused by their dtype."""
+    ``pl.from_pandas``), of ``columns`` only when given; object columns are refused by their
+    dtype."""
     for c, d in df.dtypes.items():
         pandas_dtype_name(d)
         if not isinstance(c, str):
             raise NotImplementedForType(
                 f"column names must be strings, got {type(c).__name__}; rename the columns"
             )
-    return _pa().Table.from_pandas(df, preserve_index=False)
+    return _pa().Table.from_pandas(df, columns=columns, preserve_index=False)
 
 
-def _arrow(x: Any) -> Any:
-    """The Arrow table of an owned frame (dictionary columns decoded to strings)."""
+def _arrow(x: Any, columns: list[str] | None = None) -> Any:
+    """The Arrow table of an owned frame, of ``columns`` only when given (dictionary columns
+    decoded to strings)."""
     pa = _pa()
     if _is_narwhals(x):
         import narwhals as nw
 
         x = nw.to_native(x)
-    t = x if isinstance(x, pa.Table) else arrow_of_pandas(x)
+    if isinstance(x, pa.Table):
+        t = x if columns is None else x.select(columns)
+    else:
+        t = arrow_of_pandas(x, columns)
     cols = []
     for col in t.columns:
         if pa.types.is_dictionary(col.type):
@@ -779,59 +788,150 @@ def canon(v: Any) -> tuple[Any, ...]:
     return (2, _order.group_key(v))
 
 
-_SPLIT = 32
-_LOW = (1 << _SPLIT) - 1
+#: the largest int64 total plus one: a column's per-group sum is exact in int64 when the rows
+#: of the largest group times the largest value one row adds is below it
+_I64 = 1 << 63
 
 
-def _int_parts(k: Any, need_split: bool) -> list[Any]:
-    """``k`` (a numpy int64 array, 0 for the rows skipped) as Arrow columns whose int64 sums
-    cannot overflow and whose weighted total (weights ``2^32`` and 1) is ``Σ k``."""
+def _one_chunk(c: Any) -> Any:
+    """A column as one Arrow array where it has one chunk (no copy), else as it is."""
+    if isinstance(c, _pa().ChunkedArray) and c.num_chunks == 1:
+        return c.chunk(0)
+    return c
+
+
+def _values(v: Any, dtype: Any) -> Any:
+    """The values buffer of a primitive Arrow array as a numpy view (no copy): a null's slot
+    holds whatever the buffer holds there, so the caller keeps ``v``'s validity."""
     import numpy as np
 
+    if len(v) == 0:
+        return np.empty(0, dtype=dtype)
+    buf = v.buffers()[1]
+    return np.frombuffer(buf, dtype=dtype, count=len(v) + v.offset)[v.offset :]
+
+
+def _with_validity(k: Any, v: Any, data: Any = None) -> Any:
+    """The int64 values ``k`` (a numpy array, or the Arrow buffer ``data`` it views) as an
+    Arrow array null exactly where ``v`` is."""
     pa = _pa()
-    if not need_split:
-        return [pa.array(k)]
-    lo = np.bitwise_and(k, _LOW)
-    hi = np.right_shift(k - lo, _SPLIT)  # exact: k - lo is a multiple of 2^32
-    return [pa.array(hi), pa.array(lo)]
+    data = pa.py_buffer(k) if data is None else data
+    if v.null_count == 0:
+        validity = None
+    elif v.offset == 0:
+        validity = v.buffers()[0]
+    else:  # a boolean array's values are a bitmap laid out as a validity bitmap
+        valid = _pc().is_valid(v)
+        if valid.offset != 0:
+            return pa.array(k, mask=_pc().is_null(v).to_numpy(zero_copy_only=False))
+        validity = valid.buffers()[1]
+    return pa.Array.from_buffers(pa.int64(), len(v), [validity, data], null_count=v.null_count)
 
 
-def _numpy_of(v: Any, fill: Any) -> Any:
-    """An Arrow numeric column as a numpy array, nulls replaced by ``fill`` (zero-copy when
-    the column has no nulls)."""
-    pc = _pc()
-    if isinstance(v, _pa().ChunkedArray):
-        v = v.combine_chunks()
-    if v.null_count:
-        v = pc.fill_null(v, fill)
-    return v.to_numpy(zero_copy_only=False)
+def _pooled(n: int) -> tuple[Any, Any]:
+    """A new buffer of ``n`` int64 values from Arrow's memory pool (memory the pool reuses
+    from call to call, where fresh numpy memory is faulted in page by page), and its numpy
+    view."""
+    import numpy as np
+
+    buf = _pa().allocate_buffer(8 * n)
+    return buf, np.frombuffer(buf, dtype=np.int64, count=n)
 
 
-def _scaled(v: Any, p: int) -> Any:
-    """``v · 2^p``, exactly (one or two power-of-two factors)."""
-    pc = _pc()
-    if p > 1000:
-        return pc.multiply(pc.multiply(v, math.ldexp(1.0, 1000)), math.ldexp(1.0, p - 1000))
-    return pc.multiply(v, math.ldexp(1.0, p))
+#: rows per chunk of the grid-unit pass (its temporaries stay in the CPU's cache), and the
+#: rows per thread from which the pass is shared among Arrow's CPU threads
+_CHUNK = 1 << 16
+_PER_THREAD = 1 << 20
+
+
+def _grid_units(x: Any, s1: float, s2: float, lo_s: float, hi_s: float, out: Any) -> None:
+    """``out = trunc(clip(x · s1 · s2, lo_s, hi_s))`` (numpy int64), a NaN giving 0, chunk by
+    chunk."""
+    import numpy as np
+
+    n = len(x)
+    tmp = np.empty(min(n, _CHUNK))
+    with np.errstate(all="ignore"):  # a null's slot may hold anything (its result is unread)
+        for a in range(0, n, _CHUNK):
+            t = tmp[: min(n - a, _CHUNK)]
+            np.multiply(x[a : a + len(t)], s1, out=t)
+            if s2 != 1.0:
+                t *= s2
+            np.clip(t, lo_s, hi_s, out=t)  # NaN stays NaN, the rest is finite
+            if math.isnan(t.sum()):  # (cheaper than a mask when there is no NaN)
+                t[np.isnan(t)] = 0.0  # NaN adds 0
+            np.copyto(out[a : a + len(t)], t, casting="unsafe")  # trunc, exact: |t| < 2^53
+
+
+def _grid_units_parallel(
+    x: Any, s1: float, s2: float, lo_s: float, hi_s: float, out: Any, parallel: bool
+) -> None:
+    """:func:`_grid_units` on slices of at least ``_PER_THREAD`` rows in Arrow's CPU threads
+    (numpy releases the GIL), when ``parallel``."""
+    n = len(x)
+    threads = min(_pa().cpu_count(), n // _PER_THREAD) if parallel else 1
+    if threads < 2:
+        _grid_units(x, s1, s2, lo_s, hi_s, out)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    step = -(-n // threads)
+    with ThreadPoolExecutor(threads - 1) as ex:  # the first slice in this thread
+        done = [
+            ex.submit(_grid_units, x[a : a + step], s1, s2, lo_s, hi_s, out[a : a + step])
+            for a in range(step, n, step)
+        ]
+        _grid_units(x[:step], s1, s2, lo_s, hi_s, out[:step])
+        for f in done:
+            f.result()
+
+
+def _parts(k: Any, bound: int, width: int) -> list[tuple[Any, int, int]]:
+    """``k`` (int64, ``|k| <= bound``) as ``(part, shift, part_bound)`` with
+    ``k = Σ part << shift``: the low parts are the ``width``-bit digits (``0 <= part <
+    2^width``), the top part ``k >> shift`` (floor) has ``|part| <= (bound >> shift) + 1 <
+    2^width``."""
+    import numpy as np
+
+    out = []
+    mask = (1 << width) - 1
+    s = 0
+    while (bound >> s) + 1 >= 1 << width:
+        out.append((np.bitwise_and(np.right_shift(k, s), mask), s, mask))
+        s += width
+    out.append((np.right_shift(k, s), s, (bound >> s) + 1))
+    return out
 
 
 class _Plan:
-    """The per-row columns an aggregate is summed from, and how to read the sums back."""
+    """The per-row columns the group-by aggregates, and how to read each aggregate back.
+
+    ``columns``: name -> (Arrow array, ``"sum"`` | ``"count"``).  ``readers``: one per
+    aggregate: ``("len", None)``, ``("all", None)``/``("none", None)`` (a count or null
+    count of a column without nulls: the group's rows, or 0), ``("count", name)`` (its
+    non-null values), ``("nulls", name)`` (rows minus non-null values), ``("sum", [names])``
+    (boolean columns),
+    ``("isum", (name, bound))`` (an int64 column, no row adding more than ``bound`` in
+    absolute value; split in digits when a group's total could pass int64),
+    ``("quantile", [(below, above)...])``, and the ones read row by row in Python:
+    ``("distinct", (values, keep))``, ``("python", (values, fn))``.
+    """
 
     def __init__(self) -> None:
-        self.columns: dict[str, Any] = {}
-        # aggregate index -> ("sum", [(column, weight)...]) | ("python", fn over rows) | ...
+        self.columns: dict[str, tuple[Any, str]] = {}
         self.readers: list[tuple[str, Any]] = []
 
-    def add(self, col: Any) -> str:
+    def add(self, col: Any, op: str = "sum") -> str:
         name = f"__a{len(self.columns)}"
-        self.columns[name] = col
+        self.columns[name] = (col, op)
         return name
 
 
-def _prepare(ev: _Eval, plan: N.FramePlan, n: int) -> tuple[_Plan, list[Any]]:
-    """The summed columns of every aggregate; python-side readers where needed."""
-    pa, pc = _pa(), _pc()
+def _prepare(
+    ev: _Eval, plan: N.FramePlan, n: int, parallel: bool = True
+) -> tuple[_Plan, list[Any]]:
+    """The columns of every aggregate; python-side readers where needed."""
+    pc = _pc()
     out = _Plan()
     for _, agg in plan.aggregates:
         if isinstance(agg, N.Length):
@@ -839,10 +939,16 @@ def _prepare(ev: _Eval, plan: N.FramePlan, n: int) -> tuple[_Plan, list[Any]]:
             continue
         v, m = ev.masked(agg.expr)
         if isinstance(agg, N.CountValid) or isinstance(agg, N.NullCount):
+            if m is None and v.null_count == 0:  # every row: the group's rows, or none
+                kind = "all" if isinstance(agg, N.CountValid) else "none"
+                out.readers.append((kind, None))
+                continue
+            if m is None:  # Arrow's count reads the validity bitmap only
+                kind = "count" if isinstance(agg, N.CountValid) else "nulls"
+                out.readers.append((kind, out.add(v, "count")))
+                continue
             test = pc.is_valid(v) if isinstance(agg, N.CountValid) else pc.is_null(v)
-            if m is not None:
-                test = pc.and_(test, m)
-            out.readers.append(("sum", [(out.add(pc.cast(test, pa.int64())), 1)]))
+            out.readers.append(("sum", [out.add(pc.and_(test, m))]))  # booleans: 1 bit a row
             continue
         if m is not None:
             v = _null_if(pc.invert(m), v)
@@ -855,16 +961,17 @@ def _prepare(ev: _Eval, plan: N.FramePlan, n: int) -> tuple[_Plan, list[Any]]:
             cols = []
             for c in agg.candidates:
                 cs = _lit(c)
-                below = pc.cast(_lt(v, cs), pa.int64())
-                above = pc.cast(_lt(cs, v), pa.int64())
-                cols.append((out.add(below), out.add(above)))
+                # boolean columns (Arrow sums them as counts): 1 bit a row and candidate;
+                # no NaN on either side (v's are null now): Arrow's own comparison
+                lt = _lt if isinstance(c, float) and c != c else pc.less
+                cols.append((out.add(lt(v, cs)), out.add(lt(cs, v))))
             out.readers.append(("quantile", cols))
             continue
         if isinstance(agg, N.IntSum):
             out.readers.append(_int_sum(out, v, agg, n))
             continue
         if isinstance(agg, N.GridSum):
-            out.readers.append(_grid_sum(out, v, agg, n))
+            out.readers.append(_grid_sum(out, v, agg, n, parallel))
             continue
         raise _Refused(f"the aggregate {type(agg).__name__}")
     return out, []
@@ -882,14 +989,15 @@ def _int_sum(out: _Plan, v: Any, agg: N.IntSum, n: int) -> tuple[str, Any]:
         return ("python", (v, lambda x: min(max(int(x), lo), hi)))
     import numpy as np
 
-    k = np.clip(_numpy_of(pc.cast(v, pa.int64()), 0), lo, hi)  # a null adds 0
-    k = np.where(_numpy_of(pc.is_valid(v), False), k, 0).astype(np.int64, copy=False)
-    parts = _int_parts(k, bound * max(n, 1) >= 2**62)
-    weights = [1 << _SPLIT, 1] if len(parts) == 2 else [1]
-    return ("sum", [(out.add(c), w) for c, w in zip(parts, weights, strict=True)])
+    v = _one_chunk(pc.cast(v, pa.int64()))  # lossless: every integer type but UInt64
+    if isinstance(v, pa.ChunkedArray):
+        v = v.combine_chunks()
+    data, k = _pooled(len(v))
+    np.clip(_values(v, np.int64), lo, hi, out=k)  # a null's slot: unread (null)
+    return ("isum", (out.add(_with_validity(k, v, data)), bound))
 
 
-def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int) -> tuple[str, Any]:
+def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int, parallel: bool = True) -> tuple[str, Any]:
     pa, pc = _pa(), _pc()
     lo, hi, p = float(agg.lower), float(agg.upper), int(agg.p)
     if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -898,7 +1006,9 @@ def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int) -> tuple[str, Any]:
         v = pc.cast(v, pa.float64(), safe=False)
     if not pa.types.is_floating(v.type):
         raise _Refused("a float sum of a non-numeric column")
-    v = pc.cast(v, pa.float64())
+    v = _one_chunk(pc.cast(v, pa.float64()))
+    if isinstance(v, pa.ChunkedArray):
+        v = v.combine_chunks()
     bound = max(Fraction(abs(lo)), Fraction(abs(hi))) * Fraction(2) ** p
     if bound >= 2**53:  # grid units beyond int64-safe floats: per value in Python
         v = _null_if(pc.is_nan(v), v)  # NaN skipped, as nulls
@@ -906,22 +1016,19 @@ def _grid_sum(out: _Plan, v: Any, agg: N.GridSum, n: int) -> tuple[str, Any]:
         return ("python", (v, lambda x: math.trunc(math.ldexp(x, p))))
     import numpy as np
 
-    x = _numpy_of(v, math.nan)  # null and NaN add 0
-    buf = np.clip(x, lo, hi)  # a new array (NaN stays NaN)
     s1, s2 = (
         (math.ldexp(1.0, 1000), math.ldexp(1.0, p - 1000))
         if p > 1000
         else (math.ldexp(1.0, p), 1.0)
     )
-    buf *= s1  # exact: scaling by a power of two (a subnormal product truncates to 0 anyway)
-    if s2 != 1.0:
-        buf *= s2
-    np.trunc(buf, out=buf)
-    buf[np.isnan(buf)] = 0.0
-    k = buf.astype(np.int64)  # exact: |k| < 2^53
-    parts = _int_parts(k, bound * max(n, 1) >= 2**62)
-    weights = [1 << _SPLIT, 1] if len(parts) == 2 else [1]
-    return ("sum", [(out.add(c), w) for c, w in zip(parts, weights, strict=True)])
+    # scaled first, then clipped to the scaled bounds: the same numbers as clipping first,
+    # as scaling by a power of two is monotone and exact wherever the clip keeps a value
+    # (an overflow to inf is clipped to the top; a product rounded below 2^-1022 truncates
+    # to 0 either way)
+    lo_s, hi_s = lo * s1 * s2, hi * s1 * s2
+    data, k = _pooled(len(v))
+    _grid_units_parallel(_values(v, np.float64), s1, s2, lo_s, hi_s, k, parallel)
+    return ("isum", (out.add(_with_validity(k, v, data)), math.floor(bound)))
 
 
 def _zero(agg: N.ExactAgg) -> Any:
@@ -937,9 +1044,11 @@ def _rows_by_key(keys: list[list[Any]], n: int) -> list[tuple[Any, ...]]:
     return [tuple(canon(col[i]) for col in keys) for i in range(n)] if keys else [()] * n
 
 
-def run_arrow(table: Any, plan: N.FramePlan) -> Partial:
+def run_arrow(table: Any, plan: N.FramePlan, *, parallel: bool = True) -> Partial:
     """The plan's partial answer on one Arrow table: each group's labels and aggregates
     (``NUnique`` as the set of its canonical values, so partials of several tables merge).
+    ``parallel``: a long grid sum's per-row pass may use Arrow's CPU threads (False where
+    the caller runs tables in parallel already, as Dask does).
 
     Raises:
         FailedFunction: naming the step where Arrow failed, never a value.
@@ -947,7 +1056,7 @@ def run_arrow(table: Any, plan: N.FramePlan) -> Partial:
     where = "reading the frame"
     failure: str | None = None
     try:
-        cols = {name: table.column(name) for name in table.column_names}
+        cols = {name: _one_chunk(table.column(name)) for name in table.column_names}
         n = table.num_rows
         for i, step in enumerate(plan.steps):
             where = f"step {i} ({type(step).__name__})"
@@ -956,7 +1065,7 @@ def run_arrow(table: Any, plan: N.FramePlan) -> Partial:
         where = "the group keys"
         keys = [ev.full(e) for e in plan.by] if plan.by is not None else []
         where = "the aggregates"
-        prep, _ = _prepare(ev, plan, n)
+        prep, _ = _prepare(ev, plan, n, parallel)
         where = "the group-by"
         return _aggregate(keys, prep, plan, n)
     except (_Failed, _Refused, ArithmeticError, ValueError, TypeError, LookupError) as e:
@@ -988,58 +1097,256 @@ def _step(cols: dict[str, Any], n: int, step: N.Step) -> tuple[dict[str, Any], i
     return new, n
 
 
-def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Partial:
-    import narwhals as nw
+def _plain(t: Any) -> bool:
+    """Key columns of this Arrow type group as the canonical keys do, and sort in the total
+    order: integers, booleans and strings (UTF-8 byte order is code-point order)."""
+    ty = _pa().types
+    return bool(ty.is_integer(t) or ty.is_boolean(t) or ty.is_string(t) or ty.is_large_string(t))
 
-    pa = _pa()
+
+class _Block:
+    """One table's answer, columnar: the groups as Arrow found them (``labels``: one Arrow
+    array per key column), the rows of each group (``lens``), the int64 per-group totals of
+    the summed columns (``cols``, each exact: no group's rows times ``bounds[i]``, the most
+    one row adds, reach ``2^63``), and per aggregate how to read it from them (``readers``:
+    ``("len", None)``, ``("col", i)``, ``("nulls", i)``, ``("parts", [(i, shift)...])``,
+    ``("quantile", [(i_below, i_above)...])``, ``("distinct", j)``: the rows of
+    ``distinct[j]``, an Arrow table of the distinct pairs (labels, canonical value)).  Used
+    when every key column is :func:`_plain` and no aggregate is read row by row."""
+
+    def __init__(
+        self,
+        labels: list[Any],
+        lens: Any,
+        cols: list[Any],
+        bounds: list[int],
+        readers: list[tuple[str, Any]],
+        distinct: dict[int, Any] | None = None,
+    ) -> None:
+        self.labels = labels
+        self.lens = lens
+        self.cols = cols
+        self.bounds = bounds
+        self.readers = readers
+        self.distinct = distinct or {}
+
+    def _label_tuples(self) -> list[tuple[Any, ...]]:
+        if not self.labels:
+            return [()] * len(self.lens)
+        return list(zip(*(a.to_pylist() for a in self.labels), strict=True))
+
+    def _distinct_counts(self, j: int) -> list[int]:
+        """The number of distinct values per group of ``distinct[j]``."""
+        d = self.distinct[j]
+        knames = [f"__k{i}" for i in range(len(self.labels))]
+        counts = d.group_by(knames).aggregate([([], "count_all")]) if knames else None
+        if counts is None:
+            return [d.num_rows] * len(self.lens)
+        found = zip(*(counts.column(k).to_pylist() for k in knames), strict=True)
+        index = dict(zip(found, counts.column("count_all").to_pylist(), strict=True))
+        return [int(index.get(lab, 0)) for lab in self._label_tuples()]
+
+    def _distinct_sets(self, j: int) -> list[set[Any]]:
+        """The canonical values per group of ``distinct[j]`` (for the Python merge)."""
+        d = self.distinct[j]
+        at = {lab: g for g, lab in enumerate(self._label_tuples())}
+        sets: list[set[Any]] = [set() for _ in self.lens]
+        labs = [d.column(f"__k{i}").to_pylist() for i in range(len(self.labels))]
+        for r, v in enumerate(d.column("__v").to_pylist()):
+            sets[at[tuple(c[r] for c in labs)]].add(canon(v))
+        return sets
+
+    def values(self, plan: N.FramePlan, sets: bool = False) -> list[list[Any]]:
+        """Per aggregate, its value per group (Python ints; quantile count pairs; the sets of
+        distinct canonical values where ``sets``, else their sizes)."""
+        out: list[list[Any]] = []
+        for (_, agg), (kind, spec) in zip(plan.aggregates, self.readers, strict=True):
+            if kind == "distinct" and spec is not None:
+                out.append(self._distinct_sets(spec) if sets else self._distinct_counts(spec))
+            elif kind == "len":
+                out.append(self.lens.tolist())
+            elif kind == "col":
+                out.append(self.cols[spec].tolist())
+            elif kind == "nulls":
+                out.append((self.lens - self.cols[spec]).tolist())
+            elif kind == "parts":  # Python ints: the total may pass int64
+                acc = [0] * len(self.lens)
+                for i, s in spec:
+                    part = self.cols[i].tolist()
+                    acc = [a + (c << s) for a, c in zip(acc, part, strict=True)]
+                out.append(acc)
+            elif kind == "quantile":
+                below = [self.cols[b].tolist() for b, _ in spec]
+                above = [self.cols[a].tolist() for _, a in spec]
+                out.append(
+                    [([c[g] for c in below], [c[g] for c in above]) for g in range(len(self.lens))]
+                )
+            else:  # read row by row afterwards: a fresh zero per group (a set is mutable)
+                out.append([_zero(agg) for _ in range(len(self.lens))])
+        return out
+
+    def groups(self, plan: N.FramePlan) -> _Groups:
+        """The same answer keyed by the canonical labels (as the row-by-row path keys it)."""
+        labels = self._label_tuples()
+        values = self.values(plan, sets=True)
+        result: _Groups = {}
+        for g, lab in enumerate(labels):
+            vals = [v[g] for v in values]
+            key = tuple(canon(x) for x in lab)
+            if key in result:
+                result[key][1] = _merge(plan, result[key][1], vals)
+            else:
+                result[key] = [lab, vals]
+        return result
+
+
+#: one group's partial answer keyed by its canonical labels: its labels, then one entry per
+#: aggregate (an int, a set of canonical values for ``NUnique``, a pair of int lists for
+#: ``QuantileCounts``)
+_Groups = dict[tuple[Any, ...], list[Any]]
+
+#: a table's partial answer (of a Dask partition): columnar, or keyed by canonical labels
+Partial = Union[_Block, _Groups]
+
+
+def _group_by(keys: list[Any], columns: dict[str, tuple[Any, str]], n: int) -> Any:
+    """Arrow's group-by of the key arrays: per group, each column's sum (0 when empty) or
+    non-null count, and the group's rows (``count_all``)."""
+    pa, pc = _pa(), _pc()
+    if not keys:  # one group: Arrow's scalar aggregates (the same sums, wrapping alike)
+        one = {
+            f"{c}_{op}": [pc.sum(a, min_count=0) if op == "sum" else pc.count(a)]
+            for c, (a, op) in columns.items()
+        }
+        one["count_all"] = [pa.scalar(n, pa.int64())]
+        return pa.table({c: pa.array([v[0].as_py()], v[0].type) for c, v in one.items()})
     knames = [f"__k{i}" for i in range(len(keys))]
     cols = dict(zip(knames, keys, strict=True))
-    cols.update(prep.columns)
-    if not cols:
-        cols["__one"] = pa.nulls(n, pa.int8())
-    table = pa.table(cols) if cols else pa.table({})
-    frame = nw.from_native(table, eager_only=True)
-    aggs = [nw.col(c).sum() for c in prep.columns] + [nw.len().alias("__len")]
-    if knames:
-        grouped = frame.group_by(*knames, drop_null_keys=False).agg(*aggs).to_native()
-    else:
-        grouped = frame.select(*aggs).to_native()
-    glabels = [grouped.column(k).to_pylist() for k in knames]
-    sums = {c: grouped.column(c).to_pylist() for c in prep.columns}
-    lens = grouped.column("__len").to_pylist()
-    result: Partial = {}
-    for g in range(grouped.num_rows):
-        labels = tuple(col[g] for col in glabels)
-        key = tuple(canon(v) for v in labels)
-        if not knames and lens[g] == 0:
-            continue
-        vals: list[Any] = []
-        for (_, agg), (kind, spec) in zip(plan.aggregates, prep.readers, strict=True):
-            if kind == "len":
-                vals.append(int(lens[g]))
-            elif kind == "sum":
-                vals.append(sum(int(sums[c][g] or 0) * w for c, w in spec))
-            elif kind == "quantile":
-                vals.append(
-                    (
-                        [int(sums[b][g] or 0) for b, _ in spec],
-                        [int(sums[a][g] or 0) for _, a in spec],
-                    )
-                )
+    cols.update({c: a for c, (a, _) in columns.items()})
+    zero_if_empty = pc.ScalarAggregateOptions(skip_nulls=True, min_count=0)
+    aggs: list[Any] = [
+        (c, "sum", zero_if_empty) if op == "sum" else (c, "count") for c, (_, op) in columns.items()
+    ]
+    aggs.append(([], "count_all"))
+    return pa.table(cols).group_by(knames).aggregate(aggs)
+
+
+def _distinct(keys: list[Any], v: Any, keep: Any) -> Any:
+    """The distinct pairs (labels, value) of the rows ``keep`` holds (all when None), the
+    values made canonical (``-0.0`` is ``0.0``, every NaN one NaN; null is a value), as an
+    Arrow table; None for a value type Arrow does not group as the canonical keys do."""
+    pa, pc = _pa(), _pc()
+    t = v.type
+    if pa.types.is_floating(t):
+        v = pc.if_else(pc.is_nan(v), pa.scalar(math.nan, t), pc.add(v, pa.scalar(0.0, t)))
+    elif not _plain(t):
+        return None
+    cols = {f"__k{i}": k for i, k in enumerate(keys)}
+    cols["__v"] = v
+    table = pa.table(cols)
+    if keep is not None:
+        table = table.filter(keep)
+    return table.group_by(list(cols)).aggregate([])
+
+
+def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Partial:
+    import numpy as np
+
+    pa = _pa()
+    columns = dict(prep.columns)
+    grouped = _group_by(keys, columns, n)
+    lens = grouped.column("count_all").to_numpy().astype(np.int64, copy=False)
+    longest = int(lens.max()) if len(lens) else 0
+    # an int sum whose largest group could pass int64 (Arrow's sums wrap): its column in
+    # digits, and the group-by again (the first one's answer is discarded)
+    split = {
+        name: bound
+        for kind, spec in prep.readers
+        if kind == "isum"
+        for name, bound in [spec]
+        if max(n, 1) * bound >= _I64 and longest * bound >= _I64
+    }
+    digits: dict[str, list[tuple[str, int, int]]] = {}
+    if split:
+        width = 63 - longest.bit_length()  # longest · (2^width - 1) < 2^63
+        if width < 1:
+            raise _Refused("a group of more than 2^62 rows")
+        for name, bound in split.items():
+            k, _ = columns.pop(name)
+            kn = _values(k, np.int64)
+            digits[name] = []
+            for d, (part, s, b) in enumerate(_parts(kn, bound, width)):
+                dn = f"{name}_{d}"
+                columns[dn] = (_with_validity(part, k), "sum")
+                digits[name].append((dn, s, b))
+        grouped = _group_by(keys, columns, n)
+        lens = grouped.column("count_all").to_numpy().astype(np.int64, copy=False)
+
+    def total(c: str) -> Any:
+        op = columns[c][1]
+        return grouped.column(f"{c}_{op}").to_numpy().astype(np.int64, copy=False)
+
+    cols: list[Any] = []
+    bounds: list[int] = []
+
+    def col(c: str, bound: int) -> int:
+        cols.append(total(c))
+        bounds.append(bound)
+        return len(cols) - 1
+
+    readers: list[tuple[str, Any]] = []
+    distinct: dict[int, Any] = {}
+    plain = all(_plain(k.type) for k in keys)
+    rowwise = False
+    for kind, spec in prep.readers:
+        if kind == "len":
+            readers.append(("len", None))
+        elif kind in ("all", "none"):  # every value counted: the group's rows (read as the
+            cols.append(lens.copy())  # count's or the null count's column would be, so the
+            bounds.append(1)  # blocks of partitions with and without nulls merge alike)
+            readers.append(("col" if kind == "all" else "nulls", len(cols) - 1))
+        elif kind == "count":
+            readers.append(("col", col(spec, 1)))
+        elif kind == "nulls":
+            readers.append(("nulls", col(spec, 1)))
+        elif kind == "sum":
+            (c,) = spec
+            readers.append(("col", col(c, 1)))
+        elif kind == "isum":
+            name, bound = spec
+            if name in digits:
+                readers.append(("parts", [(col(dn, b), s) for dn, s, b in digits[name]]))
             else:
-                vals.append(_zero(agg))
-        if key in result:  # -0.0 and 0.0 (grouped apart by Arrow): one group
-            result[key][1] = _merge(plan, result[key][1], vals)
+                readers.append(("col", col(name, bound)))
+        elif kind == "quantile":
+            readers.append(("quantile", [(col(b, 1), col(a, 1)) for b, a in spec]))
+        elif kind == "distinct" and plain:
+            d = _distinct(keys, *spec)
+            if d is None:
+                rowwise = True
+            else:
+                distinct[len(readers)] = d
+            readers.append(("distinct", None if d is None else len(readers)))
         else:
-            result[key] = [labels, vals]
+            rowwise = True
+            readers.append((kind, None))
+    labels = [_one_chunk(grouped.column(f"__k{i}")) for i in range(len(keys))]
+    labels = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in labels]
+    if not keys and len(lens) and lens[0] == 0:  # an empty frame, ungrouped: no group
+        labels, lens, cols = [], lens[:0], [c[:0] for c in cols]
+    block = _Block(labels, lens, cols, bounds, readers, distinct)
+    if not rowwise and plain:
+        return block
+    result = block.groups(plan)
     # the aggregates read per row in Python (distinct values, grid units beyond 2^53)
     row_keys: list[tuple[Any, ...]] | None = None
+    labels_of: list[list[Any]] = []
     for j, (kind, spec) in enumerate(prep.readers):
-        if kind not in ("distinct", "python"):
+        if kind not in ("distinct", "python") or j in distinct:
             continue
         if row_keys is None:
-            row_keys = _rows_by_key([k.to_pylist() for k in keys], n)
-            labels_of = [[k.to_pylist() for k in keys]]
+            labels_of = [k.to_pylist() for k in keys]
+            row_keys = _rows_by_key(labels_of, n)
         v = spec[0]
         values = v.to_pylist()
         if kind == "distinct":
@@ -1047,17 +1354,17 @@ def _aggregate(keys: list[Any], prep: _Plan, plan: N.FramePlan, n: int) -> Parti
             keep = [True] * n if m is None else m.to_pylist()
             for i in range(n):
                 if keep[i]:
-                    _entry(result, row_keys[i], labels_of[0], i, plan)[1][j].add(canon(values[i]))
+                    _entry(result, row_keys[i], labels_of, i, plan)[1][j].add(canon(values[i]))
         else:
             fn = spec[1]
             for i in range(n):
                 if values[i] is not None:
-                    _entry(result, row_keys[i], labels_of[0], i, plan)[1][j] += fn(values[i])
+                    _entry(result, row_keys[i], labels_of, i, plan)[1][j] += fn(values[i])
     return result
 
 
 def _entry(
-    result: Partial, key: tuple[Any, ...], labels: list[list[Any]], i: int, plan: N.FramePlan
+    result: _Groups, key: tuple[Any, ...], labels: list[list[Any]], i: int, plan: N.FramePlan
 ) -> list[Any]:
     if key not in result:
         result[key] = [tuple(col[i] for col in labels), [_zero(a) for _, a in plan.aggregates]]
@@ -1081,32 +1388,141 @@ def _merge(plan: N.FramePlan, a: list[Any], b: list[Any]) -> list[Any]:
     return out
 
 
+def _merge_blocks(blocks: list[_Block]) -> _Block | None:
+    """The blocks of several tables as one (Arrow's group-by of their totals), or None where
+    that is not exact or not possible: the blocks read their aggregates differently (one split
+    a sum in digits), their key types differ, or a merged group's rows times a column's bound
+    reach ``2^63``."""
+    import numpy as np
+
+    if len(blocks) == 1:
+        return blocks[0]
+    first = blocks[0]
+    if any(
+        b.readers != first.readers or b.bounds != first.bounds or len(b.labels) != len(first.labels)
+        for b in blocks
+    ):
+        return None
+    pa = _pa()
+    try:
+        keys = [pa.concat_arrays([b.labels[i] for b in blocks]) for i in range(len(first.labels))]
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    columns = {
+        f"__c{i}": (pa.array(np.concatenate([b.cols[i] for b in blocks])), "sum")
+        for i in range(len(first.cols))
+    }
+    columns["__len"] = (pa.array(np.concatenate([b.lens for b in blocks])), "sum")
+    grouped = _group_by(keys, columns, sum(len(b.lens) for b in blocks))
+    lens = grouped.column("__len_sum").to_numpy().astype(np.int64, copy=False)
+    longest = int(lens.max()) if len(lens) else 0
+    if any(longest * b >= _I64 for b in first.bounds):
+        return None
+    cols = [
+        grouped.column(f"__c{i}_sum").to_numpy().astype(np.int64, copy=False)
+        for i in range(len(first.cols))
+    ]
+    labels = [_one_chunk(grouped.column(f"__k{i}")) for i in range(len(keys))]
+    labels = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in labels]
+    distinct = {}
+    for j, d in first.distinct.items():
+        both = pa.concat_tables([b.distinct[j] for b in blocks])
+        distinct[j] = both.group_by(d.column_names).aggregate([])
+    return _Block(labels, lens, cols, first.bounds, first.readers, distinct)
+
+
+_SIMPLE = (int, bool, str, float, type(None))
+
+
+def _finish_block(b: _Block, plan: N.FramePlan) -> TableResult:
+    """A block's :class:`TableResult`: public keys looked up (by Python equality, which for
+    these labels and plain key values is the canonical keys' equality), or the groups sorted
+    by Arrow in the total order (numbers by value, strings by code point, null last)."""
+    import numpy as np
+
+    pa, pc = _pa(), _pc()
+    names = [N.output_name(e) for e in plan.by] if plan.by is not None else []
+    vals = b.values(plan)
+    zeros = [0 if isinstance(a, N.NUnique) else _zero(a) for _, a in plan.aggregates]
+    values: dict[str, list[Any]] = {}
+    if plan.by is None:
+        return TableResult(
+            keys={},
+            values={
+                nm: [v[0] if len(b.lens) else z]
+                for (nm, _), v, z in zip(plan.aggregates, vals, zeros, strict=True)
+            },
+        )
+    if plan.keys is not None:
+        pub = [list(plan.keys[nm]) for nm in names]
+        found = list(zip(*(a.to_pylist() for a in b.labels), strict=True))
+        if all(type(v) in _SIMPLE for c in pub for v in c):
+            index = {lab: g for g, lab in enumerate(found)}
+            at = [index.get(lab) for lab in zip(*pub, strict=True)]
+        else:
+            index = {tuple(canon(v) for v in lab): g for g, lab in enumerate(found)}
+            at = [index.get(tuple(canon(v) for v in lab)) for lab in zip(*pub, strict=True)]
+        for (nm, _), v, z in zip(plan.aggregates, vals, zeros, strict=True):
+            values[nm] = [z if g is None else v[g] for g in at]
+        return TableResult(keys=dict(zip(names, pub, strict=True)), values=values)
+    if b.labels:
+        table = pa.table({f"__k{i}": a for i, a in enumerate(b.labels)})
+        order = pc.sort_indices(
+            table,
+            sort_keys=[(f"__k{i}", "ascending") for i in range(len(b.labels))],
+        ).to_numpy()  # nulls last: Arrow's default placement
+    else:
+        order = np.arange(len(b.lens))
+    idx = order.tolist()
+    keys = {nm: b.labels[i].take(order).to_pylist() for i, nm in enumerate(names)}
+    for (nm, _), v in zip(plan.aggregates, vals, strict=True):
+        values[nm] = [v[g] for g in idx]
+    return TableResult(keys=keys, values=values)
+
+
+def _finish_blocks(blocks: list[_Block], plan: N.FramePlan) -> TableResult | None:
+    """The answer of columnar partials, or None where they merge in Python instead (not
+    exactly mergeable in int64, or Arrow failed: its message, which may quote a label, is
+    dropped)."""
+    try:
+        merged = _merge_blocks(blocks)
+        return None if merged is None else _finish_block(merged, plan)
+    except Exception:
+        return None
+
+
 def finish(partials: list[Partial], plan: N.FramePlan) -> TableResult:
     """Merge partial answers (of partitions) into the plan's :class:`TableResult`: the public
     keys in their order (absent groups zero), else the groups in the total order."""
-    merged: Partial = {}
-    for part in partials:
+    blocks = [p for p in partials if isinstance(p, _Block)]
+    if blocks and len(blocks) == len(partials):
+        fast = _finish_blocks(blocks, plan)
+        if fast is not None:
+            return fast
+    groups = [p.groups(plan) if isinstance(p, _Block) else p for p in partials]
+    merged_groups: _Groups = {}
+    for part in groups:
         for key, (labels, vals) in part.items():
-            if key in merged:
-                merged[key][1] = _merge(plan, merged[key][1], vals)
+            if key in merged_groups:
+                merged_groups[key][1] = _merge(plan, merged_groups[key][1], vals)
             else:
-                merged[key] = [labels, vals]
+                merged_groups[key] = [labels, vals]
     zeros = [_zero(a) for _, a in plan.aggregates]
     names = [N.output_name(e) for e in plan.by] if plan.by is not None else []
     if plan.by is None:
-        rows = [((), merged.get((), [(), zeros])[1])]
+        rows = [((), merged_groups.get((), [(), zeros])[1])]
         key_lists: dict[str, list[Any]] = {}
     elif plan.keys is not None:
         cols = [list(plan.keys[nm]) for nm in names]
         rows = []
         for i in range(len(cols[0]) if cols else 0):
             labels = tuple(c[i] for c in cols)
-            got = merged.get(tuple(canon(v) for v in labels))
+            got = merged_groups.get(tuple(canon(v) for v in labels))
             rows.append((labels, zeros if got is None else got[1]))
         key_lists = {nm: list(c) for nm, c in zip(names, cols, strict=True)}
     else:
         order = sorted(
-            merged.items(),
+            merged_groups.items(),
             key=lambda kv: (tuple(_order.group_key(v) for v in kv[1][0]), kv[0]),
         )
         rows = [(tuple(labels), vals) for _, (labels, vals) in order]
@@ -1175,7 +1591,43 @@ class NarwhalsEngine:
             x = nw.to_native(x)
         if _is_pandas(x):
             self.schema(x)  # refuses object columns by their dtype (data owner's error)
-        return finish([run_arrow(_arrow(x), plan)], plan)
+        names = list(x.column_names) if _is_arrow(x) else list(x.columns)
+        table = _arrow(x, kept_columns(names, plan))  # the columns read only, none copied
+        return finish([run_arrow(table, plan)], plan)
+
+
+def columns_read(plan: N.FramePlan) -> set[str] | None:
+    """The input columns ``plan`` reads, or None when it may read every column (a step other
+    than ``with_columns``/``select``/``filter``: truncation orders rows by the whole row)."""
+    if not all(isinstance(s, (N.WithColumns, N.Select, N.FilterRows)) for s in plan.steps):
+        return None
+    names: set[str] = set()
+    todo: list[Any] = [*plan.steps, *(plan.by or ()), *(a for _, a in plan.aggregates)]
+    try:
+        while todo:
+            e = todo.pop()
+            if isinstance(e, N.Col):
+                names.add(e.name)
+            elif isinstance(e, (N.WithColumns, N.Select)):
+                todo.extend(e.exprs)
+            elif isinstance(e, N.FilterRows):
+                todo.append(e.predicate)
+            elif not isinstance(e, N.Length):
+                todo.extend(N.children(e))  # an expression's inputs, an aggregate's expr
+    except AttributeError:  # a node this walk does not know: every column
+        return None
+    return names
+
+
+def kept_columns(names: list[Any], plan: N.FramePlan) -> list[str] | None:
+    """The frame's columns (``names``) that ``plan`` reads, at least one so the rows are
+    still counted; None for all of them (also when the names are not distinct strings: the
+    frame's refusal stays the data owner's)."""
+    read = columns_read(plan)
+    if read is None or not all(isinstance(c, str) for c in names) or len(set(names)) != len(names):
+        return None
+    keep = [c for c in names if c in read] or names[:1]
+    return None if len(keep) == len(names) else keep
 
 
 ENGINE = NarwhalsEngine()
