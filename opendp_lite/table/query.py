@@ -184,6 +184,11 @@ class LazyFrameQuery:
             items = tuple(
                 replace(it, same_size=an.same_size_range(it, filtered)) for it in tp.items
             )
+            if filtered and any(it.scale == 0 and it.same_size == (0, 1) for it in items):
+                raise NotImplementedForType(
+                    "the frame's length after a filter differs between neighbours: release it "
+                    "with noise (dp.len()), not exact (pl.len() or scale=0)"
+                )
             tp = replace(tp, items=items)
         return tp
 
