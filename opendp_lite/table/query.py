@@ -31,7 +31,9 @@ Design note.
   with its margins (``dp.Context.compositor(data=<LazyFrame>, margins=[...])``, or
   ``domain=dp.lazyframe_domain(...)``); the analysis reads its schema and margins
   (:func:`.analysis.as_table_domain`).  Units: ``contributions=k`` is k added or removed rows,
-  ``changes=k`` 2k.
+  ``changes=k`` 2k between frames of equal length: ungrouped integer sums, counts and the
+  frame length are then charged as sums of one term per row (``analysis.same_size_range``),
+  and ``pl.len()`` of an unfiltered frame is released exact.
 * **Hooks for issue 25.**  ``truncate_per_group``/``truncate_num_groups`` and identifier units
   raise a typed error naming that feature.
 
