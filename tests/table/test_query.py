@@ -511,3 +511,25 @@ def test_the_same_length_count_bounds_hold_for_every_change_of_a_row() -> None:
 
             moved = [abs(a - b) for a, b in zip(stats(base), stats(other), strict=True)]
             assert all(m <= s for m, s in zip(moved, sens, strict=True))
+
+
+def test_the_private_key_threshold_is_the_least_sound_one_one_above_opendps() -> None:
+    """OpenDP's test_polars_threshold_epsilon expects 33; a key of count 1 is released when
+    1 + Z >= T, with probability Pr[Z >= T - 1]: at T = 33 that is Pr[Z >= 32] = 7.0e-8 at
+    scale 2, above the query's δ = 5e-8 (OpenDP charges Pr[Z >= 33], its issue #2922)."""
+    import math
+
+    c = dp.Context.compositor(
+        data=pl.LazyFrame({"A": [1] * 1000, "B": ["x"] * 500 + ["y"] * 500}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0, delta=1e-7),
+        split_evenly_over=2,
+    )
+    out = c.query().group_by("B").agg(dp.len(signed=False)).summarize()
+    assert out["scale"].to_list() == [2.0] and out["threshold"].to_list() == [34]
+    a = math.exp(-1 / 2)
+
+    def tail(m: int) -> float:  # Pr[Z >= m] for the discrete Laplace of scale 2, m >= 1
+        return a**m / (1 + a)
+
+    assert tail(34 - 1) <= 5e-8 < tail(33 - 1)
