@@ -284,8 +284,9 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
             bt = base(a.dtype)
             if bt == "Categorical" and not isinstance(e.expr, n.Cut):
                 raise NotImplementedForType(
-                    "to_physical of a Categorical column: its codes depend on the order the "
-                    "data holds its values, not on each value alone; cast it to String, or use "
+                    "to_physical: to prevent the release of the data's row order, a "
+                    "Categorical column's codes are not read (its codes depend on the order the "
+                    "data holds its values, not on each value alone); cast it to String, or use "
                     "an Enum (fixed categories)"
                 )
             dt = (
@@ -441,6 +442,10 @@ class Item:
     float_out: bool = False
     #: the release's dtype for a sum: the summed expression's (as OpenDP), else None
     dtype: n.DType | None = None
+    #: ungrouped under a change unit (the frames compared have equal length): the range of
+    #: each row's term of the sum or count (:func:`same_size_range`); its map is then
+    #: ``make_sum``'s on a sized vector (:func:`_same_size_sum`)
+    same_size: tuple[int, int] | None = None
 
     @property
     def integer(self) -> bool:
@@ -786,7 +791,9 @@ def plan_query(
     thr_item = None
     if mode == "private" and not building:  # (with_keys may still follow the agg)
         if not (isinstance(measure, Approximate)):
+            key_set = ", ".join(f'col("{b}")' for b in by_names)
             raise _refuse(
+                f"The key-set of {{{key_set}}} is private: "
                 "grouping by private keys releases the keys with a noisy threshold, which "
                 "needs delta > 0. Fix: give the context a delta (dp.loss_of(epsilon=..., "
                 "delta=...)), or declare the keys public (dp.polars.Margin(by=[...], "
@@ -946,8 +953,40 @@ def _inner(item: Item, mech: str, scale: float) -> Any:
     return t >> sel
 
 
+def same_size_range(item: Item, filtered: bool) -> tuple[int, int] | None:
+    """The range [a, b] of each input row's term f(row) when an ungrouped item is a sum of
+    f over the input's rows (None if it is not): an integer sum's f is the clamped value, or
+    0 for a row filtered out or null, in [min(L, 0), max(U, 0)]; the frame length's is 1, or
+    0 for a filtered row; a count or null count's is 0 or 1."""
+    if item.family == "isum":
+        assert item.bounds is not None  # noqa: S101
+        return min(int(item.bounds[0]), 0), max(int(item.bounds[1]), 0)
+    if item.family == "count" and isinstance(item.exact, n.Length):
+        return (0, 1) if filtered else (1, 1)
+    if item.family == "count" and isinstance(item.exact, (n.CountValid, n.NullCount)):
+        return 0, 1
+    return None
+
+
+def _same_size_sum(item: Item) -> Any:
+    """The stability of an ungrouped item between frames of equal length (a change unit):
+    the item is the sum of f(row) over the input's rows, f(row) in ``item.same_size`` =
+    [a, b] (:func:`same_size_range`), and the vectors of f have the frame's length.
+    ``make_sum`` on a sized vector of those bounds gives its map, ``floor(d/2)·(b − a)`` at
+    symmetric distance d, for any size (integers: no rounding term); the size given here only
+    selects that map."""
+    from ..transformations.sum import make_sum
+
+    assert item.same_size is not None  # noqa: S101
+    lo, hi = item.same_size
+    dom = vector_domain(atom_domain(bounds=(lo, hi), T="i64"), size=1)
+    return make_sum(dom, symmetric_distance())
+
+
 def sensitivity(item: Item, d_in: Any, mech: str = "laplace", person: Person = None) -> Any:
     """The item's sensitivity at ``d_in`` (what a global scale is multiplied by)."""
+    if item.same_size is not None and person is None:  # a row-level change unit only
+        return _same_size_sum(item).map(d_in)
     t = _transformation(item, mech, person)
     if t is not None:
         return t.map(d_in)
@@ -981,13 +1020,38 @@ def item_measurement(
 
     mech = _native_mechanism(item, measure)
     t = _transformation(item, mech, person)
-    if t is not None:
+    if item.same_size is not None and person is None:  # a row-level change unit only
+        m = _same_size_measurement(item, mech, scale)
+    elif t is not None:
         m = t >> noise_for(item, mech, scale, size=1)
     else:
         part = _part(person)
         m = part >> make_grouped(part.output_domain, part.output_metric, _inner(item, mech, scale))
     out: Measurement[Any, Any, Any, Any] = _to_measure(m, measure)
     return out
+
+
+def _same_size_measurement(item: Item, mech: str, scale: float) -> Any:
+    """An ungrouped item's release between frames of equal length: the noise
+    mechanism's map after :func:`_same_size_sum`'s (the chain rule).  Its map holds only for
+    frames of equal length, which the query's change unit guarantees (LazyFrameQuery)"""
+    from ..measurements.noise import make_gaussian, make_laplace
+
+    t = _same_size_sum(item)
+    noise = (make_laplace if mech == "laplace" else make_gaussian)(
+        t.output_domain, t.output_metric, scale
+    )
+
+    def function(_: Any) -> Any:  # pragma: no cover - the map is what is used
+        raise NotImplementedForType("run through the table query")
+
+    return Measurement(
+        dataframe_domain(),
+        symmetric_distance(),
+        noise.output_measure,
+        function,
+        lambda d: noise.map(t.map(d)),
+    )
 
 
 def threshold_measurement(

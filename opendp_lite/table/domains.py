@@ -417,7 +417,7 @@ def _by_node(b: object) -> n.Expr:
 
 def _by_set(by: object, what: str = "by") -> frozenset[n.Expr]:
     if isinstance(by, str):
-        raise InvalidParameter(f'{what} must be a sequence type; Did you mean ["{by}"]?')
+        raise InvalidParameter(f'{what} ({by}) must be a sequence type; Did you mean ["{by}"]?')
     if not isinstance(by, Iterable):
         raise InvalidParameter(f"{what} must be a sequence type, got {by!r}")
     return frozenset(_by_node(b) for b in by)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InvalidParameter, NotImplementedForType
@@ -197,7 +197,7 @@ def check_margins(margins: Any) -> tuple[Margin, ...]:
     """
     if margins is None:
         return ()
-    items = list(margins.values()) if isinstance(margins, dict) else list(margins)
+    items = _from_dict(margins) if isinstance(margins, dict) else list(margins)
     for m in items:
         if not isinstance(m, Margin):
             raise InvalidParameter(f"margins must be dp.polars.Margin objects, got {m!r}")
@@ -207,6 +207,29 @@ def check_margins(margins: Any) -> tuple[Margin, ...]:
                     f"a margin's by must be row-by-row expressions of the data, got {b!r}"
                 )
     return tuple(items)
+
+
+def _from_dict(margins: dict[Any, Any]) -> list[Any]:
+    """OpenDP 0.13's form ``{by: Margin(...)}``: each key becomes its margin's ``by`` (a
+    DeprecationWarning, as OpenDP); a margin that states another ``by`` is refused."""
+    warnings.warn(
+        'Margin dicts should be replaced with lists, with the key supplied as the "by" kwarg: '
+        "margins=[dp.polars.Margin(by=[...], ...)]",
+        DeprecationWarning,
+        stacklevel=5,
+    )
+    out: list[Any] = []
+    for key, m in margins.items():
+        by = [key] if isinstance(key, str) else list(key)
+        if isinstance(m, Margin):
+            if list(m.by) and set(by_nodes(m.by)) != set(by_nodes(by)):
+                raise InvalidParameter(
+                    f"a margin dict's key {key!r} and its margin's by={m.by!r} differ: pass "
+                    "a list of margins, each with its by"
+                )
+            m = replace(m, by=by)
+        out.append(m)
+    return out
 
 
 def _has_private(e: n.Expr) -> bool:

@@ -386,3 +386,45 @@ def read_plan(lf: pl.LazyFrame) -> PlanReading:
                 alternatives="build the plan from an in-memory frame and the supported steps",
             ) from None
     return read_plan_json(text)
+
+
+#: what collecting a query's stand-in plan raises (Polars' ComputeError quotes it)
+SHIM_MESSAGE = (
+    "OpenDP expressions must be passed through the query's release: a private query's "
+    "polars_plan holds no data and runs no private aggregate (use query.release().collect())"
+)
+
+
+def shim_plan(schema: dict[str, n.DType], steps: tuple[n.Step, ...], released: bool) -> Any:
+    """A Polars plan that stands for a private query (its ``polars_plan``, OpenDP's shim): an
+    empty frame of the input's ``schema`` and the row ``steps`` compiled by the Polars engine,
+    so that ``explain()`` shows them.  With private aggregates (``released``) the plan ends in a
+    column that fails to parse :data:`SHIM_MESSAGE` as an integer: collecting it raises
+    Polars' ``ComputeError`` quoting the message.  No data is held: the plan cannot reach the
+    private frame, and its function is never the query's.
+
+    Raises:
+        NotImplementedForType: for a step the Polars engine does not compile (truncation).
+    """
+    import polars as pl
+
+    from opendp_lite.backends.tables import polars as engine
+    from opendp_lite.errors import NotImplementedForType
+
+    lf = pl.LazyFrame(schema={k: engine.polars_dtype(v) for k, v in schema.items()})
+    for step in steps:
+        token = engine._FLOATS.set(engine._float_columns(lf))
+        try:
+            if isinstance(step, n.WithColumns):
+                lf = lf.with_columns([engine._named(e) for e in step.exprs])
+            elif isinstance(step, n.Select):
+                lf = lf.select([engine._named(e) for e in step.exprs])
+            elif isinstance(step, n.FilterRows):
+                lf = lf.filter(engine.compile_expr(step.predicate))
+            else:
+                raise NotImplementedForType(f"{type(step).__name__} has no Polars stand-in")
+        finally:
+            engine._FLOATS.reset(token)
+    if released:
+        lf = lf.select(pl.lit(SHIM_MESSAGE).str.to_integer().alias("release"))
+    return lf

@@ -31,7 +31,9 @@ Design note.
   with its margins (``dp.Context.compositor(data=<LazyFrame>, margins=[...])``, or
   ``domain=dp.lazyframe_domain(...)``); the analysis reads its schema and margins
   (:func:`.analysis.as_table_domain`).  Units: ``contributions=k`` is k added or removed rows,
-  ``changes=k`` 2k.
+  ``changes=k`` 2k between frames of equal length: ungrouped integer sums, counts and the
+  frame length are then charged as sums of one term per row (``analysis.same_size_range``),
+  and ``pl.len()`` of an unfiltered frame is released exact.
 * **Hooks for issue 25.**  ``truncate_per_group``/``truncate_num_groups`` and identifier units
   raise a typed error naming that feature.
 
@@ -79,7 +81,8 @@ class UnsupportedMethod(NotImplementedForType, ValueError):
 
 _SUPPORTED = (
     "select, with_columns, filter, group_by(...).agg, with_keys, sort (before the "
-    "aggregation), join (key set), collect_schema, release, resolve, summarize"
+    "aggregation), join (key set), collect_schema, explain, polars_plan, release, resolve, "
+    "summarize"
 )
 _HUGE_THRESHOLD = 2**32 - 1
 
@@ -96,6 +99,16 @@ def _flatten(exprs: tuple[Any, ...], named: dict[str, Any] | None = None) -> tup
     for name, e in (named or {}).items():
         out.append(n.Alias(to_node(e), name))
     return tuple(out)
+
+
+def _exact_len(e: n.Expr) -> n.Expr:
+    """``pl.len()`` (aliased or not) as the frame length released without noise, under a
+    change unit (OpenDP's bounded DP: its sensitivity is 0, ``analysis.same_size_range``)."""
+    if isinstance(e, n.Len):
+        return n.DPAgg("len", e, scale=0.0, signed=False)
+    if isinstance(e, n.Alias) and isinstance(e.expr, n.Len):
+        return n.Alias(_exact_len(e.expr), e.name)
+    return e
 
 
 def _has_agg(e: n.Expr) -> bool:
@@ -172,7 +185,19 @@ class LazyFrameQuery:
                 "the query has no private aggregate yet. Fix: end it with .select(dp.len(), "
                 "...) or .group_by(...).agg(...)"
             )
-        return an.plan_query(self._table, s.steps, s.by, s.aggs, s.keys, self._measure, building)
+        tp = an.plan_query(self._table, s.steps, s.by, s.aggs, s.keys, self._measure, building)
+        if self._factor == 2 and tp.keys == "none":  # changed rows: the length is the same
+            _, filtered = an.walk_steps(self._table.schema(), s.steps)
+            items = tuple(
+                replace(it, same_size=an.same_size_range(it, filtered)) for it in tp.items
+            )
+            if filtered and any(it.scale == 0 and it.same_size == (0, 1) for it in items):
+                raise NotImplementedForType(
+                    "the frame's length after a filter differs between neighbours: release it "
+                    "with noise (dp.len()), not exact (pl.len() or scale=0)"
+                )
+            tp = replace(tp, items=items)
+        return tp
 
     def _open(self, what: str) -> None:
         if self._state.aggs is not None:
@@ -187,6 +212,8 @@ class LazyFrameQuery:
         """Columns (row by row), or private aggregates of the whole frame (a release)."""
         self._open("select")
         nodes = _flatten(exprs, named)
+        if self._factor == 2:  # changed rows: the frame's length is the same in neighbours
+            nodes = tuple(_exact_len(e) for e in nodes)
         if any(_has_agg(e) for e in nodes):
             return self._with(aggs=nodes, by=None)
         return self._with(steps=(*self._state.steps, n.Select(nodes)))
@@ -288,6 +315,20 @@ class LazyFrameQuery:
             raise UnsupportedMethod("collect_schema: the release's schema is known once collected")
         env, _ = an.walk_steps(self._table.schema(), self._state.steps)
         return pl.Schema({k: polars_dtype(v.dtype) for k, v in env.items()})
+
+    @property
+    def polars_plan(self) -> Any:
+        """A Polars LazyFrame that stands for the query, without its data (OpenDP's shim):
+        the input's schema and the row steps; collecting it fails with Polars' ComputeError
+        once the query has private aggregates (``table.polars_plan.shim_plan``)."""
+        from .polars_plan import shim_plan
+
+        s = self._state
+        return shim_plan(self._table.schema(), s.steps, s.aggs is not None)
+
+    def explain(self, **kwargs: Any) -> str:
+        """Polars' ``explain`` of :attr:`polars_plan` (the steps, on no data)."""
+        return str(self.polars_plan.explain(**kwargs))
 
     def truncate_per_group(
         self, k: int, by: Sequence[Any] | None = None, keep: Any = "sample"
@@ -411,7 +452,7 @@ class LazyFrameQuery:
                 return bool(loss[0] <= d_out[0])
             return bool(measure._le(loss, d_out))
 
-        if all(it.scale is not None for it in tp.items):
+        if all(it.scale is not None for it in tp.items) or fits(0.0):  # (0: no sensitivity)
             scales = an.scales_of(tp, measure, d_in, 0.0, person)
         else:
             try:

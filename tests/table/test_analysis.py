@@ -159,3 +159,20 @@ def test_fill_null_widens_known_bounds_to_its_value() -> None:
     assert an.infer(n.FillNull(n.Col("i"), n.Lit(0)), env).bounds == (0, 5)
     assert an.infer(n.FillNull(n.Col("i"), n.Lit(3)), env).bounds == (2, 5)
     assert an.infer(n.FillNull(n.Col("i"), n.Col("i")), env).bounds is None
+
+
+def test_private_keys_under_pure_dp_name_the_key_set() -> None:
+    """As OpenDP's usability test: the refusal names the private key set (OpenDP's words)."""
+    margin = dp.polars.Margin(by=[], max_length=10)
+    domain = an.TableDomain(tuple(SCHEMA.items()), (margin,))
+    agg = (n.DPAgg("len", n.Len()),)
+    with pytest.raises(InvalidParameter, match=r'The key-set of \{col\("g"\), col\("i"\)\}'):
+        an.plan_query(domain, (), (n.Col("g"), n.Col("i")), agg, None, max_divergence())
+
+
+def test_to_physical_of_a_categorical_is_refused_in_opendps_words() -> None:
+    """OpenDP's test_to_physical_unordered matches "to_physical: to prevent"; a cut's bin
+    index stays allowed (computed from each value)."""
+    env, _ = an.walk_steps({"c": "Categorical", "x": "Float64"}, ())
+    with pytest.raises(NotImplementedForType, match=r"^to_physical: to prevent"):
+        an.infer(n.Unary("to_physical", n.Col("c")), env)

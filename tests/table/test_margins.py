@@ -49,3 +49,18 @@ def test_margins_need_table_data() -> None:
             privacy_loss=dp.loss_of(epsilon=1.0),
             margins=[dp.polars.Margin(max_length=2)],
         )
+
+
+def test_a_margin_dict_warns_and_its_keys_become_the_margins_by() -> None:
+    """OpenDP 0.13's ``{by: Margin(...)}``: DeprecationWarning, and the key is the margin's
+    ``by`` (it was dropped: the margin applied to the whole frame)."""
+    from opendp_lite.table.margins import check_margins
+
+    with pytest.warns(DeprecationWarning, match="Margin dicts should be replaced with lists"):
+        (m, s) = check_margins(
+            {("a", "b"): dp.polars.Margin(invariant="keys"), "c": dp.polars.Margin(max_length=3)}
+        )
+    assert m == dp.polars.Margin(by=["a", "b"], invariant="keys")
+    assert s == dp.polars.Margin(by=["c"], max_length=3)
+    with pytest.warns(DeprecationWarning), pytest.raises(InvalidParameter, match="differ"):
+        check_margins({("a",): dp.polars.Margin(by=["b"])})

@@ -289,3 +289,28 @@ def test_unknown_plan_json_is_refused(text: str) -> None:
 def test_not_a_lazyframe_is_refused() -> None:
     with pytest.raises(UnsupportedPolarsExpression, match="expected a Polars LazyFrame"):
         read_plan(pl.DataFrame({"a": [1]}))
+
+
+def test_a_querys_polars_plan_stands_in_without_data_and_fails_to_collect() -> None:
+    """As OpenDP's test_execute_shim and the explain part of test_polars_non_wrapping."""
+    import polars as pl
+
+    import opendp_lite.prelude as dp
+
+    data = pl.LazyFrame({"A": ["x", "x", "y", None]})
+    c = dp.Context.compositor(
+        data=data,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=2,
+    )
+    q = c.query()
+    assert q.explain() == 'DF ["A"]; PROJECT */1 COLUMNS'
+    steps = q.with_columns(B=dp.col("A").is_null()).filter(dp.col("B"))
+    assert "WITH_COLUMNS" in steps.explain() and "FILTER" in steps.explain()
+    # the stand-in holds no row of the data, and nothing was charged
+    assert steps.polars_plan.collect().height == 0
+    assert steps.polars_plan.collect_schema() == {"A": pl.String, "B": pl.Boolean}
+    with pytest.raises(pl.exceptions.ComputeError, match="must be passed through"):
+        steps.select(dp.len(signed=True)).polars_plan.collect()
+    assert c.d_mids_consumed == []

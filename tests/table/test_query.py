@@ -402,3 +402,135 @@ def test_verbs_take_generators_and_named_expressions_as_polars_does() -> None:
         .select(total=pl.col("y").fill_null(0.0).dp.sum((0.0, 4.0)))
     )
     assert named.release().collect().columns == ["total"]
+
+
+def _change_context(unit: tuple[object, int], margins: list[dp.polars.Margin]) -> dp.Context:
+    return dp.Context.compositor(
+        data=pl.LazyFrame({"g": ["a", "b", "c"] * 100, "id": [1, 2, 3] * 100}),
+        privacy_unit=unit,
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=margins,
+    )
+
+
+@pytest.mark.parametrize(
+    ("bounds", "k", "scale"),
+    [((0, 3), 1, 3.0), ((1, 3), 1, 3.0), ((-2, 3), 1, 5.0), ((0, 3), 2, 6.0)],
+)
+def test_an_ungrouped_integer_sum_under_a_change_unit_compares_frames_of_equal_length(
+    bounds: tuple[int, int], k: int, scale: float
+) -> None:
+    """As OpenDP's test_private_lazyframe_bounded_dp: under changes=k the frames compared have
+    the same length, so an ungrouped integer sum moves by at most k·(max(U, 0) − min(L, 0))
+    (a null or filtered row counts 0), not 2k·max(|L|, |U|) (scale 6 on (0, 3) before)."""
+    for unit in (dp.unit_of(changes=k), dp.unit_of(changes=k, ordered=True)):
+        c = _change_context(unit, [dp.polars.Margin(by=(), max_length=300)])
+        q = c.query().select(dp.col("id").dp.sum(bounds))
+        assert q.summarize()["scale"].to_list() == [scale]
+        assert q.resolve().map(k) <= 1.0
+    # grouped, a changed row can leave one group for another: the symmetric analysis stays
+    c = _change_context(
+        dp.unit_of(changes=k), [dp.polars.Margin(by=["g"], invariant="keys", max_length=300)]
+    )
+    q = c.query().group_by("g").agg(dp.col("id").dp.sum(bounds))
+    assert q.summarize()["scale"].to_list() == [2 * k * max(abs(b) for b in bounds)]
+
+
+def test_the_same_length_sum_bound_holds_for_every_change_of_a_row() -> None:
+    """The sensitivity the analysis charges bounds the exact sum's move over every change of
+    one row of a small frame, nulls and filtered rows included (they are not summed)."""
+    from opendp_lite.table import analysis as an
+
+    values: list[int | None] = [None, -3, -2, 0, 1, 3, 5]
+    for bounds in ((0, 3), (1, 3), (-2, 3), (-3, -1)):
+        c = _change_context(dp.unit_of(changes=1), [dp.polars.Margin(by=(), max_length=300)])
+        q = c.query().filter(dp.col("id") != 0).select(dp.col("id").dp.sum(bounds))
+        (item,) = q._plan().items
+        assert item.same_size
+        sens = an.sensitivity(item, 2)
+
+        def total(rows: list[int | None], b: tuple[int, int] = bounds) -> int:
+            kept = [v for v in rows if v is not None and v != 0]
+            return sum(min(max(v, b[0]), b[1]) for v in kept)
+
+        base = [1, None, 0, 3]
+        for i in range(len(base)):
+            for v in values:
+                other = [*base[:i], v, *base[i + 1 :]]
+                assert abs(total(base) - total(other)) <= sens
+        # and the bound is reached: it is not looser than the row's range
+        assert sens == max(bounds[1], 0) - min(bounds[0], 0)
+
+
+def test_under_a_change_unit_the_frame_length_is_released_exact_and_counts_move_by_one() -> None:
+    """As OpenDP's test_zero_budget: ``pl.len()`` of the frame is the same in neighbours that
+    differ by changed rows, so it is released without noise or cost; after a filter it is not
+    (refused), and a count moves by at most one per changed row (sensitivity k, was 2k)."""
+    for unit in (dp.unit_of(changes=1), dp.unit_of(changes=1, ordered=True)):
+        c = _change_context(unit, [])
+        q = c.query().select(pl.len(), dp.len(signed=True).alias("n"))
+        c = _change_context(unit, [])  # (a fresh budget for the checks after the release)
+        assert q.resolve().map(1) == 0.0
+        out = q.release().collect()
+        assert out.rows() == [(300, 300)] and out.schema["len"] == pl.UInt32
+        with pytest.raises(NotImplementedForType, match="after a filter differs"):
+            c.query().filter(pl.col("id") > 1).select(pl.len())
+        q = c.query().filter(pl.col("id") > 1).select(dp.len(signed=True))
+        assert q.summarize()["scale"].to_list() == [1.0]
+        q = c.query().select(
+            pl.col("id").dp.count(signed=True), dp.col("id").dp.null_count(signed=True)
+        )
+        assert q.summarize()["scale"].to_list() == [2.0, 2.0]  # ε = 1 over two releases
+    # added or removed rows: the length is private
+    c = _change_context(dp.unit_of(contributions=1), [])
+    with pytest.raises(NotImplementedForType, match=r"dp\.len"):
+        c.query().select(pl.len()).release()
+
+
+def test_the_same_length_count_bounds_hold_for_every_change_of_a_row() -> None:
+    """Brute force over every change of one row of a small frame: the frame length after a
+    filter and the non-null count move by at most the sensitivity the analysis charges."""
+    from opendp_lite.table import analysis as an
+
+    c = _change_context(dp.unit_of(changes=1), [])
+    q = (
+        c.query()
+        .filter(dp.col("id") != 0)
+        .select(dp.len(signed=True), dp.col("id").dp.count(signed=True))
+    )
+    sens = [an.sensitivity(it, 2) for it in q._plan().items]
+    assert sens == [1, 1]
+    base: list[int | None] = [1, None, 0, 3]
+    for i in range(len(base)):
+        for v in (None, 0, 2):
+            other = [*base[:i], v, *base[i + 1 :]]
+
+            def stats(rows: list[int | None]) -> tuple[int, int]:
+                kept = [r for r in rows if r != 0]  # a model filter that keeps the nulls
+                return len(kept), sum(r is not None for r in kept)
+
+            moved = [abs(a - b) for a, b in zip(stats(base), stats(other), strict=True)]
+            assert all(m <= s for m, s in zip(moved, sens, strict=True))
+
+
+def test_the_private_key_threshold_is_the_least_sound_one_one_above_opendps() -> None:
+    """OpenDP's test_polars_threshold_epsilon expects 33; a key of count 1 is released when
+    1 + Z >= T, with probability Pr[Z >= T - 1]: at T = 33 that is Pr[Z >= 32] = 7.0e-8 at
+    scale 2, above the query's δ = 5e-8 (OpenDP charges Pr[Z >= 33], its issue #2922)."""
+    import math
+
+    c = dp.Context.compositor(
+        data=pl.LazyFrame({"A": [1] * 1000, "B": ["x"] * 500 + ["y"] * 500}),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0, delta=1e-7),
+        split_evenly_over=2,
+    )
+    out = c.query().group_by("B").agg(dp.len(signed=False)).summarize()
+    assert out["scale"].to_list() == [2.0] and out["threshold"].to_list() == [34]
+    a = math.exp(-1 / 2)
+
+    def tail(m: int) -> float:  # Pr[Z >= m] for the discrete Laplace of scale 2, m >= 1
+        return a**m / (1 + a)
+
+    assert tail(34 - 1) <= 5e-8 < tail(33 - 1)
