@@ -201,6 +201,8 @@ GAP = "open gap"
 CATEGORIES = (DOC, NAN, RUST, POLARS, REPO, PORT, GAP)
 
 _D = "differences.md"
+_T = f"{_D}#the-dp-table-api-polars-queries"
+_U = f"{_D}#privacy-units-by-person"
 #: (category, alternatives, note): the first rule one of whose regular expressions matches
 #: ``"<node id> :: <error>"`` decides.  A note may link a section of docs/differences.md.
 RULES: list[tuple[str, tuple[str, ...], str]] = [
@@ -409,7 +411,7 @@ RULES: list[tuple[str, tuple[str, ...], str]] = [
 ]
 
 
-NEXT = "identifier units and truncation (next issue)"
+NEXT = "identifier units and truncation (open)"
 MISSING = "table API not built yet"
 PIN = "OpenDP's Polars version pin"
 POLARS_CATEGORIES = (DOC, NEXT, MISSING, RUST, PIN, REPO, GAP)
@@ -417,6 +419,38 @@ POLARS_CATEGORIES = (DOC, NEXT, MISSING, RUST, PIN, REPO, GAP)
 #: the rules of ``--polars`` (same form as :data:`RULES`; the first match decides)
 POLARS_RULES: list[tuple[str, tuple[str, ...], str]] = [
     (PIN, ("test_polars_version", "_EXPECTED_POLARS_VERSION"), "checks OpenDP's pinned Polars"),
+    (
+        DOC,
+        (r"assert (\d+)\.0 == \1\.0{10,}\d+$",),
+        f"[the least scale whose exact map fits (2.0, not 2.0000000000000004)]({_T})",
+    ),
+    (DOC, ("test_truncation.py::test_frame_distance",), f"[l1 under a unit of bounds]({_U})"),
+    (DOC, ("test_identifier_distance",), f"[the identifier is kept as a name]({_U})"),
+    (
+        DOC,
+        ("test_polars_accuracy_threshold", "test_polars_threshold_epsilon"),
+        f"[the private-key threshold]({_T})",
+    ),
+    (DOC, ("test_polars_grouped_quantile_max_groups",), f"[grouped quantiles]({_T})"),
+    (DOC, ("test_private_lazyframe_bounded_dp",), f"[the change unit's analysis]({_T})"),
+    (DOC, (r"test_private_expr\b",), f"[make_private_expr's function]({_T})"),
+    (
+        DOC,
+        ("test_categorical_context", "test_categorical_domain_no_mapping"),
+        f"[grouping by and filling a Categorical]({_T})",
+    ),
+    (DOC, ("test_polars_non_wrapping",), f"[no serialized plan, no `_ldf`]({_T})"),
+    (DOC, ("test_large_keys_warns",), f"[no large-keys warning]({_T})"),
+    (
+        DOC,
+        ("test_unrecognized_column", "test_without_max_partition_length"),
+        f"[shape errors when the query is built]({_T})",
+    ),
+    (
+        RUST,
+        ("py_to_c", "_get_bound"),
+        "OpenDP's FFI or private helpers; opendp_lite has no Rust core",
+    ),
     (
         NEXT,
         (
@@ -428,7 +462,7 @@ POLARS_RULES: list[tuple[str, tuple[str, ...], str]] = [
             "per_group",
             "num_groups",
         ),
-        "identifier-level privacy units and the truncation methods are issue 24's next issue",
+        "an identifier-unit or truncation case not explained by a documented difference",
     ),
     (
         DOC,
@@ -836,8 +870,8 @@ def polars_report(
             if any(counts[lab][c] for lab in labels)
         ),
         "",
-        f"*{NEXT}*: identifier-level units (`dp.unit_of(identifier=...)`, "
-        "`dp.polars.Bound`) and the truncation methods, which issue 24 leaves for the next issue; "
+        f"*{NEXT}*: an identifier-level unit (`dp.unit_of(identifier=...)`, "
+        "`dp.polars.Bound`) or truncation case that no documented difference explains; "
         f"*{MISSING}*: a part of the table API this branch does not have yet; *{PIN}*: a test "
         "of the Polars version OpenDP pins; *OpenDP Rust internals*: OpenDP's FFI and private "
         "helpers; a *documented difference* links its row in "
