@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._order import group_ranks, tie_ranks
+from ._order import MISSING, group_key, group_ranks, tie_ranks
 from .samplers.rng import fill_uint64
 
 __all__ = ["cells", "groups_mask", "keep_first_k", "rows_mask", "run_codes", "sample_order"]
@@ -83,9 +83,7 @@ def _missing(col: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
         return out
     if col.dtype.kind != "O":
         return np.zeros(len(col), dtype=bool)
-    return np.fromiter(
-        (v is None or (isinstance(v, float) and v != v) for v in col), dtype=bool, count=len(col)
-    )
+    return np.fromiter((group_key(v) == MISSING for v in col), dtype=bool, count=len(col))
 
 
 def _row_keys(cols: Sequence[npt.NDArray[Any]], descending: bool) -> list[I64]:
