@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import contextvars
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from ... import _truncation as K
 from ..._order import group_key
 from ...errors import FailedFunction, NotImplementedForType
+from ...samplers.rng import fill_uint64
 from ...table import nodes as n
 from . import TableResult, register
 
@@ -392,6 +394,10 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
     )
     extra = {**ids, **by, **sort}
     df = lf.with_columns([compile_expr(e).alias(k) for k, e in extra.items()]).collect()
+    if isinstance(step, n.TruncateRows) and step.keep == "sample":
+        run = [*ids, *by]
+        if all(_native_run_dtype(df.schema[k]) for k in run):
+            return _sample_rows(df, run, step.k).select(names).lazy()
     col = {k: _cells(df.get_column(k)) for k in extra}
     h = df.height
     if isinstance(step, n.TruncateGroups):
@@ -411,6 +417,54 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
             n=h,
         )
     return df.select(names).filter(_pl().Series(mask)).lazy()
+
+
+def _native_run_dtype(dt: Any) -> bool:
+    """Whether Polars' ``over()`` on a column of this type, after :func:`_run_class`, puts
+    two rows in one window exactly when ``_order.group_key`` puts their cells in one class:
+    integers, floats, booleans, strings, Categorical/Enum (one physical code per category)
+    and the temporal types (one physical integer per value).  Other types (Decimal, nested,
+    Object, Null) go through the shared kernel."""
+    pl = _pl()
+    if dt.is_integer() or dt.is_float() or dt.is_temporal():
+        return True
+    return any(dt == t for t in (pl.Boolean, pl.String)) or isinstance(
+        dt, (pl.Categorical, pl.Enum)
+    )
+
+
+def _run_class(name: str, dt: Any) -> Any:
+    """The column ``name`` as the window key of its ``group_key`` class: a float column's NaN
+    joins its nulls (one missing class; Polars' ``over()`` keeps NaN and null apart) and
+    ``-0.0`` is written ``0.0`` (one class; Polars already groups them, this does not rely on
+    it)."""
+    pl = _pl()
+    c = pl.col(name)
+    if not dt.is_float():
+        return c
+    return pl.when(c.is_nan()).then(None).when(c == 0).then(pl.lit(0, dtype=dt)).otherwise(c)
+
+
+def _sample_rows(
+    df: Any, run: list[str], k: int, draw: Callable[[int], Any] = fill_uint64
+) -> Any:
+    """``TruncateRows(keep="sample")`` in Polars: each row draws an independent uniform 64-bit
+    key (``draw``, the library's randomness); a row is kept when its key's rank (``"min"``)
+    within its run (the columns ``run``, by :func:`_run_class`) is at most ``k``.  The draw is
+    accepted only when the kept keys are pairwise distinct (one ``n_unique``), else every key
+    is redrawn: given acceptance each run keeps its min(k, size) least keys, a uniformly
+    random subset of its rows, independently of the other runs (``docs/proofs/table/
+    truncation.md``, "Polars").  ``draw`` is a seam for tests."""
+    pl = _pl()
+    key = "\x00key"
+    over = [_run_class(c, df.schema[c]) for c in run]
+    h = df.height
+    while True:
+        keys = pl.Series(key, draw(h), dtype=pl.UInt64)
+        rank = pl.col(key).rank("min")
+        kept = df.with_columns(keys).filter((rank.over(over) if over else rank) <= k)
+        if kept.get_column(key).n_unique() == kept.height:
+            return kept.drop(key)
 
 
 def _float_columns(lf: Any) -> frozenset[str]:
