@@ -172,3 +172,126 @@ def test_run_codes_follow_the_total_order_and_tell_equal_values_together() -> No
     codes = K.run_codes([a, b], 5)
     assert codes[0] == codes[1] == codes[2] and len(set(codes.tolist())) == 3
     assert codes[4] > codes[0] and codes[3] == codes.max()  # the missing value is last
+
+
+# --- the Polars engine's own keep="sample" path (rank of uniform keys over the run) ---------
+
+PE = pytest.importorskip("opendp_lite.backends.tables.polars")
+
+
+class _Draws:
+    """A key source for the Polars sample path: ``first`` (colliding keys) on the first call,
+    then the library's keys; counts its calls."""
+
+    def __init__(self, first: Any = None) -> None:
+        self.first, self.calls = first, 0
+
+    def __call__(self, n: int) -> Any:
+        self.calls += 1
+        if self.calls == 1 and self.first is not None:
+            return self.first(n)
+        from opendp_lite.samplers.rng import fill_uint64
+
+        return fill_uint64(n)
+
+
+def test_polars_sample_path_is_taken_and_keeps_min_k_rows_of_each_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sizes = [1, 2, 3, 5, 8]
+    ids = [i for i, s in enumerate(sizes) for _ in range(s)]
+    frame = pl.DataFrame({"id": ids, "g": [i % 2 for i in range(len(ids))], "x": range(len(ids))})
+    draws = _Draws()
+    monkeypatch.setattr(PE, "fill_uint64", draws)
+    for by in ((), (G,)):
+        kept = _kept(frame.lazy(), N.TruncateRows((ID,), by, 2, "sample"))
+        runs = Counter((ids[x], x % 2 if by else 0) for x in range(len(ids)))
+        got = Counter((ids[x], x % 2 if by else 0) for x in kept)
+        assert got == {r: min(2, s) for r, s in runs.items()}
+    assert draws.calls == 2  # one draw per truncation: the engine's own path, not the kernel
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_polars_sample_path_redraws_when_the_kept_keys_tie(k: int) -> None:
+    # every key 0 on the first draw: every row ranks 1, so every row would be kept
+    draws = _Draws(first=lambda n: np.zeros(n, dtype=np.uint64))
+    df = pl.DataFrame({"id": [1, 1, 1, 2, 2, 2, 2], "x": range(7)})
+    kept = PE._sample_rows(df, ["id"], k, draw=draws)
+    assert draws.calls == 2
+    assert Counter(kept["id"].to_list()) == {1: k, 2: k}
+
+
+def test_polars_sample_path_redraws_on_a_tie_at_the_kth_key_only() -> None:
+    # run 1's keys 5, 7, 7: with k = 2 the two 7s both rank 2 (three kept); run 2 is clean
+    first = lambda n: np.array([5, 7, 7, 1, 2], dtype=np.uint64)  # noqa: E731
+    draws = _Draws(first=first)
+    df = pl.DataFrame({"id": [1, 1, 1, 2, 2], "x": range(5)})
+    kept = PE._sample_rows(df, ["id"], 2, draw=draws)
+    assert draws.calls == 2 and Counter(kept["id"].to_list()) == {1: 2, 2: 2}
+
+
+_NAN = float("nan")
+_ID_COLUMNS = {
+    "float": pl.Series([0.0, -0.0, _NAN, None, -_NAN, 1.0, 1.0, None], dtype=pl.Float64),
+    "float32": pl.Series([0.0, -0.0, _NAN, None, 2.5, 2.5, None, _NAN], dtype=pl.Float32),
+    "int": pl.Series([1, None, 1, 2, None, 3, 3, 3], dtype=pl.Int64),
+    "str": pl.Series(["a", None, "a", "", "b", "", None, "b"], dtype=pl.String),
+    "categorical": pl.Series(["a", None, "b", "a", None, "b", "c", "a"], dtype=pl.Categorical),
+    "enum": pl.Series(["a", None, "b", "a", None, "b", "b", "a"], dtype=pl.Enum(["b", "a"])),
+    "bool": pl.Series([True, None, False, True, None, False, True, True]),
+    "date": pl.Series(
+        [0, 1, None, 0, 1, None, 2, 2], dtype=pl.Int32
+    ).cast(pl.Date),
+    "datetime_tz": pl.Series([0, 10**6, None, 0, 10**6, 10**6, None, 5], dtype=pl.Int64).cast(
+        pl.Datetime("us", "Europe/Paris")
+    ),
+    "duration": pl.Series([0, 1, None, 0, 1, 1, None, 7], dtype=pl.Int64).cast(
+        pl.Duration("ms")
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ID_COLUMNS))
+def test_polars_sample_path_groups_ids_as_the_kernel_does(name: str) -> None:
+    ids = _ID_COLUMNS[name]
+    g = pl.Series([0, 0, 0, 0, 1, 1, 1, 1])
+    df = pl.DataFrame({"id": ids, "g": g, "x": range(len(ids))})
+    assert PE._native_run_dtype(df.schema["id"])
+    for run in (["id"], ["id", "g"]):
+        draws = _Draws()
+        kept = PE._sample_rows(df, run, 1, draw=draws)
+        cols = [PE._cells(df.get_column(c)) for c in run]
+        codes = K.run_codes(cols, df.height)
+        # k = 1: one row kept per class of the kernel, and no two kept from one class
+        assert draws.calls == 1
+        assert sorted(codes[kept["x"].to_numpy()].tolist()) == sorted(set(codes.tolist())), run
+
+
+# 24 000 (person, group) runs of 5 rows with float ids, k = 2, on the Polars engine's own
+# path: C(5, 2) = 10 equally likely subsets (~2400 each); one subset 1.3x or 0.7x as likely is
+# rejected (power checked by check_cells).
+N_RUNS = 24_000
+
+
+def test_polars_sample_path_is_a_uniform_subset_and_a_biased_law_is_rejected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    draws = _Draws()
+    monkeypatch.setattr(PE, "fill_uint64", draws)
+    run = np.repeat(np.arange(N_RUNS), 5)
+    ids = (run // 2).astype(np.float64) - N_RUNS / 4  # includes -0.0 and 0.0 as one person
+    ids[ids == 0.0] = np.where(np.arange(int((ids == 0.0).sum())) % 2 == 0, -0.0, 0.0)
+    frame = pl.DataFrame({"id": ids, "g": run % 2, "x": np.arange(len(run))}).lazy()
+    kept = _kept(frame, N.TruncateRows((ID,), (G,), 2, "sample"))
+    assert draws.calls >= 1
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x // 5, []).append(x % 5)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(5), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == N_RUNS
+    check_cells(
+        [counts.get(s, 0) for s in subsets],
+        [1.0] * 10,
+        wrong=[[1.3] + [1.0] * 9, [0.7] + [1.0] * 9],
+    )

@@ -446,7 +446,7 @@ def _run_class(name: str, dt: Any) -> Any:
 
 
 def _sample_rows(
-    df: Any, run: list[str], k: int, draw: Callable[[int], Any] = fill_uint64
+    df: Any, run: list[str], k: int, draw: Callable[[int], Any] | None = None
 ) -> Any:
     """``TruncateRows(keep="sample")`` in Polars: each row draws an independent uniform 64-bit
     key (``draw``, the library's randomness); a row is kept when its key's rank (``"min"``)
@@ -454,8 +454,10 @@ def _sample_rows(
     accepted only when the kept keys are pairwise distinct (one ``n_unique``), else every key
     is redrawn: given acceptance each run keeps its min(k, size) least keys, a uniformly
     random subset of its rows, independently of the other runs (``docs/proofs/table/
-    truncation.md``, "Polars").  ``draw`` is a seam for tests."""
+    truncation.md``, "Polars").  ``draw`` (default :func:`fill_uint64`, read when called) is a
+    seam for tests."""
     pl = _pl()
+    draw = draw or fill_uint64
     key = "\x00key"
     over = [_run_class(c, df.schema[c]) for c in run]
     h = df.height
