@@ -239,15 +239,11 @@ _ID_COLUMNS = {
     "categorical": pl.Series(["a", None, "b", "a", None, "b", "c", "a"], dtype=pl.Categorical),
     "enum": pl.Series(["a", None, "b", "a", None, "b", "b", "a"], dtype=pl.Enum(["b", "a"])),
     "bool": pl.Series([True, None, False, True, None, False, True, True]),
-    "date": pl.Series(
-        [0, 1, None, 0, 1, None, 2, 2], dtype=pl.Int32
-    ).cast(pl.Date),
+    "date": pl.Series([0, 1, None, 0, 1, None, 2, 2], dtype=pl.Int32).cast(pl.Date),
     "datetime_tz": pl.Series([0, 10**6, None, 0, 10**6, 10**6, None, 5], dtype=pl.Int64).cast(
         pl.Datetime("us", "Europe/Paris")
     ),
-    "duration": pl.Series([0, 1, None, 0, 1, 1, None, 7], dtype=pl.Int64).cast(
-        pl.Duration("ms")
-    ),
+    "duration": pl.Series([0, 1, None, 0, 1, 1, None, 7], dtype=pl.Int64).cast(pl.Duration("ms")),
 }
 
 

@@ -445,9 +445,7 @@ def _run_class(name: str, dt: Any) -> Any:
     return pl.when(c.is_nan()).then(None).when(c == 0).then(pl.lit(0, dtype=dt)).otherwise(c)
 
 
-def _sample_rows(
-    df: Any, run: list[str], k: int, draw: Callable[[int], Any] | None = None
-) -> Any:
+def _sample_rows(df: Any, run: list[str], k: int, draw: Callable[[int], Any] | None = None) -> Any:
     """``TruncateRows(keep="sample")`` in Polars: each row draws an independent uniform 64-bit
     key (``draw``, the library's randomness); a row is kept when its key's rank (``"min"``)
     within its run (the columns ``run``, by :func:`_run_class`) is at most ``k``.  The draw is
