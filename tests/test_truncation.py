@@ -291,3 +291,41 @@ def test_polars_sample_path_is_a_uniform_subset_and_a_biased_law_is_rejected(
         [1.0] * 10,
         wrong=[[1.3] + [1.0] * 9, [0.7] + [1.0] * 9],
     )
+
+
+_plain_cells = st.lists(
+    st.tuples(
+        st.one_of(st.none(), st.integers(0, 4)),
+        st.one_of(st.none(), st.sampled_from(["a", "b", "", "é"])),
+        st.one_of(st.none(), st.booleans()),
+    ),
+    min_size=0,
+    max_size=25,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_plain_cells, st.integers(1, 3), st.booleans(), st.sampled_from(["first", "last"]))
+def test_polars_first_last_path_keeps_the_rows_the_reference_keeps(
+    cells: list[tuple[Any, Any, Any]], k: int, by: bool, keep: str
+) -> None:
+    data = {
+        "id": [c[0] for c in cells],
+        "g": [c[1] for c in cells],
+        "v": [c[2] for c in cells],
+        "x": list(range(len(cells))),
+    }
+    schema = {"id": pl.Int64, "g": pl.String, "v": pl.Boolean, "x": pl.Int64}
+    frame = pl.DataFrame(data, schema=schema).lazy()
+    calls: list[int] = []
+    real = PE._ordered_rows
+
+    def counted(*a: Any) -> Any:
+        calls.append(1)
+        return real(*a)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(PE, "_ordered_rows", counted)
+        got = _kept(frame, N.TruncateRows((ID,), (G,) if by else (), k, keep))  # type: ignore[arg-type]
+    assert calls == [1]  # the engine's own path, not the kernel
+    assert got == _reference(data, by, k, keep)

@@ -398,6 +398,11 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
         run = [*ids, *by]
         if all(_native_run_dtype(df.schema[k]) for k in run):
             return _sample_rows(df, run, step.k).select(names).lazy()
+    if isinstance(step, n.TruncateRows) and step.keep in ("first", "last"):
+        run = [*ids, *by]
+        plain = all(_plain_order_dtype(df.schema[c]) for c in names)
+        if plain and all(_native_run_dtype(df.schema[k]) for k in run):
+            return _ordered_rows(df, run, names, step.k, step.keep == "last").select(names).lazy()
     col = {k: _cells(df.get_column(k)) for k in extra}
     h = df.height
     if isinstance(step, n.TruncateGroups):
@@ -465,6 +470,34 @@ def _sample_rows(df: Any, run: list[str], k: int, draw: Callable[[int], Any] | N
         kept = df.with_columns(keys).filter((rank.over(over) if over else rank) <= k)
         if kept.get_column(key).n_unique() == kept.height:
             return kept.drop(key)
+
+
+def _plain_order_dtype(dt: Any) -> bool:
+    """Whether Polars' sort of a column of this type is ``_order``'s total order on its cells
+    with missing values last: integers (by value), booleans (``False < True``) and strings
+    (UTF-8 bytes, the order of code points); one Python type per column, so the tie classes
+    of ``_order`` never split two equal cells."""
+    pl = _pl()
+    return bool(dt.is_integer()) or dt == pl.Boolean or dt == pl.String
+
+
+def _ordered_rows(df: Any, run: list[str], names: list[str], k: int, last: bool) -> Any:
+    """``TruncateRows(keep="first"/"last")`` in Polars when every column is of a
+    :func:`_plain_order_dtype`: a row is kept when its position in its run (by
+    :func:`_run_class`), ordered by the whole row (columns in frame order, missing values last;
+    every key reversed for ``"last"``), is below ``k``.  Rows equal in every column are
+    interchangeable, so the kept rows are those of the shared kernel."""
+    pl = _pl()
+    over = [_run_class(c, df.schema[c]) for c in run]
+    # a missing value's place is its own key (is_null), not nulls_last (which Polars 1.36
+    # does not apply to a multi-column order_by in over()); two nulls then tie on the value
+    keys = [
+        e
+        for i, c in enumerate(names)
+        for e in (pl.col(c).is_null().alias(f"\x00null{i}"), pl.col(c).alias(f"\x00key{i}"))
+    ]
+    pos = pl.int_range(pl.len()).over(over, order_by=keys, descending=last)
+    return df.filter(pos < k)
 
 
 def _float_columns(lf: Any) -> frozenset[str]:
