@@ -211,12 +211,14 @@ def test_polars_sample_path_is_taken_and_keeps_min_k_rows_of_each_run(
     assert draws.calls == 2  # one draw per truncation: the engine's own path, not the kernel
 
 
+@pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("k", [1, 2])
-def test_polars_sample_path_redraws_when_the_kept_keys_tie(k: int) -> None:
-    # every key 0 on the first draw: every row ranks 1, so every row would be kept
+def test_polars_sample_path_redraws_when_the_kept_keys_tie(k: int, packed: bool) -> None:
+    # every key 0 on the first draw: every row ranks 1 (every row kept), or, packed, every
+    # row of an id has one packed key (the order within an id would be the sort's, not random)
     draws = _Draws(first=lambda n: np.zeros(n, dtype=np.uint64))
     df = pl.DataFrame({"id": [1, 1, 1, 2, 2, 2, 2], "x": range(7)})
-    kept = PE._sample_rows(df, ["id"], k, draw=draws)
+    kept = PE._sample_rows(df, ["id"], k, draw=draws, packed=packed)
     assert draws.calls == 2
     assert Counter(kept["id"].to_list()) == {1: k, 2: k}
 
@@ -226,8 +228,27 @@ def test_polars_sample_path_redraws_on_a_tie_at_the_kth_key_only() -> None:
     first = lambda n: np.array([5, 7, 7, 1, 2], dtype=np.uint64)  # noqa: E731
     draws = _Draws(first=first)
     df = pl.DataFrame({"id": [1, 1, 1, 2, 2], "x": range(5)})
-    kept = PE._sample_rows(df, ["id"], 2, draw=draws)
+    kept = PE._sample_rows(df, ["id"], 2, draw=draws, packed=False)
     assert draws.calls == 2 and Counter(kept["id"].to_list()) == {1: 2, 2: 2}
+
+
+@pytest.mark.parametrize(
+    ("ids", "dtype", "packed"),
+    [
+        ([-128, -128, 127, 127, 127, 0], pl.Int8, True),
+        ([2**64 - 1, 2**64 - 1, 2**64 - 3, 2**64 - 1, 2**64 - 3, 2**64 - 2], pl.UInt64, True),
+        ([-(2**63), -(2**63), 2**63 - 1, 2**63 - 1, 2**63 - 1, 0], pl.Int64, False),
+        ([5, 5, 5, 5, 5, 5], pl.UInt8, True),
+    ],
+)
+def test_polars_packed_sample_keeps_min_k_rows_of_each_integer_id(
+    ids: list[int], dtype: Any, packed: bool
+) -> None:
+    df = pl.DataFrame({"id": pl.Series(ids, dtype=dtype), "x": range(len(ids))})
+    draws = _Draws()
+    assert (PE._sample_packed(df, "id", 2, draws) is not None) == packed  # range < 2^32 only
+    kept = PE._sample_rows(df, ["id"], 2)
+    assert Counter(kept["id"].to_list()) == {i: min(2, c) for i, c in Counter(ids).items()}
 
 
 _NAN = float("nan")

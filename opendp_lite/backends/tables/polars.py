@@ -30,6 +30,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ... import _truncation as K
 from ..._order import group_key
 from ...errors import FailedFunction, NotImplementedForType
@@ -450,17 +452,29 @@ def _run_class(name: str, dt: Any) -> Any:
     return pl.when(c.is_nan()).then(None).when(c == 0).then(pl.lit(0, dtype=dt)).otherwise(c)
 
 
-def _sample_rows(df: Any, run: list[str], k: int, draw: Callable[[int], Any] | None = None) -> Any:
+def _sample_rows(
+    df: Any,
+    run: list[str],
+    k: int,
+    draw: Callable[[int], Any] | None = None,
+    packed: bool = True,
+) -> Any:
     """``TruncateRows(keep="sample")`` in Polars: each row draws an independent uniform 64-bit
     key (``draw``, the library's randomness); a row is kept when its key's rank (``"min"``)
     within its run (the columns ``run``, by :func:`_run_class`) is at most ``k``.  The draw is
     accepted only when the kept keys are pairwise distinct (one ``n_unique``), else every key
     is redrawn: given acceptance each run keeps its min(k, size) least keys, a uniformly
     random subset of its rows, independently of the other runs (``docs/proofs/table/
-    truncation.md``, "Polars").  ``draw`` (default :func:`fill_uint64`, read when called) is a
-    seam for tests."""
+    truncation.md``, "Polars").  A run of one integer column without nulls and of range below
+    2^32 is first tried by :func:`_sample_packed` (one sort, no window), and the rank path
+    above is taken only if that draw ties.  ``draw`` (default :func:`fill_uint64`, read when
+    called) and ``packed`` are seams for tests."""
     pl = _pl()
     draw = draw or fill_uint64
+    if packed and len(run) == 1:
+        out = _sample_packed(df, run[0], k, draw)
+        if out is not None:
+            return out
     key = "\x00key"
     over = [_run_class(c, df.schema[c]) for c in run]
     h = df.height
@@ -470,6 +484,46 @@ def _sample_rows(df: Any, run: list[str], k: int, draw: Callable[[int], Any] | N
         kept = df.with_columns(keys).filter((rank.over(over) if over else rank) <= k)
         if kept.get_column(key).n_unique() == kept.height:
             return kept.drop(key)
+
+
+def _sample_packed(df: Any, name: str, k: int, draw: Callable[[int], Any]) -> Any | None:
+    """One try of the ``"sample"`` truncation by a single integer column ``name`` without
+    nulls whose range hi - lo is below 2^32 (its own run code, offset; else None): each row
+    gets ``(id - lo)·2^r + U`` with U uniform on r = 64 - bits(hi - lo) >= 32 bits (the top r
+    bits of a draw), the frame is sorted on it, and the first k rows of each id are kept.  If
+    two rows of one id drew the same U (two equal packed keys, adjacent once sorted) the try
+    is void (None) and the caller draws afresh; else the order within each id is uniform and
+    the kept rows are a uniform min(k, size)-subset of each id, independently.  The kept rows
+    come in that random order."""
+    pl = _pl()
+    col = df.get_column(name)
+    if not col.dtype.is_integer() or col.null_count() or df.height == 0:
+        return None
+    lo, hi = int(col.min()), int(col.max())
+    if hi - lo >= 2**32:
+        return None
+    bits = max(1, (hi - lo).bit_length())
+    r = 64 - bits
+    key = "\x00key"
+    if col.dtype.is_signed_integer():
+        if lo < -(2**63) or hi >= 2**63:
+            return None
+        code = pl.col(name).cast(pl.Int64) - pl.lit(lo, dtype=pl.Int64)
+    else:
+        if hi >= 2**64:
+            return None
+        code = pl.col(name).cast(pl.UInt64) - pl.lit(lo, dtype=pl.UInt64)
+    u = np.asarray(draw(df.height), dtype=np.uint64) >> np.uint64(bits)
+    step = pl.lit(2**r, dtype=pl.UInt64)
+    packed = code.cast(pl.UInt64) * step + pl.lit(pl.Series(key, u, dtype=pl.UInt64))
+    s = df.with_columns(packed.alias(key)).sort(key)
+    c = pl.col(key)
+    if s.select((c == c.shift(1)).any()).item():
+        return None
+    idx = pl.int_range(pl.len())
+    run = c // step
+    start = pl.when((run != run.shift(1)).fill_null(True)).then(idx).forward_fill()
+    return s.filter(idx - start < k).drop(key)
 
 
 def _plain_order_dtype(dt: Any) -> bool:
