@@ -172,3 +172,78 @@ def test_run_codes_follow_the_total_order_and_tell_equal_values_together() -> No
     codes = K.run_codes([a, b], 5)
     assert codes[0] == codes[1] == codes[2] and len(set(codes.tolist())) == 3
     assert codes[4] > codes[0] and codes[3] == codes.max()  # the missing value is last
+
+
+# --- Polars' own "sample" path (backends/tables/polars.py: _sample_rows) ----------------------
+
+from opendp_lite.backends.tables import polars as polars_engine  # noqa: E402
+
+
+def _classes(values: list[Any]) -> int:
+    return len(set(K.run_codes([K.cells(values, nulls=True)], len(values)).tolist()))
+
+
+@pytest.mark.parametrize(
+    ("values", "dtype"),
+    [
+        ([None, float("nan"), -0.0, 0.0, 1.0, float("nan"), None, 2.5], pl.Float64),
+        ([None, float("nan"), -0.0, 0.0, 1.0], pl.Float32),
+        ([None, 1, 1, 2, None, 3], pl.Int64),
+        ([None, 1, 1, 2, 250], pl.UInt8),
+        ([None, "a", "a", "", "b", None], pl.String),
+        ([None, True, False, True], pl.Boolean),
+        ([None, "a", "a", "b"], pl.Categorical),
+        ([None, "a", "a", "b"], pl.Enum(["b", "a"])),
+        ([None, 0, 0, 86_400_000_000], pl.Datetime("us")),
+        ([None, 0, 0, 3], pl.Duration("us")),
+    ],
+)
+def test_polars_sample_runs_are_the_kernels_classes(values: list[Any], dtype: Any) -> None:
+    """k = 1 keeps one row per class: the Polars grouping of each dtype the native path takes
+    tells ids apart exactly as the kernel does (NaN with null, -0.0 with 0.0)."""
+    if dtype in (pl.Datetime("us"), pl.Duration("us")):
+        s = pl.Series("id", values, dtype=pl.Int64).cast(dtype)
+        py = s.to_list()
+    else:
+        s = pl.Series("id", values, dtype=dtype)
+        py = values
+    lf = pl.DataFrame({"id": s, "x": list(range(len(values)))}).lazy()
+    out = polars_engine._sample_rows(lf, [ID], 1)
+    assert out is not None  # the native path, not the kernel's
+    assert out.collect().height == _classes(py)
+
+
+def test_polars_sample_runs_by_identifier_and_group() -> None:
+    data = {"id": [1, 1, 1, 1, 2, 2], "g": ["a", "a", "b", "b", "a", None], "x": list(range(6))}
+    out = polars_engine._sample_rows(pl.DataFrame(data).lazy(), [ID, G], 1)
+    assert out is not None
+    kept = out.collect()
+    assert sorted(zip(kept["id"], kept["g"], strict=True), key=str) == sorted(
+        [(1, "a"), (1, "b"), (2, "a"), (2, None)], key=str
+    )
+
+
+def test_polars_sample_redraws_when_the_collected_keys_tie() -> None:
+    """The first draw ties every key (all zero): it must be redrawn, and the rows kept are
+    those the second draw's keys choose (without the check, the first k rows of each run by
+    position would be kept: rows 0 and 1 of person 0, row 4 of person 1)."""
+    draws = [
+        np.zeros(6, dtype=np.uint64),
+        np.array([9, 8, 1, 2, 7, 3], dtype=np.uint64),
+    ]
+    calls: list[int] = []
+
+    def draw(n: int) -> Any:
+        calls.append(n)
+        return draws[len(calls) - 1]
+
+    data = {"id": [0, 0, 0, 0, 1, 1], "x": list(range(6))}
+    out = polars_engine._sample_rows(pl.DataFrame(data).lazy(), [ID], 2, draw=draw)
+    assert out is not None
+    assert calls == [6, 6]
+    assert sorted(out.collect()["x"].to_list()) == [2, 3, 4, 5]
+
+
+def test_polars_sample_falls_back_to_the_kernel_for_other_dtypes() -> None:
+    lf = pl.DataFrame({"id": [[1], [1], [2]], "x": [0, 1, 2]}).lazy()
+    assert polars_engine._sample_rows(lf, [ID], 1) is None
