@@ -30,7 +30,15 @@ import numpy.typing as npt
 from ._order import MISSING, group_key, group_ranks, tie_ranks
 from .samplers.rng import fill_uint64
 
-__all__ = ["cells", "groups_mask", "keep_first_k", "rows_mask", "run_codes", "sample_order"]
+__all__ = [
+    "cells",
+    "equal_codes",
+    "groups_mask",
+    "keep_first_k",
+    "rows_mask",
+    "run_codes",
+    "sample_order",
+]
 
 I64 = npt.NDArray[np.int64]
 
@@ -61,7 +69,7 @@ def run_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
     return codes
 
 
-def _equal_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
+def equal_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
     """Codes equal exactly when the tuples are (as :func:`run_codes`), in no particular order:
     a single integer column of range below 2^31 is its own code, offset (no sort); a uniform
     sample does not need the order."""
@@ -134,7 +142,7 @@ def rows_mask(
     by ``keep`` (``"sample"``, ``"first"``, ``"last"``, or ``"sort"``: by ``sort`` with its
     directions, ties by ``row`` ascending).  ``row``: every column of the frame, in order."""
     if keep == "sample":
-        run = _equal_codes([*ids, *by], n)
+        run = equal_codes([*ids, *by], n)
         order = sample_order(run)
         return keep_first_k(order, run, k)
     run = run_codes([*ids, *by], n)

@@ -247,3 +247,133 @@ def test_polars_sample_redraws_when_the_collected_keys_tie() -> None:
 def test_polars_sample_falls_back_to_the_kernel_for_other_dtypes() -> None:
     lf = pl.DataFrame({"id": [[1], [1], [2]], "x": [0, 1, 2]}).lazy()
     assert polars_engine._sample_rows(lf, [ID], 1) is None
+
+
+# --- Dask: truncation in two stages (backends/tables/dask.py: _run_truncating) -----------------
+
+from opendp_lite.backends.tables import dask as dask_engine  # noqa: E402
+from opendp_lite.samplers.rng import scripted_randomness  # noqa: E402
+
+
+def _dask(data: dict[str, list[Any]], parts: int) -> Any:
+    dd = pytest.importorskip("dask.dataframe")
+    return dd.from_pandas(_frames_pandas(data), npartitions=parts, sort=False)
+
+
+def _frames_pandas(data: dict[str, list[Any]]) -> Any:
+    return pd.DataFrame(
+        {
+            "id": pd.array(data["id"], dtype="Int64"),
+            "g": pd.array(data["g"], dtype="string"),
+            "v": pd.array(data["v"], dtype="Float64"),
+            "x": pd.array(data["x"], dtype="Int64"),
+        }
+    )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _cells,
+    st.integers(1, 3),
+    st.booleans(),
+    st.sampled_from(["first", "last", "sort"]),
+    st.integers(1, 5),
+)
+def test_dask_in_two_stages_keeps_the_reference_rows_for_any_partitioning(
+    cells: list[tuple[Any, Any, Any]], k: int, by: bool, keep: str, parts: int
+) -> None:
+    data = {
+        "id": [c[0] for c in cells],
+        "g": [c[1] for c in cells],
+        "v": [c[2] for c in cells],
+        "x": list(range(len(cells))),
+    }
+    how: N.Keep = N.SortKey((N.Col("v"),), (True,), (True,)) if keep == "sort" else keep  # type: ignore[assignment]
+    step = N.TruncateRows((ID,), (G,) if by else (), k, how)
+    assert _kept(_dask(data, parts), step) == _reference(data, by, k, keep)
+    groups = N.TruncateGroups((ID,), (G,), k, "first" if keep != "last" else "last")
+    one = _kept(_frames(data)["pandas"], groups)
+    assert _kept(_dask(data, parts), groups) == one
+
+
+def test_dask_truncation_never_gathers_the_frame_into_one_partition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A person's rows in every partition; the frame is never repartitioned, and the plan's
+    second stage runs once per input partition (each on its own people's survivors)."""
+    dd = pytest.importorskip("dask.dataframe")
+    ids = [i % 7 for i in range(70)]
+    data = {"id": ids, "g": ["a"] * 70, "v": [0.0] * 70, "x": list(range(70))}
+    frame = _dask(data, 5)
+
+    def no_repartition(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the frame was repartitioned")
+
+    monkeypatch.setattr(dd.DataFrame, "repartition", no_repartition)
+    seen: list[int] = []
+    stage2 = dask_engine._stage2
+
+    def spy(pieces: list[Any], plan: Any, t: int) -> Any:
+        seen.append(sum(p.num_rows for p in pieces))
+        return stage2(pieces, plan, t)
+
+    monkeypatch.setattr(dask_engine, "_stage2", spy)
+    kept = _kept(frame, N.TruncateRows((ID,), (), 2, "sample"))
+    assert Counter(ids[x] for x in kept) == dict.fromkeys(range(7), 2)
+    assert len(seen) == 5 and sum(seen) <= 7 * 2 * 5  # at most k per person per partition
+
+
+def test_dask_person_hash_puts_equal_ids_together_across_representations() -> None:
+    pa_ = pytest.importorskip("pyarrow")
+    ints = dask_engine._class_hash(pa_.array([1, 2, -3, 2**62], type=pa_.int64()))
+    with_null = dask_engine._class_hash(pa_.array([1, None, -3, 2**62], type=pa_.int64()))
+    floats = dask_engine._class_hash(pa_.array([1.0, float("nan"), -3.0, None]))
+    bools = dask_engine._class_hash(pa_.array([True]))
+    assert ints[0] == with_null[0] == floats[0] == bools[0]
+    assert ints[2] == with_null[2] == floats[2] and ints[3] == with_null[3]
+    assert with_null[1] == floats[1] == floats[3]  # null and NaN: one class
+    s1 = dask_engine._class_hash(pa_.array(["é", "b"]))
+    s2 = dask_engine._class_hash(pa_.array([None, "é"]))
+    assert s1[0] == s2[1] and s2[0] == with_null[1]
+
+
+def test_dask_sample_redraws_every_key_when_a_boundary_key_ties() -> None:
+    """The first n keys are all zero (every run ties): the whole computation must run again
+    on fresh keys, so 2n keys are read; without the tie check n would be."""
+    ids = [i % 5 for i in range(40)]
+    data = {"id": ids, "g": ["a"] * 40, "v": [0.0] * 40, "x": list(range(40))}
+    frame = _dask(data, 4)
+    served = [0]
+    stream = iter(range(1, 10**6))
+
+    def source(n: int) -> bytes:
+        out = bytearray()
+        for _ in range(n):
+            out.append(0 if served[0] < 8 * 40 else next(stream) % 251)
+            served[0] += 1
+        return bytes(out)
+
+    with pytest.warns(Warning), scripted_randomness(source):
+        kept = _kept(frame, N.TruncateRows((ID,), (), 3, "sample"))
+    assert served[0] == 2 * 8 * 40
+    assert Counter(ids[x] for x in kept) == dict.fromkeys(range(5), 3)
+
+
+# 12 000 people of 4 rows spread over 4 partitions (row i of a person in partition i), k = 2:
+# C(4, 2) = 6 equally likely subsets; one 1.3x or 0.7x as likely is rejected (check_cells).
+def test_dask_sample_is_a_uniform_subset_across_partitions() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    people = N_PEOPLE
+    ids = np.tile(np.arange(people), 4)  # row j*people + p: person p's j-th row, partition j
+    pdf = pd.DataFrame({"id": ids, "x": np.arange(len(ids))})
+    frame = dd.from_pandas(pdf, npartitions=4, sort=False)
+    kept = _kept(frame, N.TruncateRows((ID,), (), 2, "sample"))
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x % people, []).append(x // people)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(4), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == people
+    check_cells(
+        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
+    )
