@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pytest
 
@@ -534,3 +536,36 @@ def test_the_private_key_threshold_is_the_least_sound_one_one_above_opendps() ->
         return a**m / (1 + a)
 
     assert tail(34 - 1) <= 5e-8 < tail(33 - 1)
+
+
+def test_margins_given_as_an_empty_list_ask_for_the_table_api_on_any_frame() -> None:
+    """A pandas frame without margins keeps the chain-style query, which refuses an
+    expression naming the fix (before: a TypeError from hashing the expression); with
+    ``margins=[]`` the same frame serves OpenDP's Polars-style query."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1, 2, 3] * 10, "g": ["x", "y", "z"] * 10})
+
+    def context(**kw: Any) -> Any:
+        return dp.Context.compositor(
+            data=frame,
+            privacy_unit=dp.unit_of(contributions=1),
+            privacy_loss=dp.loss_of(epsilon=1.0),
+            split_evenly_over=1,
+            **kw,
+        )
+
+    with pytest.raises(InvalidParameter, match=r"margins=\[\]"):
+        context().query().select(dp.len(signed=True))
+    with pytest.raises(InvalidParameter, match=r"margins=\[\]"):
+        context().query().group_by(pl.col("g"))
+    release = (
+        context(margins=[dp.polars.Margin(by=["g"], invariant="keys")])
+        .query()
+        .group_by("g")
+        .agg(dp.len(signed=True))
+        .release()
+        .collect()
+    )
+    assert release.columns == ["g", "len"]
+    release = context(margins=[]).query().select(dp.len(signed=True)).release().collect()
+    assert release.columns == ["len"]
