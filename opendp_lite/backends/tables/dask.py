@@ -27,21 +27,333 @@ TableResult(keys={'g': [1, 2]}, values={'s': [5, 4]})
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from ... import _truncation as K
 from ...errors import FailedFunction, OpenDPLiteError
 from ...table import nodes as N
 from ..dask import is_dask_dataframe
 from . import TableResult, register
-from .narwhals import Partial, _arrow, finish, kept_columns, pandas_dtype_name, run_arrow
+from .narwhals import (
+    Partial,
+    _arrow,
+    _cells,
+    _Eval,
+    _Failed,
+    _one_chunk,
+    _Refused,
+    _step,
+    finish,
+    kept_columns,
+    pandas_dtype_name,
+    run_arrow,
+)
 
 __all__ = ["ENGINE", "DaskEngine"]
+
+#: the most partitions the candidates of a truncation are shuffled into (the shuffle has
+#: partitions x buckets pieces)
+MAX_BUCKETS = 64
+#: the bits of a ``"sample"`` key (64; tests narrow it to make ties frequent)
+KEY_BITS = 64
+_H = "\x00opendp_lite.truncation."  # hidden columns: no frame has such a name
+_KEY = _H + "key"
+
+#: one part of the frame on a worker: its Arrow columns by name and its number of rows
+_Part = tuple[dict[str, Any], int]
+
+
+def _pa() -> Any:
+    return importlib.import_module("pyarrow")
 
 
 def _partial(partition: Any, plan: N.FramePlan) -> Partial:
     """The plan's partial answer on one partition (on the worker)."""
     return run_arrow(_arrow(partition), plan, parallel=False)  # Dask runs partitions in parallel
+
+
+def _guarded(where: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``; a failure is :class:`FailedFunction` naming ``where``, never a value."""
+    failure = ""
+    try:
+        return fn(*args)
+    except OpenDPLiteError:
+        raise
+    except (_Failed, _Refused, ArithmeticError, ValueError, TypeError, LookupError) as e:
+        failure = f": this engine does not run {e.args[0]}" if isinstance(e, _Refused) else ""
+    except Exception as e:  # pyarrow's own errors (ArrowInvalid, ArrowNotImplementedError)
+        if type(e).__module__.split(".")[0] not in ("pyarrow", "narwhals", "numpy"):
+            raise
+    raise FailedFunction(f"the Dask engine failed at {where}{failure}")
+
+
+def _array(a: Any) -> Any:
+    return a.combine_chunks() if isinstance(a, _pa().ChunkedArray) else a
+
+
+def _start(partition: Any) -> _Part:
+    t = _arrow(partition)
+    return {name: _one_chunk(t.column(name)) for name in t.column_names}, t.num_rows
+
+
+def _rows(part: _Part, steps: tuple[N.Step, ...]) -> _Part:
+    """The row-by-row ``steps`` on one part."""
+    cols, n = part
+    for i, step in enumerate(steps):
+        cols, n = _guarded(f"step {i} ({type(step).__name__})", _step, cols, n, step)
+    return cols, n
+
+
+def _user(cols: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in cols.items() if not k.startswith(_H)}
+
+
+def _hidden(cols: dict[str, Any], kind: str) -> list[Any]:
+    head = _H + kind
+    names = sorted((k for k in cols if k.startswith(head)), key=lambda k: int(k[len(head) :]))
+    return [_array(cols[k]) for k in names]
+
+
+def _take(cols: dict[str, Any], idx: Any) -> dict[str, Any]:
+    ix = _pa().array(idx, type=_pa().int64())
+    return {k: v.take(ix) for k, v in cols.items()}
+
+
+def _hash_cells(a: Any) -> Any:
+    """An Arrow column as the cells :func:`_truncation.cell_hash` hashes: a temporal column by
+    its integer count of its unit, so a column with nulls (Python objects) and one without
+    (numpy) hash alike."""
+    pa = _pa()
+    a = _array(a)
+    if pa.types.is_temporal(a.type):
+        a = a.view(pa.int64() if a.type.bit_width == 64 else pa.int32())
+    return _cells(a)
+
+
+def _split(cols: dict[str, Any], n: int, keys: list[Any], q: int) -> list[_Part]:
+    """The rows of ``cols`` in ``q`` buckets by the canonical hash of ``keys``: rows whose
+    keys are equal (``_order.group_key``, cell by cell) share a bucket in every part."""
+    if q == 1:
+        return [(cols, n)]
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for a in keys:
+            h = h * np.uint64(0x100_0000_01B3) ^ K.cell_hash(_hash_cells(a))
+    bucket = (h % np.uint64(q)).astype(np.int64)
+    order = np.argsort(bucket, kind="stable")
+    cuts = np.searchsorted(bucket[order], np.arange(q + 1))
+    out = []
+    for b in range(q):
+        idx = order[cuts[b] : cuts[b + 1]]
+        out.append((_take(cols, idx), len(idx)))
+    return out
+
+
+def _concat(parts: tuple[_Part, ...]) -> _Part:
+    pa = _pa()
+    n = sum(p[1] for p in parts)
+    names = list(parts[0][0]) if parts else []
+    tables = [pa.table([_array(p[0][c]) for c in names], names=names) for p in parts]
+    t = pa.concat_tables(tables, promote_options="permissive") if tables else None
+    if t is None or not names:
+        return {}, n
+    return {c: _one_chunk(t.column(c)) for c in names}, n
+
+
+def _evaluated(cols: dict[str, Any], n: int, step: N.TruncateRows | N.TruncateGroups) -> dict[str, Any]:
+    """The identifier, the ``by`` and sort-key expressions of ``step`` as hidden columns."""
+    ev = _Eval(cols, n)
+    out = {f"{_H}id.{i}": ev.full(e) for i, e in enumerate(step.identifier)}
+    out.update({f"{_H}by.{i}": ev.full(e) for i, e in enumerate(step.by)})
+    if isinstance(step.keep, N.SortKey):
+        out.update({f"{_H}sort.{i}": ev.full(e) for i, e in enumerate(step.keep.by)})
+    return out
+
+
+def _mask(cols: dict[str, Any], n: int, step: N.TruncateRows) -> Any:
+    """The rows of this part that the exact kernel keeps (first/last/a sort key)."""
+    ids = [_cells(a) for a in _hidden(cols, "id.")]
+    by = [_cells(a) for a in _hidden(cols, "by.")]
+    sk = step.keep if isinstance(step.keep, N.SortKey) else None
+    return K.rows_mask(
+        ids,
+        by,
+        step.k,
+        "sort" if sk is not None else str(step.keep),
+        row=[_cells(_array(v)) for v in _user(cols).values()],
+        sort=[_cells(a) for a in _hidden(cols, "sort.")] if sk else [],
+        descending=sk.descending if sk else (),
+        nulls_last=sk.nulls_last if sk else (),
+        n=n,
+    )
+
+
+def _filter(cols: dict[str, Any], keep: Any) -> _Part:
+    m = _pa().array(keep)
+    return {k: v.filter(m) for k, v in cols.items()}, int(keep.sum())
+
+
+def _rows_stage1(
+    part: _Part, pre: tuple[N.Step, ...], step: N.TruncateRows, q: int, bits: int
+) -> list[_Part]:
+    """Stage 1 of ``TruncateRows`` on one part: its candidates, in ``q`` buckets by run."""
+    cols, n = _rows(part, pre)
+
+    def go() -> list[_Part]:
+        full = {**cols, **_evaluated(cols, n, step)}
+        if step.keep == "sample":
+            ids = [_cells(a) for a in (*_hidden(full, "id."), *_hidden(full, "by."))]
+            keep, keys = K.sample_candidates(K.equal_codes(ids, n), step.k, bits)
+            full[_KEY] = _pa().array(keys, type=_pa().uint64())
+        else:
+            keep = _mask(full, n, step)
+        kept, m = _filter(full, keep)
+        return _split(kept, m, [*_hidden(kept, "id."), *_hidden(kept, "by.")], q)
+
+    out: list[_Part] = _guarded("the truncation's candidates", go)
+    return out
+
+
+def _rows_stage2(step: N.TruncateRows, *pieces: _Part) -> _Part:
+    """Stage 2 of ``TruncateRows``: all the candidates of each of its runs, and the kernel."""
+
+    def go() -> _Part:
+        cols, n = _concat(pieces)
+        if step.keep == "sample":
+            ids = [_cells(a) for a in (*_hidden(cols, "id."), *_hidden(cols, "by."))]
+            keys = np.asarray(_array(cols[_KEY]).to_numpy(zero_copy_only=False), dtype=np.uint64)
+            keep = K.sample_settle(K.equal_codes(ids, n), keys, step.k)
+        else:
+            keep = _mask(cols, n, step)
+        return _filter(_user(cols), keep)
+
+    out: _Part = _guarded("the truncation", go)
+    return out
+
+
+def _pairs_stage1(
+    part: _Part, pre: tuple[N.Step, ...], step: N.TruncateGroups, q: int
+) -> list[_Part]:
+    """Stage 1 of ``TruncateGroups`` on one part: the part with its (person, group) columns,
+    then its distinct pairs (under first/last, each person's k first of them here) in ``q``
+    buckets by person."""
+    cols, n = _rows(part, pre)
+
+    def go() -> list[_Part]:
+        hid = _evaluated(cols, n, step)
+        ids, by = _hidden(hid, "id."), _hidden(hid, "by.")
+        codes = K.run_codes([_cells(a) for a in (*ids, *by)], n)
+        _, first = np.unique(codes, return_index=True)
+        pairs = _take(hid, first)
+        m = len(first)
+        if step.keep != "sample":
+            keep = K.groups_mask(
+                [_cells(a) for a in _hidden(pairs, "id.")],
+                [_cells(a) for a in _hidden(pairs, "by.")],
+                step.k,
+                step.keep,
+                n=m,
+            )
+            pairs, m = _filter(pairs, keep)
+        return [({**cols, **hid}, n), *_split(pairs, m, _hidden(pairs, "id."), q)]
+
+    out: list[_Part] = _guarded("the truncation's group pairs", go)
+    return out
+
+
+def _pairs_stage2(step: N.TruncateGroups, *pieces: _Part) -> _Part:
+    """Stage 2 of ``TruncateGroups``: each person's distinct groups together; the kept pairs."""
+
+    def go() -> _Part:
+        cols, n = _concat(pieces)
+        keep = K.groups_mask(
+            [_cells(a) for a in _hidden(cols, "id.")],
+            [_cells(a) for a in _hidden(cols, "by.")],
+            step.k,
+            step.keep,
+            n=n,
+        )
+        return _filter(cols, keep)
+
+    out: _Part = _guarded("the truncation", go)
+    return out
+
+
+def _semi_join(data: _Part, *kept: _Part) -> _Part:
+    """The rows of ``data`` whose (person, group) pair is among the ``kept`` pairs."""
+
+    def go() -> _Part:
+        pa = _pa()
+        cols, n = data
+        pairs, m = _concat(kept)
+        if m == 0:
+            return _filter(_user(cols), np.zeros(n, dtype=bool))
+        both = []
+        for a, b in zip(
+            [*_hidden(cols, "id."), *_hidden(cols, "by.")],
+            [*_hidden(pairs, "id."), *_hidden(pairs, "by.")],
+            strict=True,
+        ):
+            if a.type == b.type:
+                both.append(_cells(pa.concat_arrays([a, b])))
+            else:
+                both.append(np.concatenate([_cells(a).astype(object), _cells(b).astype(object)]))
+        codes = K.run_codes(both, n + m)
+        return _filter(_user(cols), np.isin(codes[:n], codes[n:]))
+
+    out: _Part = _guarded("the truncation's join", go)
+    return out
+
+
+def _final(part: _Part, plan: N.FramePlan) -> Partial:
+    """The rest of the plan (row-by-row steps, then the aggregates) on one part."""
+    cols, n = part
+    pa = _pa()
+    if cols:
+        table = pa.table([_array(v) for v in cols.values()], names=list(cols))
+    else:  # no columns: a table of n rows
+        table = pa.table({"": pa.nulls(n)}).select([])
+    return run_arrow(table, plan, parallel=False)
+
+
+def _truncating(dask: Any, x: Any, plan: N.FramePlan) -> list[Any]:
+    """The delayed partial answers of a plan with truncation steps: each step in two stages
+    (see the module docstring); the frame is never gathered on one worker."""
+    delayed = dask.delayed
+    parts = [delayed(_start, pure=True)(p) for p in x.to_delayed()]
+    pre: list[N.Step] = []
+    for step in plan.steps:
+        if not isinstance(step, (N.TruncateRows, N.TruncateGroups)):
+            pre.append(step)
+            continue
+        q = max(1, min(len(parts), MAX_BUCKETS))
+        if isinstance(step, N.TruncateRows):
+            stage1 = [
+                delayed(_rows_stage1, pure=False, nout=q)(p, tuple(pre), step, q, KEY_BITS)
+                for p in parts
+            ]
+            parts = [
+                delayed(_rows_stage2, pure=False)(step, *[s1[b] for s1 in stage1])
+                for b in range(q)
+            ]
+        else:
+            stage1 = [
+                delayed(_pairs_stage1, pure=False, nout=q + 1)(p, tuple(pre), step, q)
+                for p in parts
+            ]
+            kept = [
+                delayed(_pairs_stage2, pure=False)(step, *[s1[b + 1] for s1 in stage1])
+                for b in range(q)
+            ]
+            parts = [delayed(_semi_join, pure=True)(s1[0], *kept) for s1 in stage1]
+        pre = []
+    rest = dataclasses.replace(plan, steps=tuple(pre))
+    return [delayed(_final, pure=True)(p, rest) for p in parts]
 
 
 class DaskEngine:
@@ -63,10 +375,9 @@ class DaskEngine:
             x = x[keep]  # Dask pushes the projection into its reading where it can)
         dask: Any = importlib.import_module("dask")
         if any(isinstance(s, (N.TruncateRows, N.TruncateGroups)) for s in plan.steps):
-            # a person's rows may lie in several partitions: truncation sees them together
-            # (the frame is computed on the driver, one partition; see the module docstring)
-            x = x.repartition(npartitions=1)
-        parts = [dask.delayed(_partial, pure=True)(p, plan) for p in x.to_delayed()]
+            parts = _truncating(dask, x, plan)  # two stages per truncation: module docstring
+        else:
+            parts = [dask.delayed(_partial, pure=True)(p, plan) for p in x.to_delayed()]
         failed = False
         try:
             partials = dask.compute(*parts) if parts else ()
