@@ -172,3 +172,112 @@ def test_run_codes_follow_the_total_order_and_tell_equal_values_together() -> No
     codes = K.run_codes([a, b], 5)
     assert codes[0] == codes[1] == codes[2] and len(set(codes.tolist())) == 3
     assert codes[4] > codes[0] and codes[3] == codes.max()  # the missing value is last
+
+
+# ----------------------------------------------------------------------------------------------
+# Dask: two stages (candidates per partition, the kernel on each run's candidates)
+
+
+def _dask_spread(n_people: int, rows: int) -> Any:
+    """``n_people`` people of ``rows`` rows each, row j of every person in partition j."""
+    dd = pytest.importorskip("dask.dataframe")
+    chunks = [
+        pd.DataFrame({"id": np.arange(n_people), "x": np.arange(n_people) * rows + j})
+        for j in range(rows)
+    ]
+    ddf = dd.concat([dd.from_pandas(c, npartitions=1, sort=False) for c in chunks])
+    assert ddf.npartitions == rows
+    return ddf
+
+
+@pytest.mark.parametrize("key_bits", [64, 2])
+def test_sample_on_dask_partitions_is_a_uniform_subset_and_a_biased_law_is_rejected(
+    monkeypatch: pytest.MonkeyPatch, key_bits: int
+) -> None:
+    # as above, with each person's 4 rows in 4 partitions; 2-bit keys make most runs tie at
+    # the k-th key, which the second stage breaks uniformly (the law must not move)
+    dask = pytest.importorskip("dask")
+    from opendp_lite.backends.tables import dask as engine
+
+    monkeypatch.setattr(engine, "KEY_BITS", key_bits)
+    with dask.config.set(scheduler="synchronous"):
+        kept = _kept(_dask_spread(N_PEOPLE, 4), N.TruncateRows((ID,), (), 2, "sample"))
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x // 4, []).append(x % 4)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(4), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
+    check_cells(
+        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
+    )
+
+
+def test_num_groups_sample_on_dask_partitions_is_a_uniform_subset() -> None:
+    # 12 000 people with one row in each of 4 groups, group j in partition j, k = 2 groups
+    dask = pytest.importorskip("dask")
+    ddf = _dask_spread(N_PEOPLE, 4)
+    ddf = ddf.assign(g=ddf["x"] % 4)
+    with dask.config.set(scheduler="synchronous"):
+        kept = _kept(ddf, N.TruncateGroups((ID,), (G,), 2, "sample"))
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x // 4, []).append(x % 4)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(4), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
+    check_cells(
+        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
+    )
+
+
+def test_sample_candidates_hold_every_row_up_to_the_runs_kth_key() -> None:
+    # three parts of one frame: every row whose key is at most its run's k-th smallest key in
+    # the whole frame is a candidate of its part (2-bit keys: ties everywhere)
+    rng_runs = [np.array([i % 7 for i in range(j, 60 + j)], dtype=np.int64) for j in range(3)]
+    for k in (1, 2, 3):
+        masks, keys = zip(*(K.sample_candidates(r, k, key_bits=2) for r in rng_runs), strict=True)
+        run, key, cand = np.concatenate(rng_runs), np.concatenate(keys), np.concatenate(masks)
+        for r in range(7):
+            kth = np.sort(key[run == r])[k - 1]
+            assert cand[(run == r) & (key <= kth)].all()
+        kept = K.sample_settle(run[cand], key[cand], k)
+        assert Counter(run[cand][kept].tolist()) == dict.fromkeys(range(7), k)
+
+
+def test_cell_hash_is_a_function_of_the_group_key_class() -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    ones = K.cell_hash(K.cells([1, 1.0, True, np.int64(1), Fraction(1), Decimal("1.0")], nulls=True))
+    assert len(set(ones.tolist())) == 1
+    assert K.cell_hash(np.array([1, 2]))[0] == ones[0] == K.cell_hash(np.array([1.0]))[0]
+    assert K.cell_hash(np.array([True]))[0] == ones[0]
+    missing = K.cell_hash(K.cells([None, float("nan"), pd.NA, pd.NaT, np.datetime64("NaT")], nulls=True))
+    assert len(set(missing.tolist())) == 1
+    assert K.cell_hash(np.array([np.nan]))[0] == missing[0]
+    assert K.cell_hash(np.array([-0.0]))[0] == K.cell_hash(np.array([0]))[0]
+    halves = K.cell_hash(K.cells([2.5, Fraction(5, 2), Decimal("2.5")], nulls=True))
+    assert len(set(halves.tolist())) == 1 and K.cell_hash(np.array([2.5]))[0] == halves[0]
+    assert K.cell_hash(K.cells(["a", "b", 2**70], nulls=True)).tolist() == K.cell_hash(
+        K.cells(["a", "b", float(2**70)], nulls=True)
+    ).tolist()
+
+
+def test_cell_hash_of_text_is_the_same_in_every_process() -> None:
+    import subprocess
+    import sys
+
+    code = "from opendp_lite import _truncation as K; print(K.cell_hash(K.cells(['ab', 'é'], nulls=True)).tolist())"
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**__import__("os").environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=__import__("pathlib").Path(__file__).parents[1],
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outs) == 1 and str(K.cell_hash(K.cells(["ab", "é"], nulls=True)).tolist()) in outs.pop()
