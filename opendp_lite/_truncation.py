@@ -21,15 +21,14 @@ without nulls as it is; a column with nulls, or strings, as Python objects); a r
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-import hashlib
-from fractions import Fraction
 
 from ._order import MISSING, group_key, group_ranks, tie_ranks
 from .samplers.rng import fill_uint64
@@ -360,7 +359,7 @@ def sample_candidates(
         return keep, keys
     order = np.lexsort((keys, run))
     s, sk = run[order], keys[order]
-    rank, start = _ranks_in_runs(s)
+    _, start = _ranks_in_runs(s)
     kth = np.minimum(start + (k - 1), n - 1)
     has_k = s[kth] == s  # the run has a k-th row in this part
     keep[order] = ~has_k | (sk <= sk[kth])

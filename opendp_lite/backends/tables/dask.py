@@ -165,7 +165,9 @@ def _concat(parts: tuple[_Part, ...]) -> _Part:
     return {c: _one_chunk(t.column(c)) for c in names}, n
 
 
-def _evaluated(cols: dict[str, Any], n: int, step: N.TruncateRows | N.TruncateGroups) -> dict[str, Any]:
+def _evaluated(
+    cols: dict[str, Any], n: int, step: N.TruncateRows | N.TruncateGroups
+) -> dict[str, Any]:
     """The identifier, the ``by`` and sort-key expressions of ``step`` as hidden columns."""
     ev = _Eval(cols, n)
     out = {f"{_H}id.{i}": ev.full(e) for i, e in enumerate(step.identifier)}
@@ -338,8 +340,7 @@ def _truncating(dask: Any, x: Any, plan: N.FramePlan) -> list[Any]:
                 for p in parts
             ]
             parts = [
-                delayed(_rows_stage2, pure=False)(step, *[s1[b] for s1 in stage1])
-                for b in range(q)
+                delayed(_rows_stage2, pure=False)(step, *[s1[b] for s1 in stage1]) for b in range(q)
             ]
         else:
             stage1 = [

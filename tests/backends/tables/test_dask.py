@@ -3,6 +3,7 @@ frame computed; the same answer for every partitioning."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import traceback
 from collections.abc import Iterator
@@ -178,7 +179,7 @@ def _spread_frames(draw: Any) -> tuple[Any, list[Any]]:
     cut = sorted(draw(st.lists(st.integers(0, len(rows)), min_size=parts - 1, max_size=parts - 1)))
     bounds = [0, *cut, len(rows)]
     chunks, x = [], 0
-    for lo, hi in zip(bounds, bounds[1:], strict=False):
+    for lo, hi in itertools.pairwise(bounds):
         chunk = [*rows[lo:hi], (spread, draw(st.sampled_from(["a", "b"])), 1.0)]
         chunks.append(
             pd.DataFrame(
@@ -194,7 +195,12 @@ def _spread_frames(draw: Any) -> tuple[Any, list[Any]]:
     return pd.concat(chunks, ignore_index=True), chunks
 
 
-_KEEPS: list[Any] = ["first", "last", N.SortKey((V,), (True,), (True,)), N.SortKey((G, V), (False, True), (False, False))]
+_KEEPS: list[Any] = [
+    "first",
+    "last",
+    N.SortKey((V,), (True,), (True,)),
+    N.SortKey((G, V), (False, True), (False, False)),
+]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -212,7 +218,9 @@ def test_truncation_on_partitions_keeps_the_rows_of_the_one_table_kernel(
     ident = (ID, G) if by == "tuple" else (ID,)
     step: N.Step
     if groups:
-        step = N.TruncateGroups(ident, (V,) if by == "tuple" else (G,), k, "last" if keep % 2 else "first")
+        step = N.TruncateGroups(
+            ident, (V,) if by == "tuple" else (G,), k, "last" if keep % 2 else "first"
+        )
     else:
         step = N.TruncateRows(ident, (G,) if by == "g" else (), k, _KEEPS[keep])
     ddf = _chunks(chunks)
@@ -243,7 +251,9 @@ def test_chained_truncations_and_steps_between_them() -> None:
 
 
 def test_truncation_never_puts_the_frame_on_one_partition(monkeypatch: pytest.MonkeyPatch) -> None:
-    whole = pd.DataFrame({"id": pd.array([i % 5 for i in range(40)], dtype="Int64"), "x": range(40)})
+    whole = pd.DataFrame(
+        {"id": pd.array([i % 5 for i in range(40)], dtype="Int64"), "x": range(40)}
+    )
     ddf = dd.from_pandas(whole, npartitions=4)
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
@@ -258,8 +268,12 @@ def test_truncation_never_puts_the_frame_on_one_partition(monkeypatch: pytest.Mo
     assert len(got.keys["x"]) == 10
 
 
-def test_the_candidates_shuffled_are_at_most_k_per_run_and_part(monkeypatch: pytest.MonkeyPatch) -> None:
-    whole = pd.DataFrame({"id": pd.array([i % 3 for i in range(60)], dtype="Int64"), "x": range(60)})
+def test_the_candidates_shuffled_are_at_most_k_per_run_and_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    whole = pd.DataFrame(
+        {"id": pd.array([i % 3 for i in range(60)], dtype="Int64"), "x": range(60)}
+    )
     seen: list[int] = []
     stage2 = dask_engine._rows_stage2
 
@@ -294,7 +308,9 @@ def test_a_failing_truncation_carries_no_value(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr("opendp_lite._truncation.rows_mask", fail)
     with pytest.raises(FailedFunction) as info:
-        ENGINE.run(dd.from_pandas(whole, npartitions=2), _by_x(N.TruncateRows((ID,), (), 1, "first")))
+        ENGINE.run(
+            dd.from_pandas(whole, npartitions=2), _by_x(N.TruncateRows((ID,), (), 1, "first"))
+        )
     text, e = "", info.value
     while e is not None:
         text += "".join(traceback.format_exception_only(e))
