@@ -75,7 +75,7 @@ def run_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
     return codes
 
 
-def _equal_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
+def equal_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
     """Codes equal exactly when the tuples are (as :func:`run_codes`), in no particular order:
     a single integer column of range below 2^31 is its own code, offset (no sort); a uniform
     sample does not need the order."""
@@ -148,7 +148,7 @@ def rows_mask(
     by ``keep`` (``"sample"``, ``"first"``, ``"last"``, or ``"sort"``: by ``sort`` with its
     directions, ties by ``row`` ascending).  ``row``: every column of the frame, in order."""
     if keep == "sample":
-        run = _equal_codes([*ids, *by], n)
+        run = equal_codes([*ids, *by], n)
         order = sample_order(run)
         return keep_first_k(order, run, k)
     run = run_codes([*ids, *by], n)
@@ -245,8 +245,6 @@ def keep_first_k(
 # Two stages (the Dask engine): each part of the frame keeps its candidates, the candidates of
 # one run meet on one worker, and the kernel above decides there (docs/proofs/table/truncation.md,
 # "Dask: two stages").
-
-equal_codes = _equal_codes
 
 _U64 = npt.NDArray[np.uint64]
 _MISSING_HASH = np.uint64(0x6D69_7373_696E_6721)  # every missing value: one bucket

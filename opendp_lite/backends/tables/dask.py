@@ -135,6 +135,12 @@ def _hash_cells(a: Any) -> Any:
     return _cells(a)
 
 
+def _class_hash(a: Any) -> Any:
+    """A ``uint64`` per cell of an Arrow column, equal for cells of one ``_order.group_key``
+    class in every representation (:func:`_truncation.cell_hash`)."""
+    return K.cell_hash(_hash_cells(a))
+
+
 def _split(cols: dict[str, Any], n: int, keys: list[Any], q: int) -> list[_Part]:
     """The rows of ``cols`` in ``q`` buckets by the canonical hash of ``keys``: rows whose
     keys are equal (``_order.group_key``, cell by cell) share a bucket in every part."""
@@ -143,7 +149,7 @@ def _split(cols: dict[str, Any], n: int, keys: list[Any], q: int) -> list[_Part]
     h = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for a in keys:
-            h = h * np.uint64(0x100_0000_01B3) ^ K.cell_hash(_hash_cells(a))
+            h = h * np.uint64(0x100_0000_01B3) ^ _class_hash(a)
     bucket = (h % np.uint64(q)).astype(np.int64)
     order = np.argsort(bucket, kind="stable")
     cuts = np.searchsorted(bucket[order], np.arange(q + 1))
