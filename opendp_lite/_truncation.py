@@ -339,23 +339,32 @@ def _ranks_in_runs(s: npt.NDArray[Any]) -> tuple[I64, I64]:
     return idx - start, start
 
 
+def _by_run_and_key(run: I64, keys: _U64, key_bits: int) -> I64:
+    """Rows sorted by run, then key (rows equal in both in any order): one sort of the packed
+    words when the run codes fit above the key's bits."""
+    if key_bits < 64 and int(run.max()) < 1 << (64 - key_bits):
+        packed = (run.astype(np.uint64) << np.uint64(key_bits)) | keys
+        return np.argsort(packed).astype(np.int64)
+    return np.lexsort((keys, run)).astype(np.int64)
+
+
 def sample_candidates(
-    run: I64, k: int, key_bits: int | None = None
+    run: I64, k: int, key_bits: int = 32
 ) -> tuple[npt.NDArray[np.bool_], _U64]:
     """Stage 1 of ``"sample"`` on one part of the frame: ``(keep, keys)``, each row's i.i.d.
-    uniform key (64 bits, or ``key_bits`` in tests, to make ties frequent) and the rows whose
-    key is at most the k-th smallest key of their run in this part (all rows tied with it
-    kept).  Every row whose key is at most the k-th smallest of its run in the *whole* frame
-    is kept: fewer than k rows of the run have a smaller key, in the whole frame and so in
-    this part."""
+    uniform key of ``key_bits`` bits, and the rows whose key is at most the k-th smallest key
+    of their run in this part (all rows tied with it kept).  Every row whose key is at most
+    the k-th smallest of its run in the *whole* frame is kept: fewer than k rows of the run
+    have a smaller key, in the whole frame and so in this part.  Ties cost a little work in
+    :func:`sample_settle`, never the law: any width is exact (tests use 2 bits)."""
     n = len(run)
     keys = fill_uint64(n)
-    if key_bits is not None and key_bits < 64:
-        keys = keys & np.uint64((1 << key_bits) - 1)
+    if key_bits < 64:
+        keys = keys >> np.uint64(64 - key_bits)
     keep = np.ones(n, dtype=bool)
     if n == 0:
         return keep, keys
-    order = np.lexsort((keys, run))
+    order = _by_run_and_key(run, keys, key_bits)
     s, sk = run[order], keys[order]
     _, start = _ranks_in_runs(s)
     kth = np.minimum(start + (k - 1), n - 1)
@@ -364,18 +373,19 @@ def sample_candidates(
     return keep, keys
 
 
-def sample_settle(run: I64, keys: _U64, k: int) -> npt.NDArray[np.bool_]:
+def sample_settle(run: I64, keys: _U64, k: int, key_bits: int = 64) -> npt.NDArray[np.bool_]:
     """Stage 2 of ``"sample"``, on all of a run's candidates: the rows whose key is below the
     k-th smallest key K of the run, and, of the rows whose key is K, a uniformly random subset
     (:func:`sample_order`) of the size that makes k.  Every row with key at most K is among
     the candidates, so this is the kept set of the whole run; the rows are exchangeable and
     the choice commutes with relabelling them, so each subset of min(k, n) rows of the run is
-    equally likely (the law of :func:`rows_mask`)."""
+    equally likely (the law of :func:`rows_mask`).  ``key_bits``: the keys' width (a bound;
+    for one sort of packed words)."""
     n = len(run)
     keep = np.ones(n, dtype=bool)
     if n == 0:
         return keep
-    order = np.lexsort((keys, run))
+    order = _by_run_and_key(run, keys, key_bits)
     s, sk = run[order], keys[order]
     rank, start = _ranks_in_runs(s)
     kth = np.minimum(start + (k - 1), n - 1)

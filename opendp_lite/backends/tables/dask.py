@@ -59,8 +59,9 @@ __all__ = ["ENGINE", "DaskEngine"]
 #: the most partitions the candidates of a truncation are shuffled into (the shuffle has
 #: partitions x buckets pieces)
 MAX_BUCKETS = 64
-#: the bits of a ``"sample"`` key (64; tests narrow it to make ties frequent)
-KEY_BITS = 64
+#: the bits of a ``"sample"`` key: a tie at a run's k-th key is broken by fresh keys in stage
+#: 2 (exact for any width; 32 bits: rare, and the run code and key sort as one word)
+KEY_BITS = 32
 _H = "\x00opendp_lite.truncation."  # hidden columns: no frame has such a name
 _KEY = _H + "key"
 
@@ -150,14 +151,14 @@ def _split(cols: dict[str, Any], n: int, keys: list[Any], q: int) -> list[_Part]
     with np.errstate(over="ignore"):
         for a in keys:
             h = h * np.uint64(0x100_0000_01B3) ^ _class_hash(a)
-    bucket = (h % np.uint64(q)).astype(np.int64)
+    bucket = (h % np.uint64(q)).astype(np.uint16)  # q <= MAX_BUCKETS: a radix sort
     order = np.argsort(bucket, kind="stable")
-    cuts = np.searchsorted(bucket[order], np.arange(q + 1))
-    out = []
-    for b in range(q):
-        idx = order[cuts[b] : cuts[b + 1]]
-        out.append((_take(cols, idx), len(idx)))
-    return out
+    cuts = np.searchsorted(bucket[order], np.arange(q + 1)).tolist()
+    moved = _take(cols, order)  # one take per column, then zero-copy slices
+    return [
+        ({c: v.slice(lo, hi - lo) for c, v in moved.items()}, hi - lo)
+        for lo, hi in zip(cuts, cuts[1:], strict=False)
+    ]
 
 
 def _concat(parts: tuple[_Part, ...]) -> _Part:
@@ -235,7 +236,8 @@ def _rows_stage2(step: N.TruncateRows, *pieces: _Part) -> _Part:
         if step.keep == "sample":
             ids = [_cells(a) for a in (*_hidden(cols, "id."), *_hidden(cols, "by."))]
             keys = np.asarray(_array(cols[_KEY]).to_numpy(zero_copy_only=False), dtype=np.uint64)
-            keep = K.sample_settle(K.equal_codes(ids, n), keys, step.k)
+            bits = int(keys.max()).bit_length() if n else 1  # the keys' width, for packing
+            keep = K.sample_settle(K.equal_codes(ids, n), keys, step.k, bits)
         else:
             keep = _mask(cols, n, step)
         return _filter(_user(cols), keep)
