@@ -247,20 +247,24 @@ def _rows_stage2(step: N.TruncateRows, *pieces: _Part) -> _Part:
 
 
 def _pairs_stage1(
-    part: _Part, pre: tuple[N.Step, ...], step: N.TruncateGroups, q: int
-) -> list[_Part]:
-    """Stage 1 of ``TruncateGroups`` on one part: the part with its (person, group) columns,
-    then its distinct pairs (under first/last, each person's k first of them here) in ``q``
+    part: _Part, pre: tuple[N.Step, ...], step: N.TruncateGroups, q: int, src: int
+) -> list[Any]:
+    """Stage 1 of ``TruncateGroups`` on part ``src``: the part with each row's pair index (its
+    (person, group) pair among the part's distinct pairs), then the distinct pairs (under
+    first/last, each person's k first of them here), with ``src`` and their index, in ``q``
     buckets by person."""
     cols, n = _rows(part, pre)
 
-    def go() -> list[_Part]:
+    def go() -> list[Any]:
+        pa = _pa()
         hid = _evaluated(cols, n, step)
         ids, by = _hidden(hid, "id."), _hidden(hid, "by.")
         codes = K.run_codes([_cells(a) for a in (*ids, *by)], n)
-        _, first = np.unique(codes, return_index=True)
+        _, first, inv = np.unique(codes, return_index=True, return_inverse=True)
         pairs = _take(hid, first)
         m = len(first)
+        pairs[_H + "src"] = pa.array(np.full(m, src, dtype=np.int64))
+        pairs[_H + "pair"] = pa.array(np.arange(m, dtype=np.int64))
         if step.keep != "sample":
             keep = K.groups_mask(
                 [_cells(a) for a in _hidden(pairs, "id.")],
@@ -270,17 +274,22 @@ def _pairs_stage1(
                 n=m,
             )
             pairs, m = _filter(pairs, keep)
-        return [({**cols, **hid}, n), *_split(pairs, m, _hidden(pairs, "id."), q)]
+        row_pair = np.asarray(inv, dtype=np.int64).reshape(-1)
+        return [(cols, n, row_pair, len(first)), *_split(pairs, m, _hidden(pairs, "id."), q)]
 
-    out: list[_Part] = _guarded("the truncation's group pairs", go)
+    out: list[Any] = _guarded("the truncation's group pairs", go)
     return out
 
 
-def _pairs_stage2(step: N.TruncateGroups, *pieces: _Part) -> _Part:
-    """Stage 2 of ``TruncateGroups``: each person's distinct groups together; the kept pairs."""
+def _pairs_stage2(step: N.TruncateGroups, parts: int, *pieces: _Part) -> list[Any]:
+    """Stage 2 of ``TruncateGroups``: each person's pairs from every part together, chosen by
+    the kernel's group law (a pair met in several parts is one group); the kept pairs' indices,
+    sent back to the part each came from (``parts`` arrays)."""
 
-    def go() -> _Part:
+    def go() -> list[Any]:
         cols, n = _concat(pieces)
+        if n == 0:
+            return [np.zeros(0, dtype=np.int64)] * parts
         keep = K.groups_mask(
             [_cells(a) for a in _hidden(cols, "id.")],
             [_cells(a) for a in _hidden(cols, "by.")],
@@ -288,36 +297,23 @@ def _pairs_stage2(step: N.TruncateGroups, *pieces: _Part) -> _Part:
             step.keep,
             n=n,
         )
-        return _filter(cols, keep)
+        src = _array(cols[_H + "src"]).to_numpy()[keep]
+        pair = _array(cols[_H + "pair"]).to_numpy()[keep]
+        order = np.argsort(src, kind="stable")
+        cuts = np.searchsorted(src[order], np.arange(parts + 1)).tolist()
+        return [pair[order[lo:hi]] for lo, hi in zip(cuts, cuts[1:], strict=False)]
 
-    out: _Part = _guarded("the truncation", go)
+    out: list[Any] = _guarded("the truncation", go)
     return out
 
 
-def _semi_join(data: _Part, *kept: _Part) -> _Part:
-    """The rows of ``data`` whose (person, group) pair is among the ``kept`` pairs."""
-
-    def go() -> _Part:
-        pa = _pa()
-        cols, n = data
-        pairs, m = _concat(kept)
-        if m == 0:
-            return _filter(_user(cols), np.zeros(n, dtype=bool))
-        both = []
-        for a, b in zip(
-            [*_hidden(cols, "id."), *_hidden(cols, "by.")],
-            [*_hidden(pairs, "id."), *_hidden(pairs, "by.")],
-            strict=True,
-        ):
-            if a.type == b.type:
-                both.append(_cells(pa.concat_arrays([a, b])))
-            else:
-                both.append(np.concatenate([_cells(a).astype(object), _cells(b).astype(object)]))
-        codes = K.run_codes(both, n + m)
-        return _filter(_user(cols), np.isin(codes[:n], codes[n:]))
-
-    out: _Part = _guarded("the truncation's join", go)
-    return out
+def _semi_join(data: tuple[dict[str, Any], int, Any, int], *kept: Any) -> _Part:
+    """The rows of one part whose (person, group) pair was kept (by the pairs' indices)."""
+    cols, n, row_pair, pairs = data
+    pair_kept = np.zeros(pairs, dtype=bool)
+    for idx in kept:
+        pair_kept[idx] = True
+    return _filter(cols, pair_kept[row_pair])
 
 
 def _final(part: _Part, plan: N.FramePlan) -> Partial:
@@ -352,14 +348,20 @@ def _truncating(dask: Any, x: Any, plan: N.FramePlan) -> list[Any]:
             ]
         else:
             stage1 = [
-                delayed(_pairs_stage1, pure=False, nout=q + 1)(p, tuple(pre), step, q)
-                for p in parts
+                delayed(_pairs_stage1, pure=False, nout=q + 1)(p, tuple(pre), step, q, i)
+                for i, p in enumerate(parts)
             ]
+            p_in = len(parts)
             kept = [
-                delayed(_pairs_stage2, pure=False)(step, *[s1[b + 1] for s1 in stage1])
+                delayed(_pairs_stage2, pure=False, nout=p_in)(
+                    step, p_in, *[s1[b + 1] for s1 in stage1]
+                )
                 for b in range(q)
             ]
-            parts = [delayed(_semi_join, pure=True)(s1[0], *kept) for s1 in stage1]
+            parts = [
+                delayed(_semi_join, pure=True)(s1[0], *[kb[i] for kb in kept])
+                for i, s1 in enumerate(stage1)
+            ]
         pre = []
     rest = dataclasses.replace(plan, steps=tuple(pre))
     return [delayed(_final, pure=True)(p, rest) for p in parts]
