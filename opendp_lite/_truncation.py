@@ -36,6 +36,7 @@ from .samplers.rng import fill_uint64
 __all__ = [
     "cell_hash",
     "cells",
+    "distinct_codes",
     "equal_codes",
     "groups_mask",
     "keep_first_k",
@@ -348,9 +349,7 @@ def _by_run_and_key(run: I64, keys: _U64, key_bits: int) -> I64:
     return np.lexsort((keys, run)).astype(np.int64)
 
 
-def sample_candidates(
-    run: I64, k: int, key_bits: int = 32
-) -> tuple[npt.NDArray[np.bool_], _U64]:
+def sample_candidates(run: I64, k: int, key_bits: int = 32) -> tuple[npt.NDArray[np.bool_], _U64]:
     """Stage 1 of ``"sample"`` on one part of the frame: ``(keep, keys)``, each row's i.i.d.
     uniform key of ``key_bits`` bits, and the rows whose key is at most the k-th smallest key
     of their run in this part (all rows tied with it kept).  Every row whose key is at most
@@ -404,3 +403,18 @@ def sample_settle(run: I64, keys: _U64, k: int, key_bits: int = 64) -> npt.NDArr
         r, _ = _ranks_in_runs(code[o])
         keep[order[tpos[o[r < need[code[o]]]]]] = True
     return keep
+
+
+def distinct_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
+    """Codes equal exactly when the tuples are (as :func:`equal_codes`), in no particular
+    order; integer columns (no nulls) whose ranges multiply below 2^62 are packed into one
+    integer without a sort per column."""
+    if cols and all(c.dtype.kind in "iu" for c in cols) and n:
+        lows = [int(c.min()) for c in cols]
+        widths = [int(c.max()) - lo + 1 for c, lo in zip(cols, lows, strict=True)]
+        if math.prod(widths) < 2**62:
+            code = np.zeros(n, dtype=np.int64)
+            for c, lo, w in zip(cols, lows, widths, strict=True):
+                code = code * w + (c.astype(np.int64) - lo)
+            return code
+    return equal_codes(cols, n)

@@ -486,3 +486,12 @@ def test_cell_hash_of_text_is_the_same_in_every_process() -> None:
     ]
     assert K.cell_hash(K.cells(["ab", "é"], nulls=True)).tolist() == want
     assert K.cell_hash(K.cells(["ab", None], nulls=True))[0] == want[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2**40)), max_size=30))
+def test_distinct_codes_tell_tuples_apart_as_run_codes_do(rows: list[tuple[int, int]]) -> None:
+    cols = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(2)]
+    fast, slow = K.distinct_codes(cols, len(rows)), K.run_codes(cols, len(rows))
+    assert len(set(zip(fast.tolist(), slow.tolist(), strict=True))) == len(set(slow.tolist()))
+    assert len(set(fast.tolist())) == len(set(slow.tolist()))

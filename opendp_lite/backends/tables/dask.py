@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -157,7 +158,7 @@ def _split(cols: dict[str, Any], n: int, keys: list[Any], q: int) -> list[_Part]
     moved = _take(cols, order)  # one take per column, then zero-copy slices
     return [
         ({c: v.slice(lo, hi - lo) for c, v in moved.items()}, hi - lo)
-        for lo, hi in zip(cuts, cuts[1:], strict=False)
+        for lo, hi in itertools.pairwise(cuts)
     ]
 
 
@@ -259,7 +260,7 @@ def _pairs_stage1(
         pa = _pa()
         hid = _evaluated(cols, n, step)
         ids, by = _hidden(hid, "id."), _hidden(hid, "by.")
-        codes = K.run_codes([_cells(a) for a in (*ids, *by)], n)
+        codes = K.distinct_codes([_cells(a) for a in (*ids, *by)], n)
         _, first, inv = np.unique(codes, return_index=True, return_inverse=True)
         pairs = _take(hid, first)
         m = len(first)
@@ -301,7 +302,7 @@ def _pairs_stage2(step: N.TruncateGroups, parts: int, *pieces: _Part) -> list[An
         pair = _array(cols[_H + "pair"]).to_numpy()[keep]
         order = np.argsort(src, kind="stable")
         cuts = np.searchsorted(src[order], np.arange(parts + 1)).tolist()
-        return [pair[order[lo:hi]] for lo, hi in zip(cuts, cuts[1:], strict=False)]
+        return [pair[order[lo:hi]] for lo, hi in itertools.pairwise(cuts)]
 
     out: list[Any] = _guarded("the truncation", go)
     return out
@@ -309,7 +310,7 @@ def _pairs_stage2(step: N.TruncateGroups, parts: int, *pieces: _Part) -> list[An
 
 def _semi_join(data: tuple[dict[str, Any], int, Any, int], *kept: Any) -> _Part:
     """The rows of one part whose (person, group) pair was kept (by the pairs' indices)."""
-    cols, n, row_pair, pairs = data
+    cols, _n, row_pair, pairs = data
     pair_kept = np.zeros(pairs, dtype=bool)
     for idx in kept:
         pair_kept[idx] = True
