@@ -8,10 +8,31 @@ merged exactly: by one more Arrow group-by of the int64 totals where no merged g
 times the most one row adds reach ``2^63``, else in Python (integer addition and set union),
 so the answer is the same for every partitioning, and the groups of a plan without public
 keys come in the total order of :mod:`opendp_lite._order`.  The frame itself is never
-computed whole, except under truncation (``truncate_per_group``/``truncate_num_groups``):
-a person's rows may lie in several partitions, and which of them are kept must be decided
-on all of them together, so such a plan runs on the frame repartitioned to one partition (the
-columns it reads, on one worker: the memory of the whole frame, as a pandas frame).
+computed whole, nor moved to one partition.
+
+Truncation (``truncate_per_group``/``truncate_num_groups``): a person's rows may lie in
+several partitions, and which of them are kept is decided on all of them together, in two
+stages per truncation step (:func:`_truncating`; the proof is
+``docs/proofs/table/truncation.md``, "Dask: two stages"):
+
+1. on each partition, the steps before the truncation, then each run's *candidates* (a run:
+   the person, with the truncation's ``by``): under ``truncate_per_group(k)`` its k first rows
+   by the kept order, or, under ``"sample"``, every row whose uniform 32-bit key (from
+   :mod:`opendp_lite.samplers.rng`) is at most the run's k-th least key in the partition;
+   under ``truncate_num_groups(k)`` the partition's distinct (person, group) pairs (under
+   first/last, each person's k first of them);
+2. the candidates move to one of ``min(partitions, 64)`` buckets by a hash of the run's (or
+   person's) class (:func:`_truncation.cell_hash`: ``1``, ``1.0`` and ``True`` meet, and all
+   missing ids), where the shared kernel decides on all of them; under ``"sample"`` the rows
+   tied with a run's k-th key are ordered by fresh keys (exact; no rerun);
+   ``truncate_num_groups`` sends the kept pairs' indices back to the partition each came
+   from, which keeps the rows of its kept pairs.
+
+Cost: one all-to-all exchange per truncation step, of at most k rows per run per partition
+(``truncate_per_group``) or of each partition's distinct (person, group) pairs, and their
+indices back (``truncate_num_groups``); no worker holds more than its bucket's candidates.
+A person's rows are never gathered.  Later steps and the aggregates run per bucket (after
+``truncate_per_group``) or per partition (after ``truncate_num_groups``), merged as above.
 
 A failure inside a partition is :class:`~opendp_lite.errors.FailedFunction` naming the step
 (never a value), as on the other engines; a failure of Dask itself while computing the
