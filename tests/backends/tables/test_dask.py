@@ -316,3 +316,30 @@ def test_a_failing_truncation_carries_no_value(monkeypatch: pytest.MonkeyPatch) 
         text += "".join(traceback.format_exception_only(e))
         e = e.__cause__ or e.__context__
     assert "4711" not in text and "secret" not in text
+
+
+def test_num_groups_moves_only_the_distinct_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one person, 100 rows in 2 groups, over 4 partitions: the exchange carries at most 2 pairs
+    # per partition (not the person's 100 rows), and the kept group keeps all its rows
+    whole = pd.DataFrame(
+        {
+            "id": pd.array([7] * 100, dtype="Int64"),
+            "g": pd.array(["a", "b"] * 50, dtype="string"),
+            "x": range(100),
+        }
+    )
+    seen: list[int] = []
+    stage2 = dask_engine._pairs_stage2
+
+    def spy(step: Any, parts: int, *pieces: Any) -> Any:
+        seen.append(sum(p[1] for p in pieces))
+        return stage2(step, parts, *pieces)
+
+    monkeypatch.setattr(dask_engine, "_pairs_stage2", spy)
+    for keep in ("sample", "first"):
+        seen.clear()
+        step = N.TruncateGroups((ID,), (G,), 1, keep)  # type: ignore[arg-type]
+        got = ENGINE.run(dd.from_pandas(whole, npartitions=4), _by_x(step))
+        assert sum(seen) <= 2 * 4 and len(seen) == 4
+        kept = got.keys["x"]
+        assert len(kept) == 50 and len({x % 2 for x in kept}) == 1  # one whole group
