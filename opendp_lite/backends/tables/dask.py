@@ -84,6 +84,7 @@ MAX_BUCKETS = 64
 #: the bits of a ``"sample"`` key: a tie at a run's k-th key is broken by fresh keys in stage
 #: 2 (exact for any width; 32 bits: rare, and the run code and key sort as one word)
 KEY_BITS = 32
+_TRUNCATIONS = (N.TruncateRows, N.TruncateGroups)
 _H = "\x00opendp_lite.truncation."  # hidden columns: no frame has such a name
 _KEY = _H + "key"
 
@@ -124,9 +125,9 @@ def _start(partition: Any) -> _Part:
     return {name: _one_chunk(t.column(name)) for name in t.column_names}, t.num_rows
 
 
-def _rows(part: _Part, steps: tuple[N.Step, ...]) -> _Part:
-    """The row-by-row ``steps`` on one part."""
-    cols, n = part
+def _rows(part: Any, steps: tuple[N.Step, ...]) -> _Part:
+    """The row-by-row ``steps`` on one part (a partition of the frame, or a part already)."""
+    cols, n = part if isinstance(part, tuple) else _start(part)
     for i, step in enumerate(steps):
         cols, n = _guarded(f"step {i} ({type(step).__name__})", _step, cols, n, step)
     return cols, n
@@ -349,24 +350,37 @@ def _final(part: _Part, plan: N.FramePlan) -> Partial:
     return run_arrow(table, plan, parallel=False)
 
 
+def _and_finish(stage: str, rest: N.FramePlan, *args: Any) -> Partial:
+    """The last truncation's last stage (looked up by name), then :func:`_final`: one task."""
+    part: _Part = globals()[stage](*args)
+    return _final(part, rest)
+
+
 def _truncating(dask: Any, x: Any, plan: N.FramePlan) -> list[Any]:
     """The delayed partial answers of a plan with truncation steps: each step in two stages
     (see the module docstring); the frame is never gathered on one worker."""
     delayed = dask.delayed
-    parts = [delayed(_start, pure=True)(p) for p in x.to_delayed()]
+    parts: list[Any] = list(x.to_delayed())
+    last = max(i for i, s in enumerate(plan.steps) if isinstance(s, _TRUNCATIONS))
+    rest = dataclasses.replace(plan, steps=plan.steps[last + 1 :])
     pre: list[N.Step] = []
-    for step in plan.steps:
-        if not isinstance(step, (N.TruncateRows, N.TruncateGroups)):
+    for t, step in enumerate(plan.steps[: last + 1]):
+        if not isinstance(step, _TRUNCATIONS):
             pre.append(step)
             continue
         q = max(1, min(len(parts), MAX_BUCKETS))
+        # the last stage of the last truncation runs the rest of the plan in the same task
+        finish_here = t == last
+        fn: Callable[..., Any]
+        head: tuple[Any, ...]
         if isinstance(step, N.TruncateRows):
             stage1 = [
                 delayed(_rows_stage1, pure=False, nout=q)(p, tuple(pre), step, q, KEY_BITS)
                 for p in parts
             ]
+            fn, head = (_and_finish, ("_rows_stage2", rest)) if finish_here else (_rows_stage2, ())
             parts = [
-                delayed(_rows_stage2, pure=False)(step, *[s1[b] for s1 in stage1]) for b in range(q)
+                delayed(fn, pure=False)(*head, step, *[s1[b] for s1 in stage1]) for b in range(q)
             ]
         else:
             stage1 = [
@@ -380,13 +394,13 @@ def _truncating(dask: Any, x: Any, plan: N.FramePlan) -> list[Any]:
                 )
                 for b in range(q)
             ]
+            fn, head = (_and_finish, ("_semi_join", rest)) if finish_here else (_semi_join, ())
             parts = [
-                delayed(_semi_join, pure=True)(s1[0], *[kb[i] for kb in kept])
+                delayed(fn, pure=True)(*head, s1[0], *[kb[i] for kb in kept])
                 for i, s1 in enumerate(stage1)
             ]
         pre = []
-    rest = dataclasses.replace(plan, steps=tuple(pre))
-    return [delayed(_final, pure=True)(p, rest) for p in parts]
+    return parts
 
 
 class DaskEngine:
