@@ -60,8 +60,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--engines", default="polars,pandas,dask")
+    ap.add_argument("--partitions", type=int, default=4, help="Dask partitions")
     ap.add_argument("--opendp-python", default=None, help="interpreter with OpenDP 0.16")
     args = ap.parse_args()
+    _DASK["partitions"] = args.partitions
     n = args.rows or (10**7 if args.large else 10**6)
     people, groups, k = n // 10, 1000, args.k
     data = np.arange(n, dtype=np.int64)  # benchmark data only: fixed permutations, no release
@@ -87,6 +89,7 @@ def main() -> None:
         row = {
             **base,
             "engine": name,
+            **({"partitions": _DASK["partitions"]} if name == "dask" else {}),
             "opendp_lite_s": round(t_ours, 4),
             "plain_head_k_s": round(t_plain, 4),
             "ratio": round(t_ours / t_plain, 2),
@@ -154,6 +157,9 @@ def _releases(opendp_python: str, n: int, k: int, repeat: int) -> dict[str, Any]
     return row
 
 
+_DASK = {"partitions": 4}  # --partitions
+
+
 def _frames(
     name: str, pid: np.ndarray[Any, Any], g: np.ndarray[Any, Any], x: np.ndarray[Any, Any], k: int
 ) -> tuple[Any, Callable[[], Any]]:
@@ -169,7 +175,7 @@ def _frames(
         return pdf, lambda: pdf.groupby("pid").head(k).groupby("g")["x"].sum()
     import dask.dataframe as dd
 
-    ddf = dd.from_pandas(pdf, npartitions=4)
+    ddf = dd.from_pandas(pdf, npartitions=_DASK["partitions"])
 
     # Dask's own head per person: a shuffle by person, then each partition's groupby().head
     def plain() -> Any:

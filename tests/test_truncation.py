@@ -299,8 +299,9 @@ def test_dask_in_two_stages_keeps_the_reference_rows_for_any_partitioning(
 def test_dask_truncation_never_gathers_the_frame_into_one_partition(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A person's rows in every partition; the frame is never repartitioned, and the plan's
-    second stage runs once per input partition (each on its own people's survivors)."""
+    """A person's rows in every partition; the frame is never repartitioned, and the
+    truncation's second stage runs once per input partition (each on its own runs'
+    candidates, one piece from every partition)."""
     dd = pytest.importorskip("dask.dataframe")
     ids = [i % 7 for i in range(70)]
     data = {"id": ids, "g": ["a"] * 70, "v": [0.0] * 70, "x": list(range(70))}
@@ -311,13 +312,14 @@ def test_dask_truncation_never_gathers_the_frame_into_one_partition(
 
     monkeypatch.setattr(dd.DataFrame, "repartition", no_repartition)
     seen: list[int] = []
-    stage2 = dask_engine._stage2
+    stage2 = dask_engine._rows_stage2
 
-    def spy(pieces: list[Any], plan: Any, t: int) -> Any:
-        seen.append(sum(p.num_rows for p in pieces))
-        return stage2(pieces, plan, t)
+    def spy(step: Any, *pieces: Any) -> Any:
+        assert len(pieces) == 5
+        seen.append(sum(n for _, n in pieces))
+        return stage2(step, *pieces)
 
-    monkeypatch.setattr(dask_engine, "_stage2", spy)
+    monkeypatch.setattr(dask_engine, "_rows_stage2", spy)
     kept = _kept(frame, N.TruncateRows((ID,), (), 2, "sample"))
     assert Counter(ids[x] for x in kept) == dict.fromkeys(range(7), 2)
     assert len(seen) == 5 and sum(seen) <= 7 * 2 * 5  # at most k per person per partition
@@ -337,9 +339,10 @@ def test_dask_person_hash_puts_equal_ids_together_across_representations() -> No
     assert s1[0] == s2[1] and s2[0] == with_null[1]
 
 
-def test_dask_sample_redraws_every_key_when_a_boundary_key_ties() -> None:
-    """The first n keys are all zero (every run ties): the whole computation must run again
-    on fresh keys, so 2n keys are read; without the tie check n would be."""
+def test_dask_sample_orders_the_rows_tied_at_the_boundary_by_fresh_keys() -> None:
+    """The first n keys are all zero (every run ties at its k-th key, all its rows
+    candidates): stage 2 orders each run's tied rows by fresh keys, so 2n keys are read;
+    without the tie check n would be (and the rows kept would be the first by position)."""
     ids = [i % 5 for i in range(40)]
     data = {"id": ids, "g": ["a"] * 40, "v": [0.0] * 40, "x": list(range(40))}
     frame = _dask(data, 4)
@@ -377,3 +380,118 @@ def test_dask_sample_is_a_uniform_subset_across_partitions() -> None:
     check_cells(
         [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# Dask: two stages (candidates per partition, the kernel on each run's candidates)
+
+
+def _dask_spread(n_people: int, rows: int) -> Any:
+    """``n_people`` people of ``rows`` rows each, row j of every person in partition j."""
+    dd = pytest.importorskip("dask.dataframe")
+    chunks = [
+        pd.DataFrame({"id": np.arange(n_people), "x": np.arange(n_people) * rows + j})
+        for j in range(rows)
+    ]
+    ddf = dd.concat([dd.from_pandas(c, npartitions=1, sort=False) for c in chunks])
+    assert ddf.npartitions == rows
+    return ddf
+
+
+def test_dask_sample_with_2_bit_keys_is_still_a_uniform_subset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as above, with 2-bit keys: most runs tie at the k-th key, and the second stage breaks
+    # the tie by fresh keys; the law must not move (a tie broken by position fails this)
+    dask = pytest.importorskip("dask")
+    from opendp_lite.backends.tables import dask as engine
+
+    monkeypatch.setattr(engine, "KEY_BITS", 2)
+    with dask.config.set(scheduler="synchronous"):
+        kept = _kept(_dask_spread(N_PEOPLE, 4), N.TruncateRows((ID,), (), 2, "sample"))
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x // 4, []).append(x % 4)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(4), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
+    check_cells(
+        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
+    )
+
+
+def test_num_groups_sample_on_dask_partitions_is_a_uniform_subset() -> None:
+    # 12 000 people with one row in each of 4 groups, group j in partition j, k = 2 groups
+    dask = pytest.importorskip("dask")
+    ddf = _dask_spread(N_PEOPLE, 4)
+    ddf = ddf.assign(g=ddf["x"] % 4)
+    with dask.config.set(scheduler="synchronous"):
+        kept = _kept(ddf, N.TruncateGroups((ID,), (G,), 2, "sample"))
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x // 4, []).append(x % 4)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(4), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
+    check_cells(
+        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
+    )
+
+
+def test_sample_candidates_hold_every_row_up_to_the_runs_kth_key() -> None:
+    # three parts of one frame: every row whose key is at most its run's k-th smallest key in
+    # the whole frame is a candidate of its part (2-bit keys: ties everywhere)
+    rng_runs = [np.array([i % 7 for i in range(j, 60 + j)], dtype=np.int64) for j in range(3)]
+    for k in (1, 2, 3):
+        masks, keys = zip(*(K.sample_candidates(r, k, key_bits=2) for r in rng_runs), strict=True)
+        run, key, cand = np.concatenate(rng_runs), np.concatenate(keys), np.concatenate(masks)
+        for r in range(7):
+            kth = np.sort(key[run == r])[k - 1]
+            assert cand[(run == r) & (key <= kth)].all()
+        kept = K.sample_settle(run[cand], key[cand], k)
+        assert Counter(run[cand][kept].tolist()) == dict.fromkeys(range(7), k)
+
+
+def test_cell_hash_is_a_function_of_the_group_key_class() -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    ones = K.cell_hash(
+        K.cells([1, 1.0, True, np.int64(1), Fraction(1), Decimal("1.0")], nulls=True)
+    )
+    assert len(set(ones.tolist())) == 1
+    assert K.cell_hash(np.array([1, 2]))[0] == ones[0] == K.cell_hash(np.array([1.0]))[0]
+    assert K.cell_hash(np.array([True]))[0] == ones[0]
+    missing = K.cell_hash(
+        K.cells([None, float("nan"), pd.NA, pd.NaT, np.datetime64("NaT")], nulls=True)
+    )
+    assert len(set(missing.tolist())) == 1
+    assert K.cell_hash(np.array([np.nan]))[0] == missing[0]
+    assert K.cell_hash(np.array([-0.0]))[0] == K.cell_hash(np.array([0]))[0]
+    halves = K.cell_hash(K.cells([2.5, Fraction(5, 2), Decimal("2.5")], nulls=True))
+    assert len(set(halves.tolist())) == 1 and K.cell_hash(np.array([2.5]))[0] == halves[0]
+    assert (
+        K.cell_hash(K.cells(["a", "b", 2**70], nulls=True)).tolist()
+        == K.cell_hash(K.cells(["a", "b", float(2**70)], nulls=True)).tolist()
+    )
+
+
+def test_cell_hash_of_text_is_the_same_in_every_process() -> None:
+    # blake2b of the UTF-8 bytes (no per-process salt, unlike hash() of a str): a fixed value
+    import hashlib
+
+    want = [
+        int.from_bytes(hashlib.blake2b(b"s" + t.encode(), digest_size=8).digest(), "little")
+        for t in ("ab", "é")
+    ]
+    assert K.cell_hash(K.cells(["ab", "é"], nulls=True)).tolist() == want
+    assert K.cell_hash(K.cells(["ab", None], nulls=True))[0] == want[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2**40)), max_size=30))
+def test_distinct_codes_tell_tuples_apart_as_run_codes_do(rows: list[tuple[int, int]]) -> None:
+    cols = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(2)]
+    fast, slow = K.distinct_codes(cols, len(rows)), K.run_codes(cols, len(rows))
+    assert len(set(zip(fast.tolist(), slow.tolist(), strict=True))) == len(set(slow.tolist()))
+    assert len(set(fast.tolist())) == len(set(slow.tolist()))
