@@ -501,7 +501,9 @@ def _assemble(plan: n.FramePlan, rows: list[dict[str, Any]], by_names: list[str]
             for name, a in plan.aggregates:
                 out_vals[name].append(_zero(a) if r is None else _collect(a, r, name))
         return TableResult({b: list(c) for b, c in zip(by_names, cols, strict=True)}, out_vals)
-    rows = sorted(rows, key=lambda r: tuple(group_key(v) for v in key_of(r)))
+    # the total order of the keys; a float key's null and NaN groups are one class there and
+    # two groups in Polars: null first, never Polars' own (varying) order
+    rows = sorted(rows, key=lambda r: tuple((group_key(v), v is not None) for v in key_of(r)))
     keys = {b: [r[b] for r in rows] for b in by_names}
     values = {name: [_collect(a, r, name) for r in rows] for name, a in plan.aggregates}
     return TableResult(keys, values)
