@@ -549,6 +549,17 @@ class LazyFrameQuery:
         thr: list[Any] = []
         for it in tp.items:
             mech = an._native_mechanism(it, self._measure)
+            if it.same_size is not None and it.same_size[0] == it.same_size[1]:
+                # every row adds the same term between neighbours of equal length (pl.len()
+                # under a change unit): public, released without noise, as OpenDP shows it
+                rows["column"].append(it.column)
+                rows["aggregate"].append(it.aggregate)
+                rows["distribution"].append(None)
+                rows["scale"].append(None)
+                if alpha is not None:
+                    acc.append(0.0)
+                thr.append(threshold if it.name == tp.threshold_item else None)
+                continue
             if it.family == "quantile":
                 dist = "ExponentialMin" if mech == "laplace" else "GumbelMin"
             else:

@@ -569,3 +569,22 @@ def test_margins_given_as_an_empty_list_ask_for_the_table_api_on_any_frame() -> 
     assert release.columns == ["g", "len"]
     release = context(margins=[]).query().select(dp.len(signed=True)).release().collect()
     assert release.columns == ["len"]
+
+
+def test_summarize_shows_a_public_frame_length_without_a_distribution() -> None:
+    """Under a change unit the frame length is public: OpenDP's summarize gives it no
+    distribution and no scale (null), and accuracy 0; the noisy sum keeps its row."""
+    context = dp.Context.compositor(
+        data=pl.LazyFrame({"x": [1.0, 2.0, 3.0] * 100}),
+        privacy_unit=dp.unit_of(changes=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=1000, invariant="lengths")],
+    )
+    query = context.query().select(pl.len(), pl.col("x").fill_null(0.0).dp.sum((0.0, 5.0)))
+    summary = query.summarize(alpha=0.05)
+    assert summary["aggregate"].to_list() == ["Frame Length", "Sum"]
+    assert summary["distribution"].to_list() == [None, "Float Laplace"]
+    assert summary["scale"][0] is None and summary["scale"][1] > 0
+    assert summary["accuracy"][0] == 0.0
+    assert query.release().collect()["len"].to_list() == [300]
