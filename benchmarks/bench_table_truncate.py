@@ -6,18 +6,14 @@ runs the plan ``truncate_per_group(5, keep="sample")`` then the exact per-group 
 (``TruncateRows`` + ``IntSum`` by ``g``: what a table query compiles to, before the noise).
 The baseline is the same library's ``group_by(person).head(k)`` then ``group_by(g).sum()``
 (no randomness: the first k rows in the frame's order, which is not a DP truncation).
+With ``--opendp-python PATH`` (an interpreter with OpenDP 0.16 and Polars 1.36.1, e.g. a venv
+made with ``pip install "opendp[polars]==0.16.*" "polars==1.36.1"``), the whole release
+(``unit_of(identifier="pid")``, ``truncate_per_group(k)``, a noisy sum per group with public
+keys, ``release().collect()``) is also timed through OpenDP 0.16 and through opendp_lite (this
+interpreter), each in a fresh subprocess running the same script, one JSON line with both.
 Prints one JSON line per engine (median of ``--repeat`` wall-clock seconds, one untimed call
 first) with the ratio to the baseline, and the peak traced memory of one call (tracemalloc:
 Python and numpy allocations; Polars' and Arrow's own are not traced).
-
-OpenDP 0.16 (``--opendp-python``, default ``/work/venv136/bin/python``: a Python with OpenDP
-0.16 on Polars 1.36.1; ``--opendp-python ''`` skips it) runs the same query in a subprocess on
-the same data: ``dp.unit_of(contributions=1, identifier=pl.col("pid"))``,
-``truncate_per_group(k)``, ``group_by("g").agg(pl.col("x").dp.sum((0, 100)))`` with the 10^3
-keys public (``with_keys``). Its line gives the median wall-clock seconds of the release's
-``collect()`` (truncation, sum and noise; one untimed release first), the seconds of
-``release()`` itself (building and invoking the measurement, before the collect), and the ratio
-of the collect to opendp_lite's Polars engine in this run; an ``error`` field if it fails.
 """
 
 from __future__ import annotations
@@ -26,6 +22,7 @@ import argparse
 import json
 import statistics
 import subprocess
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -63,8 +60,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--engines", default="polars,pandas,dask")
-    ap.add_argument("--opendp-python", default="/work/venv136/bin/python")
+    ap.add_argument("--partitions", type=int, default=4, help="Dask partitions")
+    ap.add_argument("--opendp-python", default=None, help="interpreter with OpenDP 0.16")
     args = ap.parse_args()
+    _DASK["partitions"] = args.partitions
     n = args.rows or (10**7 if args.large else 10**6)
     people, groups, k = n // 10, 1000, args.k
     data = np.arange(n, dtype=np.int64)  # benchmark data only: fixed permutations, no release
@@ -77,7 +76,6 @@ def main() -> None:
         by=(N.Col("g"),),
     )
     base = {"rows": n, "people": people, "groups": groups, "k": k, "keep": "sample"}
-    ours_s: dict[str, float] = {}
     for name in args.engines.split(","):
         frame, plain = _frames(name, pid, g, x, k)
         engine = of_table(frame)
@@ -88,10 +86,10 @@ def main() -> None:
 
         t_ours = _median(ours, args.repeat)
         t_plain = _median(plain, args.repeat)
-        ours_s[name] = t_ours
         row = {
             **base,
             "engine": name,
+            **({"partitions": _DASK["partitions"]} if name == "dask" else {}),
             "opendp_lite_s": round(t_ours, 4),
             "plain_head_k_s": round(t_plain, 4),
             "ratio": round(t_ours / t_plain, 2),
@@ -100,81 +98,66 @@ def main() -> None:
         }
         print(json.dumps(row), flush=True)
     if args.opendp_python:
-        row = {**base, "engine": "opendp-0.16", **_opendp(args.opendp_python, n, k, args.repeat)}
-        if "opendp_collect_s" in row and "polars" in ours_s:
-            row["opendp_lite_polars_s"] = round(ours_s["polars"], 4)
-            row["ratio_opendp_to_opendp_lite_polars"] = round(
-                row["opendp_collect_s"] / ours_s["polars"], 2
-            )
-        print(json.dumps(row), flush=True)
+        print(json.dumps(_releases(args.opendp_python, n, k, args.repeat)), flush=True)
 
 
-# Run by OpenDP's Python (argv: rows, k, repeat); prints one JSON object.
-_OPENDP = """
+# The same release through either library (argv: module, rows, k, repeat); prints its median.
+_RELEASE = """
 import json, statistics, sys, time
-import numpy as np
-import polars as pl
-import importlib.metadata
-import opendp.prelude as dp
-
-dp.enable_features("contrib")
-n, k, repeat = (int(a) for a in sys.argv[1:4])
-people, groups = n // 10, 1000
+import numpy as np, polars as pl
+mod, n, k, repeat = sys.argv[1], *map(int, sys.argv[2:5])
+if mod == "opendp":
+    import opendp.prelude as dp
+    dp.enable_features("contrib")
+else:
+    import opendp_lite.prelude as dp
 data = np.arange(n, dtype=np.int64)
-lf = pl.LazyFrame(
-    {"pid": (data * 7919) % people, "g": (data * 104729) % groups, "x": (data * 31) % 101}
-)
-keys = pl.LazyFrame({"g": np.arange(groups, dtype=np.int64)})
-context = dp.Context.compositor(
-    data=lf,
-    privacy_unit=dp.unit_of(contributions=1, identifier=pl.col("pid")),
-    privacy_loss=dp.loss_of(epsilon=1.0),
-    split_evenly_over=repeat + 1,
-    margins=[dp.polars.Margin(by=[], max_length=n)],
-)
-collect, release = [], []
-for _ in range(repeat + 1):
-    query = (
-        context.query()
-        .truncate_per_group(k)
-        .group_by("g")
-        .agg(pl.col("x").dp.sum((0, 100)))
-        .with_keys(keys)
-    )
-    t0 = time.perf_counter()
-    once = query.release()
-    t1 = time.perf_counter()
-    out = once.collect()
-    t2 = time.perf_counter()
-    assert out.height == groups
-    release.append(t1 - t0)
-    collect.append(t2 - t1)
-print(json.dumps({
-    "opendp_version": importlib.metadata.version("opendp"),
-    "polars_version": pl.__version__,
-    "opendp_collect_s": round(statistics.median(collect[1:]), 4),
-    "opendp_release_s": round(statistics.median(release[1:]), 4),
-}))
+lf = pl.LazyFrame({"pid": (data * 7919) % (n // 10), "g": (data * 104729) % 1000,
+                   "x": (data * 31) % 101})
+keys = pl.DataFrame({"g": np.arange(1000, dtype=np.int64)})
+ctx = dp.Context.compositor(
+    data=lf, privacy_unit=dp.unit_of(contributions=1, identifier="pid"),
+    privacy_loss=dp.loss_of(epsilon=float(repeat + 1)), split_evenly_over=repeat + 1,
+    margins=[dp.polars.Margin(by=["g"], max_length=n)])
+def release():
+    q = (ctx.query().truncate_per_group(k).group_by("g")
+         .agg(pl.col("x").dp.sum((0, 100))).with_keys(keys))
+    return q.release().collect()
+out = release()
+times = []
+for _ in range(repeat):
+    t0 = time.perf_counter(); release(); times.append(time.perf_counter() - t0)
+print(json.dumps({"median_s": statistics.median(times), "polars": pl.__version__,
+                  "shape": list(out.shape)}))
 """
 
 
-def _opendp(python: str, n: int, k: int, repeat: int) -> dict[str, Any]:
-    """OpenDP 0.16's run of the query (see the module's docstring), or an ``error``."""
-    try:
-        done = subprocess.run(  # noqa: S603 - the given Python and our own code
-            [python, "-c", _OPENDP, str(n), str(k), str(repeat)],
+def _releases(opendp_python: str, n: int, k: int, repeat: int) -> dict[str, Any]:
+    """The whole release through OpenDP 0.16 (``opendp_python``) and opendp_lite (this
+    interpreter), each in its own process, as one JSON row with their ratio."""
+    row: dict[str, Any] = {"rows": n, "k": k, "keep": "sample", "query": "release"}
+    for label, python, mod in (
+        ("opendp_0_16", opendp_python, "opendp"),
+        ("opendp_lite", sys.executable, "lite"),
+    ):
+        run = subprocess.run(  # noqa: S603 (the interpreter the user named; a fixed script)
+            [python, "-c", _RELEASE, mod, str(n), str(k), str(repeat)],
             capture_output=True,
             text=True,
-            timeout=3600,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return {"error": f"{type(e).__name__}: {e}"}
-    if done.returncode != 0:
-        tail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        return {"error": tail[0][:500]}
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+        if run.returncode != 0:
+            row[f"{label}_error"] = run.stderr.strip().splitlines()[-1:]
+            continue
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        row[f"{label}_s"] = round(out["median_s"], 4)
+        row[f"{label}_polars"] = out["polars"]
+    if "opendp_0_16_s" in row and "opendp_lite_s" in row:
+        row["opendp_over_lite"] = round(row["opendp_0_16_s"] / row["opendp_lite_s"], 2)
+    return row
+
+
+_DASK = {"partitions": 4}  # --partitions
 
 
 def _frames(
@@ -192,7 +175,7 @@ def _frames(
         return pdf, lambda: pdf.groupby("pid").head(k).groupby("g")["x"].sum()
     import dask.dataframe as dd
 
-    ddf = dd.from_pandas(pdf, npartitions=4)
+    ddf = dd.from_pandas(pdf, npartitions=_DASK["partitions"])
 
     # Dask's own head per person: a shuffle by person, then each partition's groupby().head
     def plain() -> Any:

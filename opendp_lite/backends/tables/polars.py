@@ -387,6 +387,10 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
     """The rows a truncation step keeps (:mod:`._truncate`): the identifier, grouping and sort
     expressions are evaluated by Polars, the mask computed from each person's own rows."""
     names = lf.collect_schema().names()
+    if isinstance(step, n.TruncateRows) and step.keep == "sample":
+        native = _sample_rows(lf, [*step.identifier, *step.by], step.k)
+        if native is not None:
+            return native
     ids = {f"\x00id{i}": e for i, e in enumerate(step.identifier)}
     by = {f"\x00by{i}": e for i, e in enumerate(step.by)}
     sort = (
@@ -396,14 +400,10 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
     )
     extra = {**ids, **by, **sort}
     df = lf.with_columns([compile_expr(e).alias(k) for k, e in extra.items()]).collect()
-    if isinstance(step, n.TruncateRows) and step.keep == "sample":
-        run = [*ids, *by]
-        if all(_native_run_dtype(df.schema[k]) for k in run):
-            return _sample_rows(df, run, step.k).select(names).lazy()
     if isinstance(step, n.TruncateRows) and step.keep in ("first", "last"):
         run = [*ids, *by]
         plain = all(_plain_order_dtype(df.schema[c]) for c in names)
-        if plain and all(_native_run_dtype(df.schema[k]) for k in run):
+        if plain and all(_runs_like_the_kernel(df.schema[k]) for k in run):
             return _ordered_rows(df, run, names, step.k, step.keep == "last").select(names).lazy()
     col = {k: _cells(df.get_column(k)) for k in extra}
     h = df.height
@@ -426,75 +426,82 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
     return df.select(names).filter(_pl().Series(mask)).lazy()
 
 
-def _native_run_dtype(dt: Any) -> bool:
-    """Whether Polars' ``over()`` on a column of this type, after :func:`_run_class`, puts
-    two rows in one window exactly when ``_order.group_key`` puts their cells in one class:
-    integers, floats, booleans, strings, Categorical/Enum (one physical code per category)
-    and the temporal types (one physical integer per value).  Other types (Decimal, nested,
-    Object, Null) go through the shared kernel."""
+# The dtypes whose Polars grouping (``over``) tells values apart as ``_order.group_key`` does,
+# once a float's NaN is made null: one class per ``==`` value, -0.0 with 0.0, missing values
+# one class (checked in tests/test_truncation.py for each kind).
+_RUN_KINDS = ("is_integer", "is_float", "is_temporal")
+
+
+def _runs_like_the_kernel(dtype: Any) -> bool:
     pl = _pl()
-    if dt.is_integer() or dt.is_float() or dt.is_temporal():
+    if any(getattr(dtype, kind)() for kind in _RUN_KINDS):
         return True
-    return any(dt == t for t in (pl.Boolean, pl.String)) or isinstance(
-        dt, (pl.Categorical, pl.Enum)
-    )
+    return dtype in (pl.String, pl.Boolean) or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
-def _run_class(name: str, dt: Any) -> Any:
-    """The column ``name`` as the window key of its ``group_key`` class: a float column's NaN
-    joins its nulls (one missing class; Polars' ``over()`` keeps NaN and null apart) and
-    ``-0.0`` is written ``0.0`` (one class; Polars already groups them, this does not rely on
-    it)."""
+def _sample_rows(lf: Any, run: list[n.Expr], k: int, draw: Any = None, packed: bool = True) -> Any:
+    """``keep="sample"`` in Polars: a uniform ``min(k, size)``-subset of each run.
+
+    Each row draws an independent uniform 64-bit key from :mod:`opendp_lite.samplers.rng`,
+    and each run's rows are ranked by key (``rank("ordinal").over(run)``: tied keys get
+    consecutive ranks).  The draw is accepted only when the keys of rank ``k`` and ``k + 1``,
+    over all runs, are pairwise distinct, else every key is redrawn.  The acceptance event
+    is a function of each run's k-th and (k+1)-th least keys (order statistics), so it is
+    unchanged when a run's keys are permuted; conditioned on it the keys' law is still
+    invariant under permutations within each run, and no run has a tie between its k-th and
+    (k+1)-th least key, so its ``k`` rows of least rank are its ``k`` least keys, a set that
+    does not depend on how ties are broken.  Hence each run keeps a uniform
+    ``min(k, size)``-subset of its rows, independently of the other runs: the kernel's law
+    (:func:`opendp_lite._truncation.sample_order`), by another acceptance event
+    (``docs/proofs/table/truncation.md``).  ``None`` when a run column's dtype is not one whose
+    Polars grouping matches the kernel's classes (the caller then uses the kernel).  A run of
+    one integer expression (no nulls, range below 2^32) is first tried by
+    :func:`_sample_packed` (one sort, no window); the rank path runs only if that try ties.
+    ``draw`` (tests only) replaces ``fill_uint64``; ``packed=False`` (tests only) skips the
+    packed try.
+    """
     pl = _pl()
-    c = pl.col(name)
-    if not dt.is_float():
-        return c
-    return pl.when(c.is_nan()).then(None).when(c == 0).then(pl.lit(0, dtype=dt)).otherwise(c)
-
-
-def _sample_rows(
-    df: Any,
-    run: list[str],
-    k: int,
-    draw: Callable[[int], Any] | None = None,
-    packed: bool = True,
-) -> Any:
-    """``TruncateRows(keep="sample")`` in Polars: each row draws an independent uniform 64-bit
-    key (``draw``, the library's randomness); a row is kept when its key's rank (``"min"``)
-    within its run (the columns ``run``, by :func:`_run_class`) is at most ``k``.  The draw is
-    accepted only when the kept keys are pairwise distinct (one ``n_unique``), else every key
-    is redrawn: given acceptance each run keeps its min(k, size) least keys, a uniformly
-    random subset of its rows, independently of the other runs (``docs/proofs/table/
-    truncation.md``, "Polars").  A run of one integer column without nulls and of range below
-    2^32 is first tried by :func:`_sample_packed` (one sort, no window), and the rank path
-    above is taken only if that draw ties.  ``draw`` (default :func:`fill_uint64`, read when
-    called) and ``packed`` are seams for tests."""
-    pl = _pl()
-    draw = draw or fill_uint64
-    if packed and len(run) == 1:
-        out = _sample_packed(df, run[0], k, draw)
+    exprs = [compile_expr(e) for e in run]
+    schema = lf.select([e.alias(f"r{i}") for i, e in enumerate(exprs)]).collect_schema()
+    dtypes = list(schema.values())
+    if not all(_runs_like_the_kernel(d) for d in dtypes):
+        return None
+    over = [  # NaN and null: one class, as in the kernel
+        e.fill_nan(None) if d.is_float() else e for e, d in zip(exprs, dtypes, strict=True)
+    ]
+    df = lf.collect()
+    names = df.columns
+    fill = draw if draw is not None else fill_uint64
+    if packed and len(exprs) == 1 and dtypes[0].is_integer():
+        with_run = df.with_columns(exprs[0].alias("\x00run"))
+        out = _sample_packed(with_run, "\x00run", k, fill)
         if out is not None:
-            return out
-    key = "\x00key"
-    over = [_run_class(c, df.schema[c]) for c in run]
-    h = df.height
+            return out.select(names).lazy()
+    key, rank = "\x00key", "\x00rank"
     while True:
-        keys = pl.Series(key, draw(h), dtype=pl.UInt64)
-        rank = pl.col(key).rank("min")
-        kept = df.with_columns(keys).filter((rank.over(over) if over else rank) <= k)
-        if kept.get_column(key).n_unique() == kept.height:
-            return kept.drop(key)
+        ranked = (
+            df.lazy()
+            .with_columns(pl.Series(key, fill(df.height), dtype=pl.UInt64))
+            .with_columns(pl.col(key).rank("ordinal").over(over).alias(rank))
+            .filter(pl.col(rank) <= k + 1)
+            .collect()
+        )
+        edge = ranked.get_column(key).filter(ranked.get_column(rank) >= k)
+        if edge.n_unique() == edge.len():
+            return ranked.lazy().filter(pl.col(rank) <= k).select(names)
 
 
 def _sample_packed(df: Any, name: str, k: int, draw: Callable[[int], Any]) -> Any | None:
     """One try of the ``"sample"`` truncation by a single integer column ``name`` without
     nulls whose range hi - lo is below 2^32 (its own run code, offset; else None): each row
-    gets ``(id - lo)·2^r + U`` with U uniform on r = 64 - bits(hi - lo) >= 32 bits (the top r
-    bits of a draw), the frame is sorted on it, and the first k rows of each id are kept.  If
-    two rows of one id drew the same U (two equal packed keys, adjacent once sorted) the try
-    is void (None) and the caller draws afresh; else the order within each id is uniform and
-    the kept rows are a uniform min(k, size)-subset of each id, independently.  The kept rows
-    come in that random order."""
+    gets the packed key ``(id - lo)·2^r + U`` with U uniform on r = 64 - bits(hi - lo) >= 32
+    bits (the top r bits of a draw) and a second uniform 64-bit key V; the frame is sorted on
+    (packed, V), and the first k rows of each id are kept.  Within an id the rows are ordered
+    by (U, V), iid uniform on 2^(r+64) values.  If two rows of one id drew the same (U, V)
+    (equal and adjacent once sorted; probability below n²·2^-97 whatever the data) the try is
+    void (None: the caller's rank path draws afresh); else the order within each id is
+    uniform and the kept rows are a uniform min(k, size)-subset of each id, independently.
+    The kept rows come in that random order."""
     pl = _pl()
     col = df.get_column(name)
     if not col.dtype.is_integer() or col.null_count() or df.height == 0:
@@ -515,15 +522,17 @@ def _sample_packed(df: Any, name: str, k: int, draw: Callable[[int], Any]) -> An
         code = pl.col(name).cast(pl.UInt64) - pl.lit(lo, dtype=pl.UInt64)
     u = np.asarray(draw(df.height), dtype=np.uint64) >> np.uint64(bits)
     step = pl.lit(2**r, dtype=pl.UInt64)
+    second = "\x00key2"
     packed = code.cast(pl.UInt64) * step + pl.lit(pl.Series(key, u, dtype=pl.UInt64))
-    s = df.with_columns(packed.alias(key)).sort(key)
-    c = pl.col(key)
-    if s.select((c == c.shift(1)).any()).item():
+    v = pl.Series(second, draw(df.height), dtype=pl.UInt64)
+    s = df.with_columns(packed.alias(key), v).sort([key, second])
+    c, d = pl.col(key), pl.col(second)
+    if s.select(((c == c.shift(1)) & (d == d.shift(1))).any()).item():
         return None
     idx = pl.int_range(pl.len())
     run = c // step
     start = pl.when((run != run.shift(1)).fill_null(True)).then(idx).forward_fill()
-    return s.filter(idx - start < k).drop(key)
+    return s.filter(idx - start < k).drop(key, second)
 
 
 def _plain_order_dtype(dt: Any) -> bool:
@@ -554,6 +563,13 @@ def _ordered_rows(df: Any, run: list[str], names: list[str], k: int, last: bool)
     return df.filter(pos < k)
 
 
+def _run_class(name: str, dt: Any) -> Any:
+    """The column ``name`` as a window key of its ``group_key`` class (a float's NaN made
+    null, as in :func:`_sample_rows`)."""
+    c = _pl().col(name)
+    return c.fill_nan(None) if dt.is_float() else c
+
+
 def _float_columns(lf: Any) -> frozenset[str]:
     """The float columns of a LazyFrame, from its schema."""
     return frozenset(str(k) for k, v in lf.collect_schema().items() if v.is_float())
@@ -580,7 +596,9 @@ def _assemble(plan: n.FramePlan, rows: list[dict[str, Any]], by_names: list[str]
             for name, a in plan.aggregates:
                 out_vals[name].append(_zero(a) if r is None else _collect(a, r, name))
         return TableResult({b: list(c) for b, c in zip(by_names, cols, strict=True)}, out_vals)
-    rows = sorted(rows, key=lambda r: tuple(group_key(v) for v in key_of(r)))
+    # the total order of the keys; a float key's null and NaN groups are one class there and
+    # two groups in Polars: null first, never Polars' own (varying) order
+    rows = sorted(rows, key=lambda r: tuple((group_key(v), v is not None) for v in key_of(r)))
     keys = {b: [r[b] for r in rows] for b in by_names}
     values = {name: [_collect(a, r, name) for r in rows] for name, a in plan.aggregates}
     return TableResult(keys, values)
