@@ -500,7 +500,7 @@ def test_distinct_codes_tell_tuples_apart_as_run_codes_do(rows: list[tuple[int, 
 PE = pytest.importorskip("opendp_lite.backends.tables.polars")
 
 
-# --- v-polars-trunc: the packed sample try, redraws, id classes, first/last in Polars -----------
+# --- v-polars-trunc: sample redraws through a draw seam, id classes, first/last in Polars ---------
 
 
 class _Draws:
@@ -532,19 +532,16 @@ def test_polars_sample_path_is_taken_and_keeps_min_k_rows_of_each_run(
         runs = Counter((ids[x], x % 2 if by else 0) for x in range(len(ids)))
         got = Counter((ids[x], x % 2 if by else 0) for x in kept)
         assert got == {r: min(2, s) for r, s in runs.items()}
-    assert draws.calls == 3  # the engine's own paths, not the kernel: packed (2), rank (1)
+    assert draws.calls == 2  # one draw per truncation: the engine's own path, not the kernel
 
 
-@pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("k", [1, 2])
-def test_polars_sample_path_redraws_when_the_kept_keys_tie(k: int, packed: bool) -> None:
-    # every key 0 on the first draw: every row ranks 1 (every row kept), or, packed, every
-    # row of an id has one packed key (the order within an id would be the sort's, not random)
-    # (packed: both keys of the try are 0, then the rank path's draw)
-    draws = _Draws(first=lambda n: np.zeros(n, dtype=np.uint64), bad=2 if packed else 1)
+def test_polars_sample_path_redraws_when_the_kept_keys_tie(k: int) -> None:
+    # every key 0 on the first draw: every row ties with every other row of its run
+    draws = _Draws(first=lambda n: np.zeros(n, dtype=np.uint64))
     df = pl.DataFrame({"id": [1, 1, 1, 2, 2, 2, 2], "x": range(7)})
-    kept = PE._sample_rows(df.lazy(), [ID], k, draw=draws, packed=packed).collect()
-    assert draws.calls == 3 if packed else draws.calls == 2
+    kept = PE._sample_rows(df.lazy(), [ID], k, draw=draws).collect()
+    assert draws.calls == 2
     assert Counter(kept["id"].to_list()) == {1: k, 2: k}
 
 
@@ -553,27 +550,8 @@ def test_polars_sample_path_redraws_on_a_tie_at_the_kth_key_only() -> None:
     first = lambda n: np.array([5, 7, 7, 1, 2], dtype=np.uint64)  # noqa: E731
     draws = _Draws(first=first)
     df = pl.DataFrame({"id": [1, 1, 1, 2, 2], "x": range(5)})
-    kept = PE._sample_rows(df.lazy(), [ID], 2, draw=draws, packed=False).collect()
+    kept = PE._sample_rows(df.lazy(), [ID], 2, draw=draws).collect()
     assert draws.calls == 2 and Counter(kept["id"].to_list()) == {1: 2, 2: 2}
-
-
-@pytest.mark.parametrize(
-    ("ids", "dtype", "packed"),
-    [
-        ([-128, -128, 127, 127, 127, 0], pl.Int8, True),
-        ([2**64 - 1, 2**64 - 1, 2**64 - 3, 2**64 - 1, 2**64 - 3, 2**64 - 2], pl.UInt64, True),
-        ([-(2**63), -(2**63), 2**63 - 1, 2**63 - 1, 2**63 - 1, 0], pl.Int64, False),
-        ([5, 5, 5, 5, 5, 5], pl.UInt8, True),
-    ],
-)
-def test_polars_packed_sample_keeps_min_k_rows_of_each_integer_id(
-    ids: list[int], dtype: Any, packed: bool
-) -> None:
-    df = pl.DataFrame({"id": pl.Series(ids, dtype=dtype), "x": range(len(ids))})
-    draws = _Draws()
-    assert (PE._sample_packed(df, "id", 2, draws) is not None) == packed  # range < 2^32 only
-    kept = PE._sample_rows(df.lazy(), [ID], 2).collect()
-    assert Counter(kept["id"].to_list()) == {i: min(2, c) for i, c in Counter(ids).items()}
 
 
 _NAN = float("nan")

@@ -27,10 +27,7 @@ from __future__ import annotations
 
 import contextvars
 import importlib
-from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from ... import _truncation as K
 from ..._order import group_key
@@ -439,7 +436,7 @@ def _runs_like_the_kernel(dtype: Any) -> bool:
     return dtype in (pl.String, pl.Boolean) or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
-def _sample_rows(lf: Any, run: list[n.Expr], k: int, draw: Any = None, packed: bool = True) -> Any:
+def _sample_rows(lf: Any, run: list[n.Expr], k: int, draw: Any = None) -> Any:
     """``keep="sample"`` in Polars: a uniform ``min(k, size)``-subset of each run.
 
     Each row draws an independent uniform 64-bit key from :mod:`opendp_lite.samplers.rng`,
@@ -454,11 +451,8 @@ def _sample_rows(lf: Any, run: list[n.Expr], k: int, draw: Any = None, packed: b
     ``min(k, size)``-subset of its rows, independently of the other runs: the kernel's law
     (:func:`opendp_lite._truncation.sample_order`), by another acceptance event
     (``docs/proofs/table/truncation.md``).  ``None`` when a run column's dtype is not one whose
-    Polars grouping matches the kernel's classes (the caller then uses the kernel).  A run of
-    one integer expression (no nulls, range below 2^32) is first tried by
-    :func:`_sample_packed` (one sort, no window); the rank path runs only if that try ties.
-    ``draw`` (tests only) replaces ``fill_uint64``; ``packed=False`` (tests only) skips the
-    packed try.
+    Polars grouping matches the kernel's classes (the caller then uses the kernel).  ``draw``
+    (tests only) replaces ``fill_uint64``.
     """
     pl = _pl()
     exprs = [compile_expr(e) for e in run]
@@ -472,11 +466,6 @@ def _sample_rows(lf: Any, run: list[n.Expr], k: int, draw: Any = None, packed: b
     df = lf.collect()
     names = df.columns
     fill = draw if draw is not None else fill_uint64
-    if packed and len(exprs) == 1 and dtypes[0].is_integer():
-        with_run = df.with_columns(exprs[0].alias("\x00run"))
-        out = _sample_packed(with_run, "\x00run", k, fill)
-        if out is not None:
-            return out.select(names).lazy()
     key, rank = "\x00key", "\x00rank"
     while True:
         ranked = (
@@ -489,50 +478,6 @@ def _sample_rows(lf: Any, run: list[n.Expr], k: int, draw: Any = None, packed: b
         edge = ranked.get_column(key).filter(ranked.get_column(rank) >= k)
         if edge.n_unique() == edge.len():
             return ranked.lazy().filter(pl.col(rank) <= k).select(names)
-
-
-def _sample_packed(df: Any, name: str, k: int, draw: Callable[[int], Any]) -> Any | None:
-    """One try of the ``"sample"`` truncation by a single integer column ``name`` without
-    nulls whose range hi - lo is below 2^32 (its own run code, offset; else None): each row
-    gets the packed key ``(id - lo)·2^r + U`` with U uniform on r = 64 - bits(hi - lo) >= 32
-    bits (the top r bits of a draw) and a second uniform 64-bit key V; the frame is sorted on
-    (packed, V), and the first k rows of each id are kept.  Within an id the rows are ordered
-    by (U, V), iid uniform on 2^(r+64) values.  If two rows of one id drew the same (U, V)
-    (equal and adjacent once sorted; probability below n²·2^-97 whatever the data) the try is
-    void (None: the caller's rank path draws afresh); else the order within each id is
-    uniform and the kept rows are a uniform min(k, size)-subset of each id, independently.
-    The kept rows come in that random order."""
-    pl = _pl()
-    col = df.get_column(name)
-    if not col.dtype.is_integer() or col.null_count() or df.height == 0:
-        return None
-    lo, hi = int(col.min()), int(col.max())
-    if hi - lo >= 2**32:
-        return None
-    bits = max(1, (hi - lo).bit_length())
-    r = 64 - bits
-    key = "\x00key"
-    if col.dtype.is_signed_integer():
-        if lo < -(2**63) or hi >= 2**63:
-            return None
-        code = pl.col(name).cast(pl.Int64) - pl.lit(lo, dtype=pl.Int64)
-    else:
-        if hi >= 2**64:
-            return None
-        code = pl.col(name).cast(pl.UInt64) - pl.lit(lo, dtype=pl.UInt64)
-    u = np.asarray(draw(df.height), dtype=np.uint64) >> np.uint64(bits)
-    step = pl.lit(2**r, dtype=pl.UInt64)
-    second = "\x00key2"
-    packed = code.cast(pl.UInt64) * step + pl.lit(pl.Series(key, u, dtype=pl.UInt64))
-    v = pl.Series(second, draw(df.height), dtype=pl.UInt64)
-    s = df.with_columns(packed.alias(key), v).sort([key, second])
-    c, d = pl.col(key), pl.col(second)
-    if s.select(((c == c.shift(1)) & (d == d.shift(1))).any()).item():
-        return None
-    idx = pl.int_range(pl.len())
-    run = c // step
-    start = pl.when((run != run.shift(1)).fill_null(True)).then(idx).forward_fill()
-    return s.filter(idx - start < k).drop(key, second)
 
 
 def _plain_order_dtype(dt: Any) -> bool:
@@ -552,8 +497,8 @@ def _ordered_rows(df: Any, run: list[str], names: list[str], k: int, last: bool)
     interchangeable, so the kept rows are those of the shared kernel."""
     pl = _pl()
     over = [_run_class(c, df.schema[c]) for c in run]
-    # a missing value's place is its own key (is_null), not nulls_last (which Polars 1.36
-    # does not apply to a multi-column order_by in over()); two nulls then tie on the value
+    # a missing value's place is its own key (is_null), not over()'s nulls_last (a null came
+    # first with it on Polars 1.36.1, in the test below); two nulls then tie on the value
     keys = [
         e
         for i, c in enumerate(names)
