@@ -397,11 +397,6 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
     )
     extra = {**ids, **by, **sort}
     df = lf.with_columns([compile_expr(e).alias(k) for k, e in extra.items()]).collect()
-    if isinstance(step, n.TruncateRows) and step.keep in ("first", "last"):
-        run = [*ids, *by]
-        plain = all(_plain_order_dtype(df.schema[c]) for c in names)
-        if plain and all(_runs_like_the_kernel(df.schema[k]) for k in run):
-            return _ordered_rows(df, run, names, step.k, step.keep == "last").select(names).lazy()
     col = {k: _cells(df.get_column(k)) for k in extra}
     h = df.height
     if isinstance(step, n.TruncateGroups):
@@ -478,41 +473,6 @@ def _sample_rows(lf: Any, run: list[n.Expr], k: int, draw: Any = None) -> Any:
         edge = ranked.get_column(key).filter(ranked.get_column(rank) >= k)
         if edge.n_unique() == edge.len():
             return ranked.lazy().filter(pl.col(rank) <= k).select(names)
-
-
-def _plain_order_dtype(dt: Any) -> bool:
-    """Whether Polars' sort of a column of this type is ``_order``'s total order on its cells
-    with missing values last: integers (by value), booleans (``False < True``) and strings
-    (UTF-8 bytes, the order of code points); one Python type per column, so the tie classes
-    of ``_order`` never split two equal cells."""
-    pl = _pl()
-    return bool(dt.is_integer()) or dt == pl.Boolean or dt == pl.String
-
-
-def _ordered_rows(df: Any, run: list[str], names: list[str], k: int, last: bool) -> Any:
-    """``TruncateRows(keep="first"/"last")`` in Polars when every column is of a
-    :func:`_plain_order_dtype`: a row is kept when its position in its run (by
-    :func:`_run_class`), ordered by the whole row (columns in frame order, missing values last;
-    every key reversed for ``"last"``), is below ``k``.  Rows equal in every column are
-    interchangeable, so the kept rows are those of the shared kernel."""
-    pl = _pl()
-    over = [_run_class(c, df.schema[c]) for c in run]
-    # a missing value's place is its own key (is_null), not over()'s nulls_last (a null came
-    # first with it on Polars 1.36.1, in the test below); two nulls then tie on the value
-    keys = [
-        e
-        for i, c in enumerate(names)
-        for e in (pl.col(c).is_null().alias(f"\x00null{i}"), pl.col(c).alias(f"\x00key{i}"))
-    ]
-    pos = pl.int_range(pl.len()).over(over, order_by=keys, descending=last)
-    return df.filter(pos < k)
-
-
-def _run_class(name: str, dt: Any) -> Any:
-    """The column ``name`` as a window key of its ``group_key`` class (a float's NaN made
-    null, as in :func:`_sample_rows`)."""
-    c = _pl().col(name)
-    return c.fill_nan(None) if dt.is_float() else c
 
 
 def _float_columns(lf: Any) -> frozenset[str]:
