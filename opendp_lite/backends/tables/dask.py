@@ -62,7 +62,7 @@ class DaskEngine:
         if keep is not None:  # the partitions bring the columns the plan reads only (lazily:
             x = x[keep]  # Dask pushes the projection into its reading where it can)
         dask: Any = importlib.import_module("dask")
-        if any(isinstance(s, (N.TruncateRows, N.TruncateGroups)) for s in plan.steps):
+        if any(isinstance(s, (N.TruncateRows, N.TruncateGroups, N.GroupAgg)) for s in plan.steps):
             # a person's rows may lie in several partitions: truncation sees them together
             # (the frame is computed on the driver, one partition; see the module docstring)
             x = x.repartition(npartitions=1)

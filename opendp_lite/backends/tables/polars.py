@@ -340,6 +340,8 @@ class PolarsEngine:
                     lf = lf.select([_named(e) for e in step.exprs])
                 elif isinstance(step, (n.TruncateRows, n.TruncateGroups)):
                     lf = _truncate(lf, step)
+                elif isinstance(step, n.GroupAgg):
+                    lf = _group_agg(lf, step)
                 else:
                     lf = lf.filter(compile_expr(step.predicate))
             where = "the aggregation"
@@ -447,3 +449,31 @@ def _assemble(plan: n.FramePlan, rows: list[dict[str, Any]], by_names: list[str]
 
 ENGINE = PolarsEngine()
 register(ENGINE)
+
+
+def _group_agg(lf: Any, step: n.GroupAgg) -> Any:
+    """The stable ``group_by(...).agg(...)``: the keys and each aggregate's input computed by
+    Polars, row by row; the groups and the aggregates by the exact kernel shared by every
+    engine (``narwhals.stable_group_rows``: a function of each group's multiset of values,
+    groups in the total order of the keys)."""
+    from .narwhals import _stable_out, _stable_parts, stable_group_rows
+
+    pl = _pl()
+    parts = _stable_parts(step)
+    exprs = [_named(b).alias(f"#k{i}") for i, b in enumerate(step.by)]
+    exprs += [compile_expr(e).alias(f"#a{j}") for j, (_, _, e) in enumerate(parts)]
+    df = lf.select(exprs).collect()
+    keys = [df[f"#k{i}"].to_list() for i in range(len(step.by))]
+    inputs = []
+    for j, (_, kind, _) in enumerate(parts):
+        col = df[f"#a{j}"]
+        dt = dtype_of(col.dtype)
+        inputs.append((kind, col.to_list(), dt, _stable_out(kind, dt)))
+    key_cols, agg_cols = stable_group_rows(keys, inputs)
+    series = [
+        pl.Series(n.output_name(b), vals, dtype=df[f"#k{i}"].dtype)
+        for i, (b, vals) in enumerate(zip(step.by, key_cols, strict=True))
+    ]
+    for (name, _, _), (_, _, _, out), vals in zip(parts, inputs, agg_cols, strict=True):
+        series.append(pl.Series(name, vals, dtype=polars_dtype(out), strict=False))
+    return pl.DataFrame(series).lazy()
