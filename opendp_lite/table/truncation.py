@@ -207,7 +207,7 @@ def _check_identifier(i: int, step: n.GroupAgg, ident: n.Expr, version: dict[str
 
 
 def rows_bound_through(by: tuple[n.Expr, ...], bounds: Any) -> int:
-    """``min(c, g)`` for one individual of a row-level unit given as ``dp.polars.Bound``\ s:
+    """``min(c, g)`` for one individual of a row-level unit given as ``dp.polars.Bound`` list:
     ``c`` its rows in all (``per_group`` of a bound without ``by``, or ``per_group ·
     num_groups``), ``g`` its groups of ``by`` (``num_groups`` of a bound whose ``by`` holds
     every key): the output rows of a stable ``group_by(by).agg`` it can change.
