@@ -358,6 +358,12 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
         raise NotImplementedForType(
             "len() is not a row-by-row expression: release it privately with dp.len()"
         )
+    if isinstance(e, n.Agg):
+        raise NotImplementedForType(
+            f"{e.kind}() is an exact aggregation: use it in a stable group_by(...).agg(...) "
+            "(before the private aggregation), or noise it (.dp.noise() of a len, count, "
+            "null_count, n_unique or clipped sum), not row by row"
+        )
     if isinstance(e, n.DPAgg):
         raise NotImplementedForType(
             f".dp.{e.kind} is a private aggregate: use it in select(...) or "

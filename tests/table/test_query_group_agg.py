@@ -414,3 +414,11 @@ def test_release_through_the_step_has_the_reported_discrete_laplace_law() -> Non
     check_integer_law(
         z, discrete_laplace_pmf(scale), [discrete_laplace_pmf(scale * f) for f in (0.7, 1.3)]
     )
+
+
+def test_the_new_aggregations_are_refused_outside_a_stable_agg() -> None:
+    q = _id_context().query()
+    with pytest.raises(NotImplementedForType, match="mean\\(\\) is an exact aggregation"):
+        q.with_columns(m=pl.col.HWUSUAL.mean())
+    with pytest.raises(NotImplementedForType, match="'mean' under .dp.noise"):
+        q.group_by("g").agg(pl.col.HWUSUAL.mean().dp.noise())
