@@ -503,9 +503,9 @@ def group_agg_env(step: n.GroupAgg, env: dict[str, ColInfo]) -> dict[str, ColInf
             )
         info = infer(agg.expr, env)
         dt = stable_agg_dtype(agg.kind, info.dtype)
-        nan = agg.kind in ("min", "max", "sum", "mean", "median", "var", "std") and base(
-            dt
-        ) in FLOATS
+        nan = (
+            agg.kind in ("min", "max", "sum", "mean", "median", "var", "std") and base(dt) in FLOATS
+        )
         out[name] = ColInfo(dt, nullable=True, nan=nan)
     return out
 

@@ -330,8 +330,7 @@ def _read_agg(body: Any) -> n.Expr:
         return n.Agg(kind.lower(), _read(payload[0]))
     if kind in ("First", "Last", "Item", "Implode", "AggGroups"):
         _refuse(
-            f"the aggregation {kind.lower()}() (it depends on the rows' order, which is "
-            "protected)",
+            f"the aggregation {kind.lower()}() (it depends on the rows' order, which is protected)",
             alternatives="an order-free aggregate: min, max, mean, median, sum, len, count, "
             "null_count, n_unique, var, std",
         )

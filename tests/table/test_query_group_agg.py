@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import opendp_lite.prelude as dp
-from opendp_lite.backends.tables import of_table
 from opendp_lite.backends.tables import narwhals as _nw  # noqa: F401  (registers the engine)
+from opendp_lite.backends.tables import of_table
 from opendp_lite.errors import InvalidParameter, NotImplementedForType
 from opendp_lite.table import nodes as N
 from tests.conftest import scaled
@@ -151,12 +151,12 @@ def test_order_dependent_aggregation_is_refused(method: str) -> None:
 
 
 def test_unknown_aggregation_is_refused_naming_it() -> None:
-    with pytest.raises(NotImplementedForType, match="Product|product"):
+    with pytest.raises(NotImplementedForType, match=r"Product|product"):
         _id_context().query().group_by("PIDENT").agg(pl.col.HWUSUAL.product())
 
 
 def test_identifier_not_among_the_keys_is_refused() -> None:
-    with pytest.raises(InvalidParameter, match="must group by the identifier.*Fix"):
+    with pytest.raises(InvalidParameter, match=r"must group by the identifier.*Fix"):
         _id_context().query().group_by("g").agg(pl.col.HWUSUAL.mean())
 
 
@@ -208,7 +208,7 @@ def test_margins_keep_max_length_only_over_a_subset_of_the_keys() -> None:
     )
     assert summary["scale"].to_list() == [200.0]  # distance 2, one row of at most 100
     # grouped by other keys only, the margin on g does not survive
-    with pytest.raises(InvalidParameter, match="max_length|Margin"):
+    with pytest.raises(InvalidParameter, match=r"max_length|Margin"):
         context.query().group_by("PIDENT").agg(pl.col.g.max()).group_by("g").agg(
             pl.col.PIDENT.dp.sum((0, 100))
         ).with_keys(pl.DataFrame({"g": [0, 1, 2, 3]})).summarize()
@@ -321,10 +321,13 @@ def test_float_sum_and_mean_are_exact_and_order_free() -> None:
     rows = [(0, 1, 1e16), (0, 1, 1.0), (0, 1, -1e16), (1, 1, 0.1)] + [(1, 1, 0.1)] * 9
     for kind, want in (("sum", {0: 1.0, 1: 1.0}), ("mean", {0: 1 / 3, 1: 0.1})):
         for order in (rows, rows[::-1]):
-            out = _engine_output(pl.DataFrame(
-                dict(zip("gif", zip(*order, strict=True), strict=True)),
-                schema={"g": pl.Int64, "i": pl.Int64, "f": pl.Float64},
-            ), kind)
+            out = _engine_output(
+                pl.DataFrame(
+                    dict(zip("gif", zip(*order, strict=True), strict=True)),
+                    schema={"g": pl.Int64, "i": pl.Int64, "f": pl.Float64},
+                ),
+                kind,
+            )
             assert {g: af for (g, _, af) in out} == want
 
 
@@ -335,8 +338,12 @@ def _output(rows: list[tuple[Any, Any, Any]], by: tuple[N.Expr, ...]) -> Counter
     if not rows:
         return Counter()
     g, i, f = (list(c) for c in zip(*rows, strict=True))
-    data = pl.DataFrame({"g": g, "i": i, "f": f}, schema={"g": pl.Int64, "i": pl.Int64, "f": pl.Float64})
-    step = N.GroupAgg(by, (N.Alias(N.Agg("mean", N.Col("f")), "m"), N.Alias(N.Agg("len", N.Col("f")), "n")))
+    data = pl.DataFrame(
+        {"g": g, "i": i, "f": f}, schema={"g": pl.Int64, "i": pl.Int64, "f": pl.Float64}
+    )
+    step = N.GroupAgg(
+        by, (N.Alias(N.Agg("mean", N.Col("f")), "m"), N.Alias(N.Agg("len", N.Col("f")), "n"))
+    )
     names = tuple(N.output_name(b) for b in by)
     plan = N.FramePlan(
         steps=(step,),
@@ -393,7 +400,9 @@ def test_release_through_the_step_has_the_reported_discrete_laplace_law() -> Non
     g = [k for k in range(groups) for h in range(k % 3 + 1) for _ in range(2)]
     h = [h for k in range(groups) for h in range(k % 3 + 1) for _ in range(2)]
     context = dp.Context.compositor(
-        data=pl.LazyFrame({"g": g, "h": h, "x": h}, schema={"g": pl.Int64, "h": pl.Int64, "x": pl.Int64}),
+        data=pl.LazyFrame(
+            {"g": g, "h": h, "x": h}, schema={"g": pl.Int64, "h": pl.Int64, "x": pl.Int64}
+        ),
         privacy_unit=dp.unit_of(contributions=1),
         privacy_loss=dp.loss_of(epsilon=1.0),
         split_evenly_over=1,
@@ -420,5 +429,5 @@ def test_the_new_aggregations_are_refused_outside_a_stable_agg() -> None:
     q = _id_context().query()
     with pytest.raises(NotImplementedForType, match="mean\\(\\) is an exact aggregation"):
         q.with_columns(m=pl.col.HWUSUAL.mean())
-    with pytest.raises(NotImplementedForType, match="'mean' under .dp.noise"):
+    with pytest.raises(NotImplementedForType, match=r"'mean' under \.dp\.noise"):
         q.group_by("g").agg(pl.col.HWUSUAL.mean().dp.noise())

@@ -53,8 +53,6 @@ from ...table import nodes as N
 from . import TableResult, register
 
 __all__ = [
-    "stable_aggregate",
-    "stable_group_rows",
     "ENGINE",
     "NarwhalsEngine",
     "Partial",
@@ -65,6 +63,8 @@ __all__ = [
     "kept_columns",
     "pandas_dtype_name",
     "run_arrow",
+    "stable_aggregate",
+    "stable_group_rows",
 ]
 
 
@@ -1737,7 +1737,7 @@ def stable_aggregate(kind: str, values: list[Any], dtype: N.DType, out: N.DType)
 
     >>> stable_aggregate("mean", [1, 2, None], "Int64", "Float64")
     1.5
-    >>> stable_aggregate("sum", [0.1] * 10, "Float64", "Float64")  # (1.0000000000000002 summed in order)
+    >>> stable_aggregate("sum", [0.1] * 10, "Float64", "Float64")  # (in order: 0.9999999999999999)
     1.0
     >>> stable_aggregate("min", [2.0, float("nan"), None], "Float64", "Float64")
     2.0
@@ -1843,9 +1843,7 @@ def _group_agg_arrow(cols: dict[str, Any], n: int, step: N.GroupAgg) -> tuple[di
     out: dict[str, Any] = {}
     for b, k, vals in zip(step.by, keys, key_cols, strict=True):
         out[N.output_name(b)] = pa.array(vals, type=k.type)
-    for (name, kind, _), (_, _, dt, o), vals in zip(
-        _stable_parts(step), inputs, agg_cols, strict=True
-    ):
+    for (name, _, _), (_, _, _, o), vals in zip(_stable_parts(step), inputs, agg_cols, strict=True):
         out[name] = pa.array(vals, type=_arrow_type(o), from_pandas=True)
     return out, len(key_cols[0]) if key_cols else 0
 
