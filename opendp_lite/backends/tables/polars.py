@@ -477,3 +477,14 @@ def _group_agg(lf: Any, step: n.GroupAgg) -> Any:
     for (name, _, _), (_, _, _, out), vals in zip(parts, inputs, agg_cols, strict=True):
         series.append(pl.Series(name, vals, dtype=polars_dtype(out), strict=False))
     return pl.DataFrame(series).lazy()
+
+
+def stable_agg_expr(e: n.Expr) -> Any:
+    """The Polars expression of one aggregate of a stable ``agg`` (for the plan stand-in of
+    ``table.polars_plan``; the engine computes the values with the exact kernel)."""
+    from .narwhals import _stable_parts
+
+    ((name, kind, inner),) = _stable_parts(n.GroupAgg((), (e,)))
+    expr = compile_expr(inner)
+    method = {"len": "len", "count": "count", "null_count": "null_count"}.get(kind, kind)
+    return getattr(expr, method)().alias(name)
