@@ -431,3 +431,25 @@ def test_the_new_aggregations_are_refused_outside_a_stable_agg() -> None:
         q.with_columns(m=pl.col.HWUSUAL.mean())
     with pytest.raises(NotImplementedForType, match=r"'mean' under \.dp\.noise"):
         q.group_by("g").agg(pl.col.HWUSUAL.mean().dp.noise())
+
+
+def test_identifier_step_combines_with_the_units_bounds() -> None:
+    # an individual holds up to 2 identifiers, in 1 group of g: after group_by(PIDENT, g),
+    # each identifier has 1 row per g, so a group of g changes by ids × 1 = 2 rows, in 1 group
+    context = dp.Context.compositor(
+        data=_lfs().with_columns(g=pl.col.PIDENT % 4),
+        privacy_unit=dp.unit_of(
+            contributions=[dp.polars.Bound(per_group=2), dp.polars.Bound(by=["g"], num_groups=1)],
+            identifier="PIDENT",
+        ),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+    )
+    step = context.query().group_by("PIDENT", "g").agg(pl.col.HWUSUAL.max())
+    grouped = (
+        step.group_by("g").agg(dp.len(signed=True)).with_keys(pl.DataFrame({"g": [0, 1, 2, 3]}))
+    )
+    assert grouped.summarize()["scale"].to_list() == _approx([2.0])
+    # ungrouped: the rows of g are not bounded per identifier in all (groups of g unknown)
+    with pytest.raises(InvalidParameter, match="per_group"):
+        step.select(dp.len(signed=True)).summarize()
