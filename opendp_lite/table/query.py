@@ -80,7 +80,8 @@ class UnsupportedMethod(NotImplementedForType, ValueError):
 
 
 _SUPPORTED = (
-    "select, with_columns, filter, group_by(...).agg, with_keys, sort (before the "
+    "select, with_columns, filter, group_by(...).agg (private, or stable: min, max, mean, "
+    "median, sum, len, ... before the private aggregation), with_keys, sort (before the "
     "aggregation), join (key set), collect_schema, explain, polars_plan, release, resolve, "
     "summarize"
 )

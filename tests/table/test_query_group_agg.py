@@ -453,3 +453,37 @@ def test_identifier_step_combines_with_the_units_bounds() -> None:
     # ungrouped: the rows of g are not bounded per identifier in all (groups of g unknown)
     with pytest.raises(InvalidParameter, match="per_group"):
         step.select(dp.len(signed=True)).summarize()
+
+
+def test_output_schema_is_polars_and_the_engines_agree() -> None:
+    from opendp_lite.backends.tables.narwhals import _group_agg_arrow, arrow_dtype_name
+    from opendp_lite.backends.tables.polars import _group_agg, dtype_of
+
+    lf = pl.LazyFrame(
+        {"k": [1, 1, 2], "i": [1, 2, 3], "s": [1, 2, 3], "f": [0.5, 1.0, 2.0], "t": ["a", "b", "c"]},
+        schema={"k": pl.Int64, "i": pl.Int64, "s": pl.Int16, "f": pl.Float32, "t": pl.String},
+    )
+    context = dp.Context.compositor(
+        data=lf,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+    )
+    aggs = [
+        pl.col.i.mean().alias("mean_i"),
+        pl.col.i.min().alias("min_i"),
+        pl.len(),
+        pl.col.s.sum().alias("sum_s"),
+        pl.col.f.median().alias("med_f"),
+        pl.col.t.max().alias("max_t"),
+        pl.col.i.n_unique().alias("nu"),
+    ]
+    want = dict(lf.group_by("k").agg(aggs).collect_schema())  # Polars' own dtypes
+    declared = dict(context.query().group_by("k").agg(aggs).collect_schema())
+    assert declared == want
+    step = context.query().group_by("k").agg(aggs)._state.steps[-1]
+    got_polars = {c: dtype_of(t) for c, t in _group_agg(lf, step).collect_schema().items()}
+    arrow = lf.collect().to_arrow()
+    cols, _ = _group_agg_arrow({c: arrow.column(c) for c in arrow.column_names}, 3, step)
+    got_arrow = {c: arrow_dtype_name(a.type) for c, a in cols.items()}
+    assert got_polars == got_arrow == {c: dtype_of(t) for c, t in want.items()}
