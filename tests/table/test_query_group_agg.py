@@ -460,7 +460,13 @@ def test_output_schema_is_polars_and_the_engines_agree() -> None:
     from opendp_lite.backends.tables.polars import _group_agg, dtype_of
 
     lf = pl.LazyFrame(
-        {"k": [1, 1, 2], "i": [1, 2, 3], "s": [1, 2, 3], "f": [0.5, 1.0, 2.0], "t": ["a", "b", "c"]},
+        {
+            "k": [1, 1, 2],
+            "i": [1, 2, 3],
+            "s": [1, 2, 3],
+            "f": [0.5, 1.0, 2.0],
+            "t": ["a", "b", "c"],
+        },
         schema={"k": pl.Int64, "i": pl.Int64, "s": pl.Int16, "f": pl.Float32, "t": pl.String},
     )
     context = dp.Context.compositor(
