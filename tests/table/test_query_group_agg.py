@@ -493,3 +493,13 @@ def test_output_schema_is_polars_and_the_engines_agree() -> None:
     cols, _ = _group_agg_arrow({c: arrow.column(c) for c in arrow.column_names}, 3, step)
     got_arrow = {c: arrow_dtype_name(a.type) for c, a in cols.items()}
     assert got_polars == got_arrow == {c: dtype_of(t) for c, t in want.items()}
+
+
+def test_signed_zeros_do_not_depend_on_the_rows_order() -> None:
+    from opendp_lite.backends.tables.narwhals import stable_aggregate, stable_group_rows
+
+    for vals in ([0.0, -0.0], [-0.0, 0.0]):
+        assert math.copysign(1, stable_aggregate("min", vals, "Float64", "Float64")) == -1
+        assert math.copysign(1, stable_aggregate("max", vals, "Float64", "Float64")) == 1
+        ((key,),), _ = stable_group_rows([vals], [])
+        assert math.copysign(1, key) == 1

@@ -1756,6 +1756,9 @@ def stable_aggregate(kind: str, values: list[Any], dtype: N.DType, out: N.DType)
         vals = [v for v in nn if not (floats and v != v)] if floats else nn
         if not vals:
             return math.nan if nn else None
+        if floats:  # -0.0 below 0.0, so a tie of zeros is not decided by the rows' order
+            key = lambda v: (v, math.copysign(1.0, v))  # noqa: E731
+            return min(vals, key=key) if kind == "min" else max(vals, key=key)
         return min(vals) if kind == "min" else max(vals)
     if kind == "sum":
         if floats:
@@ -1808,12 +1811,17 @@ def stable_group_rows(
     for i in range(n_rows):
         index.setdefault(tuple(canon(k[i]) for k in keys), []).append(i)
     order = sorted(index)
-    key_cols = [[k[index[g][0]] for g in order] for k in keys]
+    # a group's key as one value of its class: 0.0 for the zeros (-0.0 and 0.0 are one key)
+    key_cols = [[_zero_key(k[index[g][0]]) for g in order] for k in keys]
     agg_cols = [
         [stable_aggregate(kind, [col[i] for i in index[g]], dt, out) for g in order]
         for kind, col, dt, out in inputs
     ]
     return key_cols, agg_cols
+
+
+def _zero_key(v: Any) -> Any:
+    return 0.0 if isinstance(v, float) and v == 0 else v
 
 
 def _stable_parts(step: N.GroupAgg) -> list[tuple[str, str, N.Expr]]:
