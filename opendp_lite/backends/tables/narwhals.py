@@ -59,12 +59,14 @@ __all__ = [
     "arrow_of_pandas",
     "canon",
     "columns_read",
+    "exact_float_sum",
     "finish",
     "kept_columns",
     "pandas_dtype_name",
     "run_arrow",
     "stable_aggregate",
     "stable_group_rows",
+    "stable_grouped_rows",
 ]
 
 
@@ -1729,6 +1731,19 @@ def _nonfinite(vals: list[float]) -> float | None:
     return None
 
 
+def exact_float_sum(values: list[float]) -> Fraction:
+    """The exact sum of finite floats, as a rational: ``math.fsum`` gives the correctly
+    rounded sum; the residual (the exact sum minus the parts found) is summed again, until it
+    is zero (each residual is below half an ulp of the last part and on the grid ``2**-1074``,
+    so this ends)."""
+    parts: list[float] = []
+    while True:
+        r = math.fsum([*values, *(-p for p in parts)])
+        if r == 0:
+            return sum(map(Fraction, parts), Fraction(0))
+        parts.append(r)
+
+
 def stable_aggregate(kind: str, values: list[Any], dtype: N.DType, out: N.DType) -> Any:
     """One aggregate of a stable ``agg`` over a group's ``values`` (a column of ``dtype``,
     None for null), as Polars defines it, computed exactly: a function of the multiset of
@@ -1763,7 +1778,7 @@ def stable_aggregate(kind: str, values: list[Any], dtype: N.DType, out: N.DType)
     if kind == "sum":
         if floats:
             bad = _nonfinite(nn)
-            return bad if bad is not None else _to_float(sum(map(Fraction, nn), Fraction(0)), out)
+            return bad if bad is not None else _to_float(exact_float_sum(nn), out)
         total = sum(int(v) for v in nn)
         lo, hi = _INT_RANGES.get(_dtype_base(out), (-(1 << 63), (1 << 63) - 1))
         return min(max(total, lo), hi)
@@ -1774,7 +1789,8 @@ def stable_aggregate(kind: str, values: list[Any], dtype: N.DType, out: N.DType)
             return None
         return bad if kind == "mean" else math.nan
     if kind == "mean":
-        return _to_float(sum(map(Fraction, nn), Fraction(0)) / len(nn), out)
+        exact: Fraction = exact_float_sum(nn) if floats else Fraction(sum(int(v) for v in nn))
+        return _to_float(exact / len(nn), out)
     if kind == "median":
         if floats and any(v != v for v in nn):
             return math.nan
@@ -1810,12 +1826,28 @@ def stable_group_rows(
     index: dict[tuple[Any, ...], list[int]] = {}
     for i in range(n_rows):
         index.setdefault(tuple(canon(k[i]) for k in keys), []).append(i)
-    order = sorted(index)
+    rows = [[k[ix[0]] for k in keys] for ix in index.values()]
+    grouped = [[[col[i] for i in ix] for ix in index.values()] for _, col, _, _ in inputs]
+    specs = [(kind, dt, out) for kind, _, dt, out in inputs]
+    return stable_grouped_rows(rows, grouped, specs)
+
+
+def stable_grouped_rows(
+    key_rows: list[list[Any]],
+    grouped: list[list[list[Any]]],
+    specs: list[tuple[str, N.DType, N.DType]],
+) -> tuple[list[list[Any]], list[list[Any]]]:
+    """As :func:`stable_group_rows`, from groups already formed (by an engine that groups as
+    Polars does: null, NaN and the zeros each one key): ``key_rows[g]`` is group g's key
+    tuple, ``grouped[j][g]`` the values of aggregate j's input in group g (in any order),
+    ``specs[j]`` its kind, input dtype and output dtype."""
+    order = sorted(range(len(key_rows)), key=lambda g: tuple(canon(v) for v in key_rows[g]))
+    width = len(key_rows[0]) if key_rows else 0
     # a group's key as one value of its class: 0.0 for the zeros (-0.0 and 0.0 are one key)
-    key_cols = [[_zero_key(k[index[g][0]]) for g in order] for k in keys]
+    key_cols = [[_zero_key(key_rows[g][c]) for g in order] for c in range(width)]
     agg_cols = [
-        [stable_aggregate(kind, [col[i] for i in index[g]], dt, out) for g in order]
-        for kind, col, dt, out in inputs
+        [stable_aggregate(kind, vals[g], dt, out) for g in order]
+        for (kind, dt, out), vals in zip(specs, grouped, strict=True)
     ]
     return key_cols, agg_cols
 

@@ -453,28 +453,36 @@ register(ENGINE)
 
 def _group_agg(lf: Any, step: n.GroupAgg) -> Any:
     """The stable ``group_by(...).agg(...)``: the keys and each aggregate's input computed by
-    Polars, row by row; the groups and the aggregates by the exact kernel shared by every
-    engine (``narwhals.stable_group_rows``: a function of each group's multiset of values,
-    groups in the total order of the keys)."""
-    from .narwhals import _stable_out, _stable_parts, stable_group_rows
+    Polars, row by row, and grouped by Polars (each group's values as a list, in an order that
+    does not matter); the aggregates by the exact kernel shared by every engine
+    (``narwhals.stable_grouped_rows``: a function of each group's multiset of values, groups
+    in the total order of the keys)."""
+    from .narwhals import _stable_out, _stable_parts, stable_grouped_rows
 
     pl = _pl()
     parts = _stable_parts(step)
+    width = len(step.by)
     exprs = [_named(b).alias(f"#k{i}") for i, b in enumerate(step.by)]
     exprs += [compile_expr(e).alias(f"#a{j}") for j, (_, _, e) in enumerate(parts)]
-    df = lf.select(exprs).collect()
-    keys = [df[f"#k{i}"].to_list() for i in range(len(step.by))]
-    inputs = []
+    rows = lf.select(exprs)
+    schema = rows.collect_schema()
+    df = (
+        rows.group_by([f"#k{i}" for i in range(width)])
+        .agg([pl.col(f"#a{j}") for j in range(len(parts))])
+        .collect()
+    )
+    key_rows = [list(r) for r in df.select([f"#k{i}" for i in range(width)]).rows()]
+    grouped = [df[f"#a{j}"].to_list() for j in range(len(parts))]
+    specs = []
     for j, (_, kind, _) in enumerate(parts):
-        col = df[f"#a{j}"]
-        dt = dtype_of(col.dtype)
-        inputs.append((kind, col.to_list(), dt, _stable_out(kind, dt)))
-    key_cols, agg_cols = stable_group_rows(keys, inputs)
+        dt = dtype_of(schema[f"#a{j}"])
+        specs.append((kind, dt, _stable_out(kind, dt)))
+    key_cols, agg_cols = stable_grouped_rows(key_rows, grouped, specs)
     series = [
-        pl.Series(n.output_name(b), vals, dtype=df[f"#k{i}"].dtype)
+        pl.Series(n.output_name(b), vals, dtype=schema[f"#k{i}"])
         for i, (b, vals) in enumerate(zip(step.by, key_cols, strict=True))
     ]
-    for (name, _, _), (_, _, _, out), vals in zip(parts, inputs, agg_cols, strict=True):
+    for (name, _, _), (_, _, out), vals in zip(parts, specs, agg_cols, strict=True):
         series.append(pl.Series(name, vals, dtype=polars_dtype(out), strict=False))
     return pl.DataFrame(series).lazy()
 
