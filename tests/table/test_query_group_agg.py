@@ -503,3 +503,15 @@ def test_signed_zeros_do_not_depend_on_the_rows_order() -> None:
         assert math.copysign(1, stable_aggregate("max", vals, "Float64", "Float64")) == 1
         ((key,),), _ = stable_group_rows([vals], [])
         assert math.copysign(1, key) == 1
+
+
+def test_groups_split_by_an_engine_are_merged_by_key_class() -> None:
+    from opendp_lite.backends.tables.narwhals import stable_grouped_rows
+
+    keys, aggs = stable_grouped_rows(
+        [[-0.0], [0.0], [math.nan], [float("nan")]],
+        [[[1], [2], [3], [4]]],
+        [("sum", "Int64", "Int64")],
+    )
+    assert [str(k) for k in keys[0]] == ["nan", "0.0"]  # (null, then NaN, then values)
+    assert aggs == [[7, 3]]

@@ -1841,6 +1841,13 @@ def stable_grouped_rows(
     Polars does: null, NaN and the zeros each one key): ``key_rows[g]`` is group g's key
     tuple, ``grouped[j][g]`` the values of aggregate j's input in group g (in any order),
     ``specs[j]`` its kind, input dtype and output dtype."""
+    # groups whose keys are one class (the engine may split -0.0 and 0.0, or NaNs): merged
+    merged: dict[tuple[Any, ...], list[int]] = {}
+    for g, row in enumerate(key_rows):
+        merged.setdefault(tuple(canon(v) for v in row), []).append(g)
+    if any(len(gs) > 1 for gs in merged.values()):
+        key_rows = [key_rows[gs[0]] for gs in merged.values()]
+        grouped = [[[v for g in gs for v in col[g]] for gs in merged.values()] for col in grouped]
     order = sorted(range(len(key_rows)), key=lambda g: tuple(canon(v) for v in key_rows[g]))
     width = len(key_rows[0]) if key_rows else 0
     # a group's key as one value of its class: 0.0 for the zeros (-0.0 and 0.0 are one key)
