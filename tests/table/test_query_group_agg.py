@@ -515,3 +515,16 @@ def test_groups_split_by_an_engine_are_merged_by_key_class() -> None:
     )
     assert [str(k) for k in keys[0]] == ["nan", "0.0"]  # (null, then NaN, then values)
     assert aggs == [[7, 3]]
+
+
+def test_an_empty_frame_gives_an_empty_output_on_every_engine() -> None:
+    rows = [(1, 2, 0.5)]
+    for data in _frames(rows):
+        step = N.GroupAgg((N.Col("g"),), (N.Alias(N.Agg("mean", N.Col("f")), "m"),))
+        plan = N.FramePlan(
+            steps=(N.FilterRows(N.Binary(">", N.Col("g"), N.Lit(5))), step),
+            aggregates=(("#n", N.Length()),),
+        )
+        engine = of_table(data)
+        assert engine is not None
+        assert engine.run(data, plan).values["#n"] == [0], type(data).__name__

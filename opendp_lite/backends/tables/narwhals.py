@@ -1829,13 +1829,14 @@ def stable_group_rows(
     rows = [[k[ix[0]] for k in keys] for ix in index.values()]
     grouped = [[[col[i] for i in ix] for ix in index.values()] for _, col, _, _ in inputs]
     specs = [(kind, dt, out) for kind, _, dt, out in inputs]
-    return stable_grouped_rows(rows, grouped, specs)
+    return stable_grouped_rows(rows, grouped, specs, len(keys))
 
 
 def stable_grouped_rows(
     key_rows: list[list[Any]],
     grouped: list[list[list[Any]]],
     specs: list[tuple[str, N.DType, N.DType]],
+    width: int | None = None,
 ) -> tuple[list[list[Any]], list[list[Any]]]:
     """As :func:`stable_group_rows`, from groups already formed (by an engine that groups as
     Polars does: null, NaN and the zeros each one key): ``key_rows[g]`` is group g's key
@@ -1849,7 +1850,8 @@ def stable_grouped_rows(
         key_rows = [key_rows[gs[0]] for gs in merged.values()]
         grouped = [[[v for g in gs for v in col[g]] for gs in merged.values()] for col in grouped]
     order = sorted(range(len(key_rows)), key=lambda g: tuple(canon(v) for v in key_rows[g]))
-    width = len(key_rows[0]) if key_rows else 0
+    if width is None:
+        width = len(key_rows[0]) if key_rows else 0
     # a group's key as one value of its class: 0.0 for the zeros (-0.0 and 0.0 are one key)
     key_cols = [[_zero_key(key_rows[g][c]) for g in order] for c in range(width)]
     agg_cols = [
@@ -1877,20 +1879,33 @@ def _stable_parts(step: N.GroupAgg) -> list[tuple[str, str, N.Expr]]:
 
 
 def _group_agg_arrow(cols: dict[str, Any], n: int, step: N.GroupAgg) -> tuple[dict[str, Any], int]:
-    """The stable ``group_by(...).agg(...)`` on Arrow columns."""
+    """The stable ``group_by(...).agg(...)`` on Arrow columns: Arrow groups the rows (each
+    group's values as a list), :func:`stable_grouped_rows` merges the groups of one key class
+    and aggregates them exactly."""
     pa = _pa()
     ev = _Eval(cols, n)
     keys = [ev.full(b) for b in step.by]
-    inputs = []
-    for _, kind, e in _stable_parts(step):
-        arr = ev.full(e)
-        dt = arrow_dtype_name(arr.type)
-        inputs.append((kind, arr.to_pylist(), dt, _stable_out(kind, dt)))
-    key_cols, agg_cols = stable_group_rows([k.to_pylist() for k in keys], inputs)
+    parts = _stable_parts(step)
+    inputs = [ev.full(e) for _, _, e in parts]
+    table = pa.table(
+        {**{f"#k{i}": k for i, k in enumerate(keys)}, **{f"#a{j}": a for j, a in enumerate(inputs)}}
+    )
+    names = [f"#k{i}" for i in range(len(keys))]
+    grouped_table = table.group_by(names, use_threads=False).aggregate(
+        [(f"#a{j}", "list") for j in range(len(inputs))]
+    )
+    key_lists = [grouped_table.column(c).to_pylist() for c in names]
+    key_rows = [list(r) for r in zip(*key_lists, strict=True)]
+    grouped = [grouped_table.column(f"#a{j}_list").to_pylist() for j in range(len(inputs))]
+    specs = []
+    for (_, kind, _), a in zip(parts, inputs, strict=True):
+        dt = arrow_dtype_name(a.type)
+        specs.append((kind, dt, _stable_out(kind, dt)))
+    key_cols, agg_cols = stable_grouped_rows(key_rows, grouped, specs, len(keys))
     out: dict[str, Any] = {}
     for b, k, vals in zip(step.by, keys, key_cols, strict=True):
         out[N.output_name(b)] = pa.array(vals, type=k.type)
-    for (name, _, _), (_, _, _, o), vals in zip(_stable_parts(step), inputs, agg_cols, strict=True):
+    for (name, _, _), (_, _, o), vals in zip(parts, specs, agg_cols, strict=True):
         out[name] = pa.array(vals, type=_arrow_type(o), from_pandas=True)
     return out, len(key_cols[0]) if key_cols else 0
 

@@ -477,7 +477,7 @@ def _group_agg(lf: Any, step: n.GroupAgg) -> Any:
     for j, (_, kind, _) in enumerate(parts):
         dt = dtype_of(schema[f"#a{j}"])
         specs.append((kind, dt, _stable_out(kind, dt)))
-    key_cols, agg_cols = stable_grouped_rows(key_rows, grouped, specs)
+    key_cols, agg_cols = stable_grouped_rows(key_rows, grouped, specs, width)
     series = [
         pl.Series(n.output_name(b), vals, dtype=schema[f"#k{i}"])
         for i, (b, vals) in enumerate(zip(step.by, key_cols, strict=True))
