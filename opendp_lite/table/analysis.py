@@ -1094,8 +1094,11 @@ def sensitivity(item: Item, d_in: Any, mech: str = "laplace", person: Person = N
     t = _transformation(item, mech, person)
     if t is not None:
         return t.map(d_in)
-    if person is not None:  # the per-group chain sees at most l∞ rows of a group change
-        d_in = _part(person).map(d_in)[2]
+    if person is not None:
+        # the per-group chain sees at most l∞ rows of a group change; the global scale is
+        # multiplied by the L1 sensitivity over all groups (as OpenDP's), so an integer sum
+        # is taken at the rows changed in all groups (make_partition_by's total)
+        d_in = _part(person).map(d_in)[1 if item.family == "isum" else 2]
     from ..transformations.clamp import then_clamp
     from ..transformations.dataset import make_select_column
     from ..transformations.nulls import then_drop_null
