@@ -528,3 +528,19 @@ def test_an_empty_frame_gives_an_empty_output_on_every_engine() -> None:
         engine = of_table(data)
         assert engine is not None
         assert engine.run(data, plan).values["#n"] == [0], type(data).__name__
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "min", "max", "median", "var", "std", "count"])
+def test_non_finite_values_follow_polars(kind: str) -> None:
+    from opendp_lite.backends.tables.polars import _group_agg
+
+    inf, nan = math.inf, math.nan
+    groups = [[1.0, nan], [inf, 1.0], [inf, -inf], [nan], [None, None], [5.0], [-inf, 2.0, 3.0]]
+    g = [i for i, v in enumerate(groups) for _ in v]
+    f = [x for v in groups for x in v]
+    lf = pl.LazyFrame({"g": g, "f": f}, schema={"g": pl.Int64, "f": pl.Float64})
+    step = N.GroupAgg((N.Col("g"),), (N.Alias(N.Agg(kind, N.Col("f")), "a"),))
+    ours = _group_agg(lf, step).sort("g").collect()["a"].to_list()
+    agg = getattr(pl.col("f"), kind)().alias("a")
+    polars = lf.group_by("g").agg(agg).sort("g").collect()["a"].to_list()
+    assert [repr(v) for v in ours] == [repr(v) for v in polars]
