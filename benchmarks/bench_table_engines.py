@@ -13,7 +13,10 @@ the process's resident set size at its highest over the size it had with the dat
 Linux the high-water mark is reset once the data is built, so the data's construction does
 not hide the case's own peak).  Each case
 is called once untimed before its timed rounds (imports and first-call setup are not timed,
-for the peer and the engine alike); ``median_s`` is the median of the timed rounds.
+for the peer and the engine alike); ``median_s`` is the median of the timed rounds, ``cpu_s``
+the median of their process CPU time (every thread's), the steadier of the two on a machine
+other work shares: ``cpu_ratio_to_native`` compares the work done, ``ratio_to_native`` the
+time waited.
 
     python benchmarks/bench_table_engines.py            # 10^5 rows
     python benchmarks/bench_table_engines.py --large    # 10^7 rows (the size)
@@ -137,11 +140,12 @@ def _case(lib: str, mode: str, rows: int, groups: int, rounds: int) -> dict[str,
         plan = _plan(groups, mode == "engine-keys")
         fn = lambda: engine.run(data, plan)  # noqa: E731
     fn()  # one untimed call first, for the peer and the engine alike (imports, first-call setup)
-    times = []
+    times, cpu = [], []
     for _ in range(rounds):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
     peak = _peak_kib()
     return {
         "lib": lib,
@@ -150,6 +154,7 @@ def _case(lib: str, mode: str, rows: int, groups: int, rounds: int) -> dict[str,
         "groups": groups,
         "median_s": statistics.median(times),
         "min_s": min(times),
+        "cpu_s": statistics.median(cpu),
         "peak_mib": round((peak - base) / 1024, 1),
     }
 
@@ -169,7 +174,7 @@ def main() -> None:
         print(json.dumps(_case(lib, mode, rows, a.groups, a.rounds)))
         return
     for lib in a.libs.split(","):
-        native = None
+        native = native_cpu = None
         for mode in ("native", "engine", "engine-keys"):
             cmd = [
                 sys.executable,
@@ -189,9 +194,11 @@ def main() -> None:
                 continue
             rec = json.loads(out.stdout.strip().splitlines()[-1])
             if mode == "native":
-                native = rec.get("median_s")
+                native, native_cpu = rec.get("median_s"), rec.get("cpu_s")
             elif native and "median_s" in rec:
                 rec["ratio_to_native"] = round(rec["median_s"] / native, 2)
+                if native_cpu:
+                    rec["cpu_ratio_to_native"] = round(rec["cpu_s"] / native_cpu, 2)
             print(json.dumps(rec), flush=True)
 
 

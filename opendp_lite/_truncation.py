@@ -21,7 +21,10 @@ without nulls as it is; a column with nulls, or strings, as Python objects); a r
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -30,7 +33,19 @@ import numpy.typing as npt
 from ._order import MISSING, group_key, group_ranks, tie_ranks
 from .samplers.rng import fill_uint64
 
-__all__ = ["cells", "groups_mask", "keep_first_k", "rows_mask", "run_codes", "sample_order"]
+__all__ = [
+    "cell_hash",
+    "cells",
+    "distinct_codes",
+    "equal_codes",
+    "groups_mask",
+    "keep_first_k",
+    "rows_mask",
+    "run_codes",
+    "sample_candidates",
+    "sample_order",
+    "sample_settle",
+]
 
 I64 = npt.NDArray[np.int64]
 
@@ -61,7 +76,7 @@ def run_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
     return codes
 
 
-def _equal_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
+def equal_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
     """Codes equal exactly when the tuples are (as :func:`run_codes`), in no particular order:
     a single integer column of range below 2^31 is its own code, offset (no sort); a uniform
     sample does not need the order."""
@@ -134,7 +149,7 @@ def rows_mask(
     by ``keep`` (``"sample"``, ``"first"``, ``"last"``, or ``"sort"``: by ``sort`` with its
     directions, ties by ``row`` ascending).  ``row``: every column of the frame, in order."""
     if keep == "sample":
-        run = _equal_codes([*ids, *by], n)
+        run = equal_codes([*ids, *by], n)
         order = sample_order(run)
         return keep_first_k(order, run, k)
     run = run_codes([*ids, *by], n)
@@ -225,3 +240,181 @@ def keep_first_k(
     rank = idx - np.maximum.accumulate(np.where(new, idx, 0))
     keep[order[rank < k]] = True
     return keep
+
+
+# ----------------------------------------------------------------------------------------------
+# Two stages (the Dask engine): each part of the frame keeps its candidates, the candidates of
+# one run meet on one worker, and the kernel above decides there (docs/proofs/table/truncation.md,
+# "Dask: two stages").
+
+_U64 = npt.NDArray[np.uint64]
+_MISSING_HASH = np.uint64(0x6D69_7373_696E_6721)  # every missing value: one bucket
+
+
+def _mix(x: _U64) -> _U64:
+    """splitmix64's finaliser: a fixed bijection of ``uint64`` that spreads nearby integers."""
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E37_79B9_7F4A_7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58_476D_1CE4_E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D0_49BB_1331_11EB)
+        out: _U64 = z ^ (z >> np.uint64(31))
+    return out
+
+
+def _int_hash(values: Sequence[int]) -> _U64:
+    return _mix(np.asarray(values, dtype=np.int64).view(np.uint64))
+
+
+def _text_hash(b: bytes) -> np.uint64:
+    return np.uint64(int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little"))
+
+
+def cell_hash(col: npt.NDArray[Any]) -> _U64:
+    """A hash of each cell that is a function of its :func:`~opendp_lite._order.group_key`
+    class alone: values ``==`` calls equal (``1``, ``1.0``, ``True``) hash alike, every missing
+    value (``None``, NaN, NaT, pandas ``NA``) hashes alike, whether the column is a numpy
+    array of a fixed-width kind or of Python objects, in every process (no ``hash()`` of a
+    string, which Python salts per process).  An integral number in ``int64`` hashes as that
+    integer; another number as its exact value (a ``Fraction``); a string by its UTF-8 bytes;
+    anything else by the text of its group key.  Equal hashes do not mean equal values."""
+    n = len(col)
+    kind = col.dtype.kind
+    if kind in "bi" or (kind == "u" and (n == 0 or int(col.max()) < 2**63)):
+        return _mix(col.astype(np.int64).view(np.uint64))
+    if kind in "mM":
+        out = _mix(col.view(np.int64).view(np.uint64))
+        out[np.isnat(col)] = _MISSING_HASH
+        return out
+    if kind == "f":
+        f = col.astype(np.float64)
+        nan = np.isnan(f)
+        with np.errstate(invalid="ignore"):
+            whole = ~nan & (f == np.trunc(f)) & (np.abs(f) < 2.0**63)
+        out = _mix(np.where(whole, f, 0.0).astype(np.int64).view(np.uint64))
+        out[nan] = _MISSING_HASH
+        for i in np.flatnonzero(~nan & ~whole).tolist():
+            out[i] = _object_hash(float(f[i]))
+        return out
+    out = np.empty(n, dtype=np.uint64)
+    ints: list[int] = []
+    where: list[int] = []
+    for i, v in enumerate(col.tolist()):
+        h = _object_hash(v)
+        if isinstance(h, int):
+            ints.append(h)
+            where.append(i)
+        else:
+            out[i] = h
+    if ints:
+        out[np.asarray(where, dtype=np.intp)] = _int_hash(ints)
+    return out
+
+
+def _object_hash(v: Any) -> np.uint64 | int:
+    """The hash of one cell, or the integer to hash with the fixed-width integers."""
+    if type(v) is str:
+        return _text_hash(b"s" + v.encode("utf-8", "surrogatepass"))
+    key = group_key(v)
+    if key == MISSING:
+        return _MISSING_HASH
+    if key[0] == group_key(0)[0]:  # a number: its exact value
+        x = key[1]
+        if isinstance(x, float) and not math.isfinite(x):
+            return _text_hash(b"n" + repr(x).encode())
+        q = Fraction(x)
+        if q.denominator == 1 and -(2**63) <= q.numerator < 2**63:
+            return int(q.numerator)
+        return _text_hash(b"n" + repr(q).encode())
+    if key[0] == group_key("")[0]:
+        return _text_hash(b"s" + str(key[1]).encode("utf-8", "surrogatepass"))
+    return _text_hash(b"o" + repr(key).encode("utf-8", "backslashreplace"))
+
+
+def _ranks_in_runs(s: npt.NDArray[Any]) -> tuple[I64, I64]:
+    """``(rank, start)`` of each position of the sorted run codes ``s``: its rank within its
+    run and the position where its run starts."""
+    n = len(s)
+    idx = np.arange(n, dtype=np.int64)
+    new = np.r_[True, s[1:] != s[:-1]] if n else np.zeros(0, dtype=bool)
+    start = np.maximum.accumulate(np.where(new, idx, 0)) if n else idx
+    return idx - start, start
+
+
+def _by_run_and_key(run: I64, keys: _U64, key_bits: int) -> I64:
+    """Rows sorted by run, then key (rows equal in both in any order): one sort of the packed
+    words when the run codes fit above the key's bits."""
+    if key_bits < 64 and int(run.max()) < 1 << (64 - key_bits):
+        packed = (run.astype(np.uint64) << np.uint64(key_bits)) | keys
+        return np.argsort(packed).astype(np.int64)
+    return np.lexsort((keys, run)).astype(np.int64)
+
+
+def sample_candidates(run: I64, k: int, key_bits: int = 32) -> tuple[npt.NDArray[np.bool_], _U64]:
+    """Stage 1 of ``"sample"`` on one part of the frame: ``(keep, keys)``, each row's i.i.d.
+    uniform key of ``key_bits`` bits, and the rows whose key is at most the k-th smallest key
+    of their run in this part (all rows tied with it kept).  Every row whose key is at most
+    the k-th smallest of its run in the *whole* frame is kept: fewer than k rows of the run
+    have a smaller key, in the whole frame and so in this part.  Ties cost a little work in
+    :func:`sample_settle`, never the law: any width is exact (tests use 2 bits)."""
+    n = len(run)
+    keys = fill_uint64(n)
+    if key_bits < 64:
+        keys = keys >> np.uint64(64 - key_bits)
+    keep = np.ones(n, dtype=bool)
+    if n == 0:
+        return keep, keys
+    order = _by_run_and_key(run, keys, key_bits)
+    s, sk = run[order], keys[order]
+    _, start = _ranks_in_runs(s)
+    kth = np.minimum(start + (k - 1), n - 1)
+    has_k = s[kth] == s  # the run has a k-th row in this part
+    keep[order] = ~has_k | (sk <= sk[kth])
+    return keep, keys
+
+
+def sample_settle(run: I64, keys: _U64, k: int, key_bits: int = 64) -> npt.NDArray[np.bool_]:
+    """Stage 2 of ``"sample"``, on all of a run's candidates: the rows whose key is below the
+    k-th smallest key K of the run, and, of the rows whose key is K, a uniformly random subset
+    (:func:`sample_order`) of the size that makes k.  Every row with key at most K is among
+    the candidates, so this is the kept set of the whole run; the rows are exchangeable and
+    the choice commutes with relabelling them, so each subset of min(k, n) rows of the run is
+    equally likely (the law of :func:`rows_mask`).  ``key_bits``: the keys' width (a bound;
+    for one sort of packed words)."""
+    n = len(run)
+    keep = np.ones(n, dtype=bool)
+    if n == 0:
+        return keep
+    order = _by_run_and_key(run, keys, key_bits)
+    s, sk = run[order], keys[order]
+    rank, start = _ranks_in_runs(s)
+    kth = np.minimum(start + (k - 1), n - 1)
+    has_k = s[kth] == s
+    bound = sk[kth]
+    below = ~has_k | (sk < bound)
+    tied = has_k & (sk == bound)
+    keep[:] = False
+    keep[order[below]] = True
+    if tied.any():  # the first row tied with K has as its rank the rows below K
+        tpos = np.flatnonzero(tied)
+        _, first, code = np.unique(s[tpos], return_index=True, return_inverse=True)
+        code = np.asarray(code, dtype=np.int64).reshape(-1)
+        need = k - rank[tpos[first]]
+        o = sample_order(code)  # within each run, its rows tied with K in a uniform order
+        r, _ = _ranks_in_runs(code[o])
+        keep[order[tpos[o[r < need[code[o]]]]]] = True
+    return keep
+
+
+def distinct_codes(cols: Sequence[npt.NDArray[Any]], n: int) -> I64:
+    """Codes equal exactly when the tuples are (as :func:`equal_codes`), in no particular
+    order; integer columns (no nulls) whose ranges multiply below 2^62 are packed into one
+    integer without a sort per column."""
+    if cols and all(c.dtype.kind in "iu" for c in cols) and n:
+        lows = [int(c.min()) for c in cols]
+        widths = [int(c.max()) - lo + 1 for c, lo in zip(cols, lows, strict=True)]
+        if math.prod(widths) < 2**62:
+            code = np.zeros(n, dtype=np.int64)
+            for c, lo, w in zip(cols, lows, widths, strict=True):
+                code = code * w + (c.astype(np.int64) - lo)
+            return code
+    return equal_codes(cols, n)

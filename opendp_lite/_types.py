@@ -1,8 +1,10 @@
 """Carrier types: the names OpenDP uses for atomic types, and their numpy dtypes.
 
 A carrier is named like OpenDP names it: ``"f64"``, ``"f32"``, ``"i8"`` … ``"i64"``,
-``"u8"`` … ``"u64"``, ``"bool"`` and ``"String"``.  Python's ``float`` is ``f64``, ``int`` is
-``i32`` (OpenDP's default integer), ``str`` is ``String``.  numpy dtypes are accepted too.
+``"u8"`` … ``"u64"``, ``"bool"``, ``"String"``, and the calendar types ``"NaiveDate"`` (a
+``datetime.date`` that is not a ``datetime``) and ``"NaiveTime"`` (a ``datetime.time`` without
+a time zone).  Python's ``float`` is ``f64``, ``int`` is ``i32`` (OpenDP's default integer),
+``str`` is ``String``, ``datetime.date`` is ``NaiveDate``.  numpy dtypes are accepted too.
 
 >>> carrier_name(float), carrier_name(int), carrier_name("i64"), carrier_name(np.float32)
 ('f64', 'i32', 'i64', 'f32')
@@ -10,6 +12,7 @@ A carrier is named like OpenDP names it: ``"f64"``, ``"f32"``, ``"i8"`` … ``"i
 
 from __future__ import annotations
 
+import datetime as _dt
 import sys
 from collections.abc import Sequence
 from typing import Any, TypeAlias, TypeVar, Union
@@ -30,6 +33,7 @@ __all__ = [
     "int_bounds",
     "is_float",
     "is_int",
+    "is_temporal",
 ]
 
 FLOAT_TYPES = ("f32", "f64")
@@ -37,13 +41,16 @@ SIGNED_TYPES = ("i8", "i16", "i32", "i64")
 UNSIGNED_TYPES = ("u8", "u16", "u32", "u64", "usize")
 INT_TYPES = SIGNED_TYPES + UNSIGNED_TYPES
 NUMERIC_TYPES = FLOAT_TYPES + INT_TYPES
-ALL_TYPES = (*NUMERIC_TYPES, "bool", "String")
+TEMPORAL_TYPES = ("NaiveDate", "NaiveTime")
+ALL_TYPES = (*NUMERIC_TYPES, "bool", "String", *TEMPORAL_TYPES)
 
 _ALIASES: dict[object, str] = {
     float: "f64",
     int: "i32",
     bool: "bool",
     str: "String",
+    _dt.date: "NaiveDate",
+    _dt.time: "NaiveTime",
     "float": "f64",
     "int": "i32",
     "str": "String",
@@ -67,6 +74,8 @@ _DTYPES: dict[str, Any] = {
     "usize": np.uint64,
     "bool": np.bool_,
     "String": np.object_,
+    "NaiveDate": np.object_,
+    "NaiveTime": np.object_,
 }
 
 _T = TypeVar("_T")
@@ -115,6 +124,11 @@ def carrier_dtype(T: str) -> Any:
 def is_float(T: str) -> bool:
     """Whether carrier ``T`` is a binary floating-point type."""
     return T in FLOAT_TYPES
+
+
+def is_temporal(T: str) -> bool:
+    """Whether carrier ``T`` is a calendar type (``NaiveDate``, ``NaiveTime``)."""
+    return T in TEMPORAL_TYPES
 
 
 def is_int(T: str) -> bool:

@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 import struct
 import weakref
@@ -26,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _frames
-from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from ._types import Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int, is_temporal
 from ._validate import check_int
 from .core import Domain
 from .errors import InvalidParameter, NotInDomain
@@ -159,6 +160,12 @@ def _coerce_scalar(T: str, x: object) -> Any:
     elif T == "String":
         if isinstance(x, str):
             return x
+    elif T == "NaiveDate":  # a datetime is a date to Python, not to OpenDP (chrono)
+        if isinstance(x, _dt.date) and not isinstance(x, _dt.datetime):
+            return x
+    elif T == "NaiveTime":
+        if isinstance(x, _dt.time) and x.tzinfo is None:
+            return x
     raise NotInDomain(f"inferred type is {type(x).__name__}, expected {T}: got {x!r}")
 
 
@@ -226,7 +233,8 @@ def atom_domain(
     """The domain of all scalars of type ``T``, within ``bounds`` if given.
 
     ``T`` may be ``float``/``"f64"``, ``"f32"``, ``int``/``"i32"``, ``"i8"`` … ``"u64"``,
-    ``bool``, ``str`` or a numpy dtype; it is inferred from ``bounds`` when omitted.  As in
+    ``bool``, ``str``, ``datetime.date``/``"NaiveDate"``, ``datetime.time``/``"NaiveTime"``
+    (without bounds) or a numpy dtype; it is inferred from ``bounds`` when omitted.  As in
     OpenDP, a float domain without bounds admits NaN unless ``nan=False``; the mechanisms
     that need numbers refuse such a domain at build time and say how to narrow it.  A bounded
     domain never holds NaN (NaN is within no bounds), so its ``nan`` is ``False``.
@@ -252,6 +260,11 @@ def atom_domain(
         raise InvalidParameter("a bounded domain cannot admit NaN (NaN is not within bounds)")
     if nan is None:  # OpenDP's default: an unbounded float domain admits NaN
         nan = is_float(name) and bounds is None
+    if bounds is not None and is_temporal(name):
+        raise InvalidParameter(
+            f"bounds on a {name} domain are not supported; bound a number derived from it "
+            "instead (e.g. the year, by .dt.year(), then clip)"
+        )
     if bounds is not None:
         if not (isinstance(bounds, tuple | list) and len(bounds) == 2):
             raise InvalidParameter(f"bounds must be a (lower, upper) pair, got {bounds!r}")
@@ -494,8 +507,8 @@ def _coerce_vector(element: Domain[Any], x: object) -> npt.NDArray[Any]:
     seq = _eager_sequence(element, x)
     if isinstance(element, OptionDomain):
         return _coerce_option_vector(element, seq)
-    if not isinstance(element, AtomDomain):
-        return _coerce_element_vector(element, seq)
+    if not isinstance(element, AtomDomain) or is_temporal(element.T):
+        return _coerce_element_vector(element, seq)  # checked one by one, as objects
     if element.T == "String":
         return _coerce_string_vector(element, seq)
     raw = _read_scalars(element, seq)

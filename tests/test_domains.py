@@ -252,3 +252,47 @@ def test_plain_arrays_outside_the_domain_are_still_refused(atom, x, match) -> No
         V(atom)._normalize(x)
     with pytest.raises(NotInDomain, match="size"):
         V(dp.atom_domain(T="f64"), size=3)._normalize(np.zeros(2))
+
+
+# --- calendar carriers (OpenDP's NaiveDate and NaiveTime) ------------------------------------
+
+
+def test_naive_date_and_time_carriers_hold_only_their_own_values() -> None:
+    import datetime as dt
+
+    from opendp_lite._types import carrier_name
+
+    date_dom = dp.atom_domain(T="NaiveDate")
+    time_dom = dp.atom_domain(T="NaiveTime")
+    assert carrier_name(dt.date) == "NaiveDate" and carrier_name(dt.time) == "NaiveTime"
+    assert dp.atom_domain(T=dt.date) == date_dom and repr(date_dom) == "AtomDomain(T=NaiveDate)"
+    assert date_dom.member(dt.date(2000, 1, 1))
+    assert not date_dom.member(dt.datetime(2000, 1, 1))  # a datetime is not a NaiveDate
+    assert not date_dom.member("2000-01-01")
+    assert time_dom.member(dt.time(7, 8, 9))
+    assert not time_dom.member(dt.time(7, 8, 9, tzinfo=dt.timezone.utc))  # not naive
+    assert not time_dom.member(dt.date(2000, 1, 1))
+    assert dp.option_domain(date_dom).member(None)
+    assert dp.deserialize(dp.serialize(time_dom)) == time_dom
+
+
+def test_naive_date_bounds_are_refused_naming_the_fix() -> None:
+    import datetime as dt
+
+    with pytest.raises(InvalidParameter, match=r"dt\.year"):
+        dp.atom_domain(bounds=(dt.date(2000, 1, 1), dt.date(2001, 1, 1)), T="NaiveDate")
+
+
+def test_a_vector_of_dates_is_checked_cell_by_cell_and_counts_but_never_casts() -> None:
+    import datetime as dt
+
+    from opendp_lite.errors import NotImplementedForType as NotImpl
+
+    dates = dp.vector_domain(dp.atom_domain(T="NaiveDate"))
+    assert dates.member([dt.date(2000, 1, 1), dt.date(2001, 1, 1)])
+    assert not dates.member([dt.date(2000, 1, 1), dt.datetime(2000, 1, 1)])
+    count = dp.t.make_count(dates, dp.symmetric_distance())
+    assert count([dt.date(2000, 1, 1)] * 3) == 3
+    for cast in (dp.t.make_cast, dp.t.make_cast_default):
+        with pytest.raises(NotImpl, match="does not cast NaiveDate"):
+            cast(dates, dp.symmetric_distance(), TOA="f64")

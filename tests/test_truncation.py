@@ -172,3 +172,326 @@ def test_run_codes_follow_the_total_order_and_tell_equal_values_together() -> No
     codes = K.run_codes([a, b], 5)
     assert codes[0] == codes[1] == codes[2] and len(set(codes.tolist())) == 3
     assert codes[4] > codes[0] and codes[3] == codes.max()  # the missing value is last
+
+
+# --- Polars' own "sample" path (backends/tables/polars.py: _sample_rows) ----------------------
+
+from opendp_lite.backends.tables import polars as polars_engine  # noqa: E402
+
+
+def _classes(values: list[Any]) -> int:
+    return len(set(K.run_codes([K.cells(values, nulls=True)], len(values)).tolist()))
+
+
+@pytest.mark.parametrize(
+    ("values", "dtype"),
+    [
+        ([None, float("nan"), -0.0, 0.0, 1.0, float("nan"), None, 2.5], pl.Float64),
+        ([None, float("nan"), -0.0, 0.0, 1.0], pl.Float32),
+        ([None, 1, 1, 2, None, 3], pl.Int64),
+        ([None, 1, 1, 2, 250], pl.UInt8),
+        ([None, "a", "a", "", "b", None], pl.String),
+        ([None, True, False, True], pl.Boolean),
+        ([None, "a", "a", "b"], pl.Categorical),
+        ([None, "a", "a", "b"], pl.Enum(["b", "a"])),
+        ([None, 0, 0, 86_400_000_000], pl.Datetime("us")),
+        ([None, 0, 0, 3], pl.Duration("us")),
+    ],
+)
+def test_polars_sample_runs_are_the_kernels_classes(values: list[Any], dtype: Any) -> None:
+    """k = 1 keeps one row per class: the Polars grouping of each dtype the native path takes
+    tells ids apart exactly as the kernel does (NaN with null, -0.0 with 0.0)."""
+    if dtype in (pl.Datetime("us"), pl.Duration("us")):
+        s = pl.Series("id", values, dtype=pl.Int64).cast(dtype)
+        py = s.to_list()
+    else:
+        s = pl.Series("id", values, dtype=dtype)
+        py = values
+    lf = pl.DataFrame({"id": s, "x": list(range(len(values)))}).lazy()
+    out = polars_engine._sample_rows(lf, [ID], 1)
+    assert out is not None  # the native path, not the kernel's
+    assert out.collect().height == _classes(py)
+
+
+def test_polars_sample_runs_by_identifier_and_group() -> None:
+    data = {"id": [1, 1, 1, 1, 2, 2], "g": ["a", "a", "b", "b", "a", None], "x": list(range(6))}
+    out = polars_engine._sample_rows(pl.DataFrame(data).lazy(), [ID, G], 1)
+    assert out is not None
+    kept = out.collect()
+    assert sorted(zip(kept["id"], kept["g"], strict=True), key=str) == sorted(
+        [(1, "a"), (1, "b"), (2, "a"), (2, None)], key=str
+    )
+
+
+def test_polars_sample_redraws_when_the_collected_keys_tie() -> None:
+    """The first draw ties every key (all zero): it must be redrawn, and the rows kept are
+    those the second draw's keys choose (without the check, the first k rows of each run by
+    position would be kept: rows 0 and 1 of person 0, row 4 of person 1)."""
+    draws = [
+        np.zeros(6, dtype=np.uint64),
+        np.array([9, 8, 1, 2, 7, 3], dtype=np.uint64),
+    ]
+    calls: list[int] = []
+
+    def draw(n: int) -> Any:
+        calls.append(n)
+        return draws[len(calls) - 1]
+
+    data = {"id": [0, 0, 0, 0, 1, 1], "x": list(range(6))}
+    out = polars_engine._sample_rows(pl.DataFrame(data).lazy(), [ID], 2, draw=draw)
+    assert out is not None
+    assert calls == [6, 6]
+    assert sorted(out.collect()["x"].to_list()) == [2, 3, 4, 5]
+
+
+def test_polars_sample_falls_back_to_the_kernel_for_other_dtypes() -> None:
+    lf = pl.DataFrame({"id": [[1], [1], [2]], "x": [0, 1, 2]}).lazy()
+    assert polars_engine._sample_rows(lf, [ID], 1) is None
+
+
+# --- Dask: truncation in two stages (backends/tables/dask.py: _run_truncating) -----------------
+
+from opendp_lite.backends.tables import dask as dask_engine  # noqa: E402
+from opendp_lite.samplers.rng import scripted_randomness  # noqa: E402
+
+
+def _dask(data: dict[str, list[Any]], parts: int) -> Any:
+    dd = pytest.importorskip("dask.dataframe")
+    return dd.from_pandas(_frames_pandas(data), npartitions=parts, sort=False)
+
+
+def _frames_pandas(data: dict[str, list[Any]]) -> Any:
+    return pd.DataFrame(
+        {
+            "id": pd.array(data["id"], dtype="Int64"),
+            "g": pd.array(data["g"], dtype="string"),
+            "v": pd.array(data["v"], dtype="Float64"),
+            "x": pd.array(data["x"], dtype="Int64"),
+        }
+    )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _cells,
+    st.integers(1, 3),
+    st.booleans(),
+    st.sampled_from(["first", "last", "sort"]),
+    st.integers(1, 5),
+)
+def test_dask_in_two_stages_keeps_the_reference_rows_for_any_partitioning(
+    cells: list[tuple[Any, Any, Any]], k: int, by: bool, keep: str, parts: int
+) -> None:
+    data = {
+        "id": [c[0] for c in cells],
+        "g": [c[1] for c in cells],
+        "v": [c[2] for c in cells],
+        "x": list(range(len(cells))),
+    }
+    how: N.Keep = N.SortKey((N.Col("v"),), (True,), (True,)) if keep == "sort" else keep  # type: ignore[assignment]
+    step = N.TruncateRows((ID,), (G,) if by else (), k, how)
+    assert _kept(_dask(data, parts), step) == _reference(data, by, k, keep)
+    groups = N.TruncateGroups((ID,), (G,), k, "first" if keep != "last" else "last")
+    one = _kept(_frames(data)["pandas"], groups)
+    assert _kept(_dask(data, parts), groups) == one
+
+
+def test_dask_truncation_never_gathers_the_frame_into_one_partition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A person's rows in every partition; the frame is never repartitioned, and the
+    truncation's second stage runs once per input partition (each on its own runs'
+    candidates, one piece from every partition)."""
+    dd = pytest.importorskip("dask.dataframe")
+    ids = [i % 7 for i in range(70)]
+    data = {"id": ids, "g": ["a"] * 70, "v": [0.0] * 70, "x": list(range(70))}
+    frame = _dask(data, 5)
+
+    def no_repartition(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the frame was repartitioned")
+
+    monkeypatch.setattr(dd.DataFrame, "repartition", no_repartition)
+    seen: list[int] = []
+    stage2 = dask_engine._rows_stage2
+
+    def spy(step: Any, *pieces: Any) -> Any:
+        assert len(pieces) == 5
+        seen.append(sum(n for _, n in pieces))
+        return stage2(step, *pieces)
+
+    monkeypatch.setattr(dask_engine, "_rows_stage2", spy)
+    kept = _kept(frame, N.TruncateRows((ID,), (), 2, "sample"))
+    assert Counter(ids[x] for x in kept) == dict.fromkeys(range(7), 2)
+    assert len(seen) == 5 and sum(seen) <= 7 * 2 * 5  # at most k per person per partition
+
+
+def test_dask_person_hash_puts_equal_ids_together_across_representations() -> None:
+    pa_ = pytest.importorskip("pyarrow")
+    ints = dask_engine._class_hash(pa_.array([1, 2, -3, 2**62], type=pa_.int64()))
+    with_null = dask_engine._class_hash(pa_.array([1, None, -3, 2**62], type=pa_.int64()))
+    floats = dask_engine._class_hash(pa_.array([1.0, float("nan"), -3.0, None]))
+    bools = dask_engine._class_hash(pa_.array([True]))
+    assert ints[0] == with_null[0] == floats[0] == bools[0]
+    assert ints[2] == with_null[2] == floats[2] and ints[3] == with_null[3]
+    assert with_null[1] == floats[1] == floats[3]  # null and NaN: one class
+    s1 = dask_engine._class_hash(pa_.array(["é", "b"]))
+    s2 = dask_engine._class_hash(pa_.array([None, "é"]))
+    assert s1[0] == s2[1] and s2[0] == with_null[1]
+
+
+def test_dask_sample_orders_the_rows_tied_at_the_boundary_by_fresh_keys() -> None:
+    """The first n keys are all zero (every run ties at its k-th key, all its rows
+    candidates): stage 2 orders each run's tied rows by fresh keys, so 2n keys are read;
+    without the tie check n would be (and the rows kept would be the first by position)."""
+    ids = [i % 5 for i in range(40)]
+    data = {"id": ids, "g": ["a"] * 40, "v": [0.0] * 40, "x": list(range(40))}
+    frame = _dask(data, 4)
+    served = [0]
+    stream = iter(range(1, 10**6))
+
+    def source(n: int) -> bytes:
+        out = bytearray()
+        for _ in range(n):
+            out.append(0 if served[0] < 8 * 40 else next(stream) % 251)
+            served[0] += 1
+        return bytes(out)
+
+    with pytest.warns(Warning), scripted_randomness(source):
+        kept = _kept(frame, N.TruncateRows((ID,), (), 3, "sample"))
+    assert served[0] == 2 * 8 * 40
+    assert Counter(ids[x] for x in kept) == dict.fromkeys(range(5), 3)
+
+
+# 12 000 people of 4 rows spread over 4 partitions (row i of a person in partition i), k = 2:
+# C(4, 2) = 6 equally likely subsets; one 1.3x or 0.7x as likely is rejected (check_cells).
+def test_dask_sample_is_a_uniform_subset_across_partitions() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    people = N_PEOPLE
+    ids = np.tile(np.arange(people), 4)  # row j*people + p: person p's j-th row, partition j
+    pdf = pd.DataFrame({"id": ids, "x": np.arange(len(ids))})
+    frame = dd.from_pandas(pdf, npartitions=4, sort=False)
+    kept = _kept(frame, N.TruncateRows((ID,), (), 2, "sample"))
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x % people, []).append(x // people)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(4), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == people
+    check_cells(
+        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Dask: two stages (candidates per partition, the kernel on each run's candidates)
+
+
+def _dask_spread(n_people: int, rows: int) -> Any:
+    """``n_people`` people of ``rows`` rows each, row j of every person in partition j."""
+    dd = pytest.importorskip("dask.dataframe")
+    chunks = [
+        pd.DataFrame({"id": np.arange(n_people), "x": np.arange(n_people) * rows + j})
+        for j in range(rows)
+    ]
+    ddf = dd.concat([dd.from_pandas(c, npartitions=1, sort=False) for c in chunks])
+    assert ddf.npartitions == rows
+    return ddf
+
+
+def test_dask_sample_with_2_bit_keys_is_still_a_uniform_subset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as above, with 2-bit keys: most runs tie at the k-th key, and the second stage breaks
+    # the tie by fresh keys; the law must not move (a tie broken by position fails this)
+    dask = pytest.importorskip("dask")
+    from opendp_lite.backends.tables import dask as engine
+
+    monkeypatch.setattr(engine, "KEY_BITS", 2)
+    with dask.config.set(scheduler="synchronous"):
+        kept = _kept(_dask_spread(N_PEOPLE, 4), N.TruncateRows((ID,), (), 2, "sample"))
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x // 4, []).append(x % 4)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(4), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
+    check_cells(
+        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
+    )
+
+
+def test_num_groups_sample_on_dask_partitions_is_a_uniform_subset() -> None:
+    # 12 000 people with one row in each of 4 groups, group j in partition j, k = 2 groups
+    dask = pytest.importorskip("dask")
+    ddf = _dask_spread(N_PEOPLE, 4)
+    ddf = ddf.assign(g=ddf["x"] % 4)
+    with dask.config.set(scheduler="synchronous"):
+        kept = _kept(ddf, N.TruncateGroups((ID,), (G,), 2, "sample"))
+    per: dict[int, list[int]] = {}
+    for x in kept:
+        per.setdefault(x // 4, []).append(x % 4)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(4), 2))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
+    check_cells(
+        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
+    )
+
+
+def test_sample_candidates_hold_every_row_up_to_the_runs_kth_key() -> None:
+    # three parts of one frame: every row whose key is at most its run's k-th smallest key in
+    # the whole frame is a candidate of its part (2-bit keys: ties everywhere)
+    rng_runs = [np.array([i % 7 for i in range(j, 60 + j)], dtype=np.int64) for j in range(3)]
+    for k in (1, 2, 3):
+        masks, keys = zip(*(K.sample_candidates(r, k, key_bits=2) for r in rng_runs), strict=True)
+        run, key, cand = np.concatenate(rng_runs), np.concatenate(keys), np.concatenate(masks)
+        for r in range(7):
+            kth = np.sort(key[run == r])[k - 1]
+            assert cand[(run == r) & (key <= kth)].all()
+        kept = K.sample_settle(run[cand], key[cand], k)
+        assert Counter(run[cand][kept].tolist()) == dict.fromkeys(range(7), k)
+
+
+def test_cell_hash_is_a_function_of_the_group_key_class() -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    ones = K.cell_hash(
+        K.cells([1, 1.0, True, np.int64(1), Fraction(1), Decimal("1.0")], nulls=True)
+    )
+    assert len(set(ones.tolist())) == 1
+    assert K.cell_hash(np.array([1, 2]))[0] == ones[0] == K.cell_hash(np.array([1.0]))[0]
+    assert K.cell_hash(np.array([True]))[0] == ones[0]
+    missing = K.cell_hash(
+        K.cells([None, float("nan"), pd.NA, pd.NaT, np.datetime64("NaT")], nulls=True)
+    )
+    assert len(set(missing.tolist())) == 1
+    assert K.cell_hash(np.array([np.nan]))[0] == missing[0]
+    assert K.cell_hash(np.array([-0.0]))[0] == K.cell_hash(np.array([0]))[0]
+    halves = K.cell_hash(K.cells([2.5, Fraction(5, 2), Decimal("2.5")], nulls=True))
+    assert len(set(halves.tolist())) == 1 and K.cell_hash(np.array([2.5]))[0] == halves[0]
+    assert (
+        K.cell_hash(K.cells(["a", "b", 2**70], nulls=True)).tolist()
+        == K.cell_hash(K.cells(["a", "b", float(2**70)], nulls=True)).tolist()
+    )
+
+
+def test_cell_hash_of_text_is_the_same_in_every_process() -> None:
+    # blake2b of the UTF-8 bytes (no per-process salt, unlike hash() of a str): a fixed value
+    import hashlib
+
+    want = [
+        int.from_bytes(hashlib.blake2b(b"s" + t.encode(), digest_size=8).digest(), "little")
+        for t in ("ab", "é")
+    ]
+    assert K.cell_hash(K.cells(["ab", "é"], nulls=True)).tolist() == want
+    assert K.cell_hash(K.cells(["ab", None], nulls=True))[0] == want[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2**40)), max_size=30))
+def test_distinct_codes_tell_tuples_apart_as_run_codes_do(rows: list[tuple[int, int]]) -> None:
+    cols = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(2)]
+    fast, slow = K.distinct_codes(cols, len(rows)), K.run_codes(cols, len(rows))
+    assert len(set(zip(fast.tolist(), slow.tolist(), strict=True))) == len(set(slow.tolist()))
+    assert len(set(fast.tolist())) == len(set(slow.tolist()))

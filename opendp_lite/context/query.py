@@ -435,6 +435,7 @@ class Query(Generic[_Out]):
         return (self._context.schema if self._context is not None else None) or {}
 
     def _column_type(self, column: Any, given: object, what: str) -> object:
+        _refuse_expression(column, what)
         if given is not None:
             return given
         schema = self._schema()
@@ -542,6 +543,8 @@ class Query(Generic[_Out]):
         Raises:
             NotImplementedForType: if no grouped-aggregate constructor is installed.
         """
+        for b in by:
+            _refuse_expression(b, "group_by")
         self._frame_space("group_by")
         try:
             f, kind = _lookup("partition_by")
@@ -779,3 +782,18 @@ def _noise_of(
     except (TypeError, AttributeError):
         pass
     return out
+
+
+def _refuse_expression(column: Any, what: str) -> None:
+    """A chain-style query names columns; a Polars or ``dp.col`` expression here means the
+    caller writes the table API's queries (OpenDP's Polars style) on a context that serves the
+    chain-style query: say how to get the table API instead of failing on the expression."""
+    module = type(column).__module__.partition(".")[0]
+    if module == "polars" or type(column).__module__.startswith("opendp_lite.table"):
+        raise InvalidParameter(
+            f"{what} of this query takes a column name, got an expression: this context serves "
+            "the chain-style query (its data is a frame given without margins). Fix: for "
+            "OpenDP's Polars-style queries (pl.col(...) and the .dp namespace), build the "
+            "context with margins=[] (or margins=[dp.polars.Margin(...)]), or give the data "
+            "as a Polars LazyFrame"
+        )

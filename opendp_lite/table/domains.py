@@ -195,10 +195,19 @@ _ATOM_DTYPES = {
     "u64": "UInt64",
     "bool": "Boolean",
     "String": "String",
+    "NaiveDate": "Date",
+    "NaiveTime": "Time",
 }
 _DTYPE_ATOMS = {v: k for k, v in _ATOM_DTYPES.items()}
 #: OpenDP's short names of the data types (as Polars prints them), for reprs
-_SHORT = {"Float64": "f64", "Float32": "f32", "Boolean": "bool", "String": "str"}
+_SHORT = {
+    "Float64": "f64",
+    "Float32": "f32",
+    "Boolean": "bool",
+    "String": "str",
+    "Date": "date",
+    "Time": "time",
+}
 _DT_SHORT = {"ns": "ns", "us": "μs", "ms": "ms"}
 
 

@@ -591,6 +591,17 @@ class LazyFrameQuery:
         thr: list[Any] = []
         for it in tp.items:
             mech = an._native_mechanism(it, self._measure)
+            if it.same_size is not None and it.same_size[0] == it.same_size[1]:
+                # every row adds the same term between neighbours of equal length (pl.len()
+                # under a change unit): public, released without noise, as OpenDP shows it
+                rows["column"].append(it.column)
+                rows["aggregate"].append(it.aggregate)
+                rows["distribution"].append(None)
+                rows["scale"].append(None)
+                if alpha is not None:
+                    acc.append(0.0)
+                thr.append(threshold if it.name == tp.threshold_item else None)
+                continue
             if it.family == "quantile":
                 dist = "ExponentialMin" if mech == "laplace" else "GumbelMin"
             else:
@@ -842,7 +853,8 @@ def context_domain(data: Any, margins: Any, domain: Any = None) -> Any:
     """The context's domain for frame ``data`` when the table API serves it, else None.
 
     The table API serves a Polars LazyFrame, any frame a table engine owns when ``margins``
-    are given, and any data given with a frame domain (``dp.lazyframe_domain``); other data
+    are given (an empty list too: ``margins=[]`` asks for the table API), and any data given
+    with a frame domain (``dp.lazyframe_domain``); other data
     keeps the chain-style :class:`~opendp_lite.context.Query` (a pandas or Polars DataFrame
     without margins).  The domain is OpenDP's ``lazyframe_domain`` of the frame's schema (read,
     never the values) with the margins, or, for a column type it has no domain for, the table
@@ -858,7 +870,7 @@ def context_domain(data: Any, margins: Any, domain: Any = None) -> Any:
     lazy = (
         type(data).__module__.partition(".")[0] == "polars" and type(data).__name__ == "LazyFrame"
     )
-    if engine is None or not (lazy or margins):
+    if engine is None or not (lazy or margins is not None):  # margins=[]: the table API too
         return None
     schema = engine.schema(data)
     checked = check_margins(margins)

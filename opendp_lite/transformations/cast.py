@@ -31,7 +31,16 @@ import numpy.typing as npt
 from .. import backends
 from .._registry import constructor
 from .._spine import into, typed_by
-from .._types import Never, Vec, carrier_dtype, carrier_name, int_bounds, is_float, is_int
+from .._types import (
+    Never,
+    Vec,
+    carrier_dtype,
+    carrier_name,
+    int_bounds,
+    is_float,
+    is_int,
+    is_temporal,
+)
 from ..core import Domain, Metric, Transformation
 from ..domains import AtomDomain, FloatName, IntName, atom_domain, option_domain
 from ..errors import FailedFunction, NotImplementedForType
@@ -200,7 +209,13 @@ def _cast_values(TIA: str, TOA: str, arg: npt.NDArray[Any]) -> tuple[npt.NDArray
 def _spaces(name: str, input_domain: Domain[Any], TOA: object) -> tuple[str, str]:
     elem = vector_element(name, input_domain)
     assert isinstance(elem, AtomDomain)  # noqa: S101 - vector_element returns an atom here
-    return elem.T, carrier_name(TOA)
+    TOA_name = carrier_name(TOA)
+    if is_temporal(elem.T) or is_temporal(TOA_name):
+        raise NotImplementedForType(
+            f"{name} casts between numbers, bool and String; it does not cast {elem.T} to "
+            f"{TOA_name} (in a table query, use .dt.* components or str.strptime)"
+        )
+    return elem.T, TOA_name
 
 
 _TI = TypeVar("_TI")

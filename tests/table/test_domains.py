@@ -239,3 +239,31 @@ def test_an_invariant_margin_in_a_document_is_a_claim_the_reader_vouches_for() -
     # a margin that claims no invariant needs no vouching
     plain = dp.with_margin(example(), margin(["B"], max_length=5))
     assert dp.deserialize(dp.serialize(plain)) == plain
+
+
+def test_date_and_time_columns_are_naive_date_and_time_atoms() -> None:
+    """A context over Date and Time columns has the series domains of NaiveDate and NaiveTime
+    atoms (OpenDP's), which a user can also write by hand; their members are Polars series."""
+    lf = pl.LazyFrame(
+        [
+            pl.Series("d", [dt.date(2000, 1, 1), None]),
+            pl.Series("t", [dt.time(7, 8, 9), None]),
+        ]
+    )
+    context = dp.Context.compositor(
+        data=lf,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+    )
+    by_hand = dp.lazyframe_domain(
+        [
+            dp.series_domain("d", dp.option_domain(dp.atom_domain(T="NaiveDate"))),
+            dp.series_domain("t", dp.option_domain(dp.atom_domain(T="NaiveTime"))),
+        ]
+    )
+    assert context.accountant.input_domain == by_hand
+    date_col = dp.series_domain("d", dp.atom_domain(T="NaiveDate"))
+    assert repr(date_col) == 'SeriesDomain("d", date)'
+    assert date_col.member(pl.Series("d", [dt.date(2000, 1, 1)]))
+    assert not date_col.member(pl.Series("d", [dt.datetime(2000, 1, 1)]))

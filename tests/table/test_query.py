@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pytest
 
@@ -534,3 +536,55 @@ def test_the_private_key_threshold_is_the_least_sound_one_one_above_opendps() ->
         return a**m / (1 + a)
 
     assert tail(34 - 1) <= 5e-8 < tail(33 - 1)
+
+
+def test_margins_given_as_an_empty_list_ask_for_the_table_api_on_any_frame() -> None:
+    """A pandas frame without margins keeps the chain-style query, which refuses an
+    expression naming the fix (before: a TypeError from hashing the expression); with
+    ``margins=[]`` the same frame serves OpenDP's Polars-style query."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1, 2, 3] * 10, "g": ["x", "y", "z"] * 10})
+
+    def context(**kw: Any) -> Any:
+        return dp.Context.compositor(
+            data=frame,
+            privacy_unit=dp.unit_of(contributions=1),
+            privacy_loss=dp.loss_of(epsilon=1.0),
+            split_evenly_over=1,
+            **kw,
+        )
+
+    with pytest.raises(InvalidParameter, match=r"margins=\[\]"):
+        context().query().select(dp.len(signed=True))
+    with pytest.raises(InvalidParameter, match=r"margins=\[\]"):
+        context().query().group_by(pl.col("g"))
+    release = (
+        context(margins=[dp.polars.Margin(by=["g"], invariant="keys")])
+        .query()
+        .group_by("g")
+        .agg(dp.len(signed=True))
+        .release()
+        .collect()
+    )
+    assert release.columns == ["g", "len"]
+    release = context(margins=[]).query().select(dp.len(signed=True)).release().collect()
+    assert release.columns == ["len"]
+
+
+def test_summarize_shows_a_public_frame_length_without_a_distribution() -> None:
+    """Under a change unit the frame length is public: OpenDP's summarize gives it no
+    distribution and no scale (null), and accuracy 0; the noisy sum keeps its row."""
+    context = dp.Context.compositor(
+        data=pl.LazyFrame({"x": [1.0, 2.0, 3.0] * 100}),
+        privacy_unit=dp.unit_of(changes=1),
+        privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=1000, invariant="lengths")],
+    )
+    query = context.query().select(pl.len(), pl.col("x").fill_null(0.0).dp.sum((0.0, 5.0)))
+    summary = query.summarize(alpha=0.05)
+    assert summary["aggregate"].to_list() == ["Frame Length", "Sum"]
+    assert summary["distribution"].to_list() == [None, "Float Laplace"]
+    assert summary["scale"][0] is None and summary["scale"][1] > 0
+    assert summary["accuracy"][0] == 0.0
+    assert query.release().collect()["len"].to_list() == [300]

@@ -214,3 +214,76 @@ def test_the_identifier_metrics_survive_a_serialization_round_trip() -> None:
 
     for metric in (dp.symmetric_id_distance("pid"), dp.change_one_id_distance("pid")):
         assert dp.deserialize(dp.serialize(metric)) == metric
+
+
+# --- the stability property on random frames --------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_IDS = st.one_of(
+    st.integers(-2, 3),
+    st.sampled_from([1.0, 2.5, float("nan"), -0.0]),
+    st.booleans(),
+    st.sampled_from(["a", "1", ""]),
+    st.none(),
+    st.tuples(st.integers(0, 1), st.sampled_from(["x", "y"])),
+)
+_GROUPS = st.sampled_from(["g1", "g2", "g3", None])
+_ROW = st.tuples(_IDS, _GROUPS, st.integers(0, 9))
+
+
+def _objects(values: list[Any]) -> Any:
+    out = np.empty(len(values), dtype=object)  # np.array would read a tuple as a row
+    out[:] = values
+    return out
+
+
+def _frame(rows: list[tuple[Any, Any, int]]) -> dict[str, Any]:
+    return {
+        "id": _objects([r[0] for r in rows]),
+        "g": _objects([r[1] for r in rows]),
+        "x": np.array([r[2] for r in rows], dtype=np.int64),
+    }
+
+
+def _distance(a: dict[str, Any], b: dict[str, Any]) -> int:
+    ra, rb = _rows(a), _rows(b)
+    return sum(((ra - rb) + (rb - ra)).values())
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_ROW, max_size=20),
+    st.lists(st.tuples(_GROUPS, st.integers(0, 9)), min_size=1, max_size=10),
+    st.lists(st.tuples(_GROUPS, st.integers(0, 9)), min_size=0, max_size=10),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.sampled_from(["first", "last", "x"]),
+)
+def test_one_person_more_or_changed_moves_the_truncated_data_within_the_map(
+    others: list[tuple[Any, Any, int]],
+    mine: list[tuple[Any, int]],
+    changed: list[tuple[Any, int]],
+    k: int,
+    groups: int,
+    keep: str,
+) -> None:
+    """Ids of mixed Python types (1 == 1.0 == True; None with NaN), nulls in the id and the
+    groups, one person over many groups: adding the person (symmetric_id_distance 1), or
+    changing all of the person's rows (change_one_id_distance 1), moves the truncated multiset
+    of rows by at most the chain's map, ``k`` or ``2k`` (make_truncate_num_groups keeps the
+    identifier distance)."""
+    person = ("new person", 0)  # equal to no id of the others (theirs are 2-tuples of int, str)
+    plus = [(person, g, x) for g, x in mine]
+    swap = [(person, g, x) for g, x in changed]
+    for metric, before, after in (
+        (SID, others, others + plus),
+        (CID, others + swap, others + plus),
+    ):
+        by_group = "last" if keep == "last" else "first"  # a sort column is for rows only
+        chain = dp.t.make_truncate_num_groups(DF, metric, by="g", k=groups, keep=by_group) >> (
+            dp.t.make_truncate_per_id(DF, metric, k=k, keep=keep)
+        )
+        moved = _distance(chain(_frame(before)), chain(_frame(after)))
+        assert moved <= chain.map(1), (metric, moved)

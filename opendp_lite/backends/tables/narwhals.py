@@ -871,16 +871,20 @@ def _grid_units(x: Any, s1: float, s2: float, lo_s: float, hi_s: float, out: Any
 
     n = len(x)
     tmp = np.empty(min(n, _CHUNK))
+    multiply, clip, copyto, smallest = np.multiply, np.clip, np.copyto, np.minimum.reduce
     with np.errstate(all="ignore"):  # a null's slot may hold anything (its result is unread)
         for a in range(0, n, _CHUNK):
-            t = tmp[: min(n - a, _CHUNK)]
-            np.multiply(x[a : a + len(t)], s1, out=t)
+            b = min(n, a + _CHUNK)
+            t = tmp[: b - a]
+            multiply(x[a:b], s1, out=t)
             if s2 != 1.0:
                 t *= s2
-            np.clip(t, lo_s, hi_s, out=t)  # NaN stays NaN, the rest is finite
-            if math.isnan(t.sum()):  # (cheaper than a mask when there is no NaN)
+            clip(t, lo_s, hi_s, out=t)  # NaN stays NaN, the rest is finite
+            # NaN iff some value is (minimum propagates NaN): a read-only reduction, cheaper
+            # than a sum or a mask when there is none
+            if math.isnan(smallest(t)):
                 t[np.isnan(t)] = 0.0  # NaN adds 0
-            np.copyto(out[a : a + len(t)], t, casting="unsafe")  # trunc, exact: |t| < 2^53
+            copyto(out[a:b], t, casting="unsafe")  # trunc, exact: |t| < 2^53
 
 
 def _grid_units_parallel(

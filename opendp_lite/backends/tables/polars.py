@@ -32,6 +32,7 @@ from typing import Any
 from ... import _truncation as K
 from ..._order import group_key
 from ...errors import FailedFunction, NotImplementedForType
+from ...samplers.rng import fill_uint64
 from ...table import nodes as n
 from . import TableResult, register
 
@@ -385,6 +386,10 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
     """The rows a truncation step keeps (:mod:`._truncate`): the identifier, grouping and sort
     expressions are evaluated by Polars, the mask computed from each person's own rows."""
     names = lf.collect_schema().names()
+    if isinstance(step, n.TruncateRows) and step.keep == "sample":
+        native = _sample_rows(lf, [*step.identifier, *step.by], step.k)
+        if native is not None:
+            return native
     ids = {f"\x00id{i}": e for i, e in enumerate(step.identifier)}
     by = {f"\x00by{i}": e for i, e in enumerate(step.by)}
     sort = (
@@ -415,6 +420,63 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
     return df.select(names).filter(_pl().Series(mask)).lazy()
 
 
+# The dtypes whose Polars grouping (``over``) tells values apart as ``_order.group_key`` does,
+# once a float's NaN is made null: one class per ``==`` value, -0.0 with 0.0, missing values
+# one class (checked in tests/test_truncation.py for each kind).
+_RUN_KINDS = ("is_integer", "is_float", "is_temporal")
+
+
+def _runs_like_the_kernel(dtype: Any) -> bool:
+    pl = _pl()
+    if any(getattr(dtype, kind)() for kind in _RUN_KINDS):
+        return True
+    return dtype in (pl.String, pl.Boolean) or isinstance(dtype, (pl.Categorical, pl.Enum))
+
+
+def _sample_rows(lf: Any, run: list[n.Expr], k: int, draw: Any = None) -> Any:
+    """``keep="sample"`` in Polars: a uniform ``min(k, size)``-subset of each run.
+
+    Each row draws an independent uniform 64-bit key from :mod:`opendp_lite.samplers.rng`,
+    and each run's rows are ranked by key (``rank("ordinal").over(run)``: tied keys get
+    consecutive ranks).  The draw is accepted only when the keys of rank ``k`` and ``k + 1``,
+    over all runs, are pairwise distinct, else every key is redrawn.  The acceptance event
+    is a function of each run's k-th and (k+1)-th least keys (order statistics), so it is
+    unchanged when a run's keys are permuted; conditioned on it the keys' law is still
+    invariant under permutations within each run, and no run has a tie between its k-th and
+    (k+1)-th least key, so its ``k`` rows of least rank are its ``k`` least keys, a set that
+    does not depend on how ties are broken.  Hence each run keeps a uniform
+    ``min(k, size)``-subset of its rows, independently of the other runs: the kernel's law
+    (:func:`opendp_lite._truncation.sample_order`), by another acceptance event
+    (``docs/proofs/table/truncation.md``).  ``None`` when a run column's dtype is not one whose
+    Polars grouping matches the kernel's classes (the caller then uses the kernel).  ``draw``
+    (tests only) replaces ``fill_uint64``.
+    """
+    pl = _pl()
+    exprs = [compile_expr(e) for e in run]
+    schema = lf.select([e.alias(f"r{i}") for i, e in enumerate(exprs)]).collect_schema()
+    dtypes = list(schema.values())
+    if not all(_runs_like_the_kernel(d) for d in dtypes):
+        return None
+    over = [  # NaN and null: one class, as in the kernel
+        e.fill_nan(None) if d.is_float() else e for e, d in zip(exprs, dtypes, strict=True)
+    ]
+    df = lf.collect()
+    names = df.columns
+    fill = draw if draw is not None else fill_uint64
+    key, rank = "\x00key", "\x00rank"
+    while True:
+        ranked = (
+            df.lazy()
+            .with_columns(pl.Series(key, fill(df.height), dtype=pl.UInt64))
+            .with_columns(pl.col(key).rank("ordinal").over(over).alias(rank))
+            .filter(pl.col(rank) <= k + 1)
+            .collect()
+        )
+        edge = ranked.get_column(key).filter(ranked.get_column(rank) >= k)
+        if edge.n_unique() == edge.len():
+            return ranked.lazy().filter(pl.col(rank) <= k).select(names)
+
+
 def _float_columns(lf: Any) -> frozenset[str]:
     """The float columns of a LazyFrame, from its schema."""
     return frozenset(str(k) for k, v in lf.collect_schema().items() if v.is_float())
@@ -441,7 +503,9 @@ def _assemble(plan: n.FramePlan, rows: list[dict[str, Any]], by_names: list[str]
             for name, a in plan.aggregates:
                 out_vals[name].append(_zero(a) if r is None else _collect(a, r, name))
         return TableResult({b: list(c) for b, c in zip(by_names, cols, strict=True)}, out_vals)
-    rows = sorted(rows, key=lambda r: tuple(group_key(v) for v in key_of(r)))
+    # the total order of the keys; a float key's null and NaN groups are one class there and
+    # two groups in Polars: null first, never Polars' own (varying) order
+    rows = sorted(rows, key=lambda r: tuple((group_key(v), v is not None) for v in key_of(r)))
     keys = {b: [r[b] for r in rows] for b in by_names}
     values = {name: [_collect(a, r, name) for r in rows] for name, a in plan.aggregates}
     return TableResult(keys, values)

@@ -3,6 +3,7 @@ frame computed; the same answer for every partitioning."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import traceback
 from collections.abc import Iterator
@@ -127,3 +128,218 @@ def test_empty_frame_ungrouped_is_one_group_of_zeros() -> None:
     assert ENGINE.run(dd.from_pandas(df, npartitions=1), plan) == TableResult(
         keys={}, values={"n": [0], "u": [0]}
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# Truncation in two stages (issue 25): never the frame on one partition, the kernel's answer
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from opendp_lite.backends.tables import dask as dask_engine  # noqa: E402
+
+ID, G, V, X = N.Col("id"), N.Col("g"), N.Col("v"), N.Col("x")
+
+
+def _by_x(step: N.Step, *more: N.Step) -> N.FramePlan:
+    """A plan whose answer is the kept rows (``x`` is a unique row label)."""
+    return N.FramePlan((step, *more), (("n", N.Length()),), by=(X,))
+
+
+def _chunks(chunks: list[Any]) -> Any:
+    """One Dask partition per pandas frame, in order."""
+    return dd.concat([dd.from_pandas(c, npartitions=1, sort=False) for c in chunks])
+
+
+_ID_TYPES = {
+    "Int64": st.one_of(st.none(), st.integers(0, 3)),
+    "Float64": st.one_of(st.none(), st.sampled_from([-0.0, 0.0, 1.0, 2.5])),
+    "string": st.one_of(st.none(), st.sampled_from(["p", "q", "r"])),
+}
+
+
+@st.composite
+def _spread_frames(draw: Any) -> tuple[Any, list[Any]]:
+    """A pandas frame (ids of one dtype with nulls) and its cut into 1..5 partitions, with
+    one person (the id of the first row) having a row in every partition."""
+    id_type = draw(st.sampled_from(sorted(_ID_TYPES)))
+    parts = draw(st.integers(1, 5))
+    rows = draw(
+        st.lists(
+            st.tuples(
+                _ID_TYPES[id_type],
+                st.one_of(st.none(), st.sampled_from(["a", "b"])),
+                st.one_of(st.none(), st.sampled_from([-1.5, 0.0, 2.0])),
+            ),
+            min_size=1,
+            max_size=20,
+        )
+    )
+    spread = rows[0][0]
+    cut = sorted(draw(st.lists(st.integers(0, len(rows)), min_size=parts - 1, max_size=parts - 1)))
+    bounds = [0, *cut, len(rows)]
+    chunks, x = [], 0
+    for lo, hi in itertools.pairwise(bounds):
+        chunk = [*rows[lo:hi], (spread, draw(st.sampled_from(["a", "b"])), 1.0)]
+        chunks.append(
+            pd.DataFrame(
+                {
+                    "id": pd.array([r[0] for r in chunk], dtype=id_type),
+                    "g": pd.array([r[1] for r in chunk], dtype="string"),
+                    "v": pd.array([r[2] for r in chunk], dtype="Float64"),
+                    "x": pd.array(range(x, x + len(chunk)), dtype="Int64"),
+                }
+            )
+        )
+        x += len(chunk)
+    return pd.concat(chunks, ignore_index=True), chunks
+
+
+_KEEPS: list[Any] = [
+    "first",
+    "last",
+    N.SortKey((V,), (True,), (True,)),
+    N.SortKey((G, V), (False, True), (False, False)),
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _spread_frames(),
+    st.integers(1, 3),
+    st.sampled_from(["none", "g", "tuple"]),
+    st.sampled_from(range(len(_KEEPS))),
+    st.booleans(),
+)
+def test_truncation_on_partitions_keeps_the_rows_of_the_one_table_kernel(
+    frames: tuple[Any, list[Any]], k: int, by: str, keep: int, groups: bool
+) -> None:
+    whole, chunks = frames
+    ident = (ID, G) if by == "tuple" else (ID,)
+    step: N.Step
+    if groups:
+        step = N.TruncateGroups(
+            ident, (V,) if by == "tuple" else (G,), k, "last" if keep % 2 else "first"
+        )
+    else:
+        step = N.TruncateRows(ident, (G,) if by == "g" else (), k, _KEEPS[keep])
+    ddf = _chunks(chunks)
+    assert ddf.npartitions == len(chunks)
+    assert ENGINE.run(ddf, _by_x(step)) == NARWHALS.run(whole, _by_x(step))
+
+
+def test_chained_truncations_and_steps_between_them() -> None:
+    ids = [1, 1, 2, 1, None, 2, 1, None, 3, 1]
+    whole = pd.DataFrame(
+        {
+            "id": pd.array(ids, dtype="Int64"),
+            "g": pd.array(list("abbacabcaa"), dtype="string"),
+            "v": pd.array([float(i % 4) for i in range(10)], dtype="Float64"),
+            "x": pd.array(range(10), dtype="Int64"),
+        }
+    )
+    steps = (
+        N.FilterRows(N.Binary(">", X, N.Lit(0))),
+        N.TruncateGroups((ID,), (G,), 2, "first"),
+        N.WithColumns((N.Alias(N.Binary("*", V, N.Lit(2.0)), "w"),)),
+        N.TruncateRows((ID,), (), 2, N.SortKey((N.Col("w"),), (True,), (False,))),
+    )
+    plan = N.FramePlan(steps, (("n", N.Length()), ("s", N.IntSum(X, 0, 9))), by=(G,))
+    want = NARWHALS.run(whole, plan)
+    for parts in (1, 2, 3, 5):
+        assert ENGINE.run(dd.from_pandas(whole, npartitions=parts, sort=False), plan) == want
+
+
+def test_truncation_never_puts_the_frame_on_one_partition(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = pd.DataFrame(
+        {"id": pd.array([i % 5 for i in range(40)], dtype="Int64"), "x": range(40)}
+    )
+    ddf = dd.from_pandas(whole, npartitions=4)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the engine repartitioned or computed the whole frame")
+
+    for name in ("repartition", "compute", "persist"):
+        monkeypatch.setattr(type(ddf), name, refuse)
+    for keep in ("first", "sample"):
+        step = N.TruncateRows((ID,), (), 3, keep)  # type: ignore[arg-type]
+        assert len(ENGINE.run(ddf, _by_x(step)).keys["x"]) == 15
+    got = ENGINE.run(ddf, _by_x(N.TruncateGroups((ID,), (X,), 2, "sample")))
+    assert len(got.keys["x"]) == 10
+
+
+def test_the_candidates_shuffled_are_at_most_k_per_run_and_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    whole = pd.DataFrame(
+        {"id": pd.array([i % 3 for i in range(60)], dtype="Int64"), "x": range(60)}
+    )
+    seen: list[int] = []
+    stage2 = dask_engine._rows_stage2
+
+    def spy(step: Any, *pieces: Any) -> Any:
+        seen.append(sum(p[1] for p in pieces))
+        assert len(pieces) == 5  # one piece from each part
+        return stage2(step, *pieces)
+
+    monkeypatch.setattr(dask_engine, "_rows_stage2", spy)
+    ENGINE.run(dd.from_pandas(whole, npartitions=5), _by_x(N.TruncateRows((ID,), (), 2, "first")))
+    assert len(seen) == 5  # the candidates in 5 partitions (not one)
+    assert sum(seen) == 3 * 2 * 5  # 3 people, 2 rows each, in each of 5 parts: not 60 rows
+
+
+def test_ids_equal_by_value_meet_across_partitions_of_other_dtypes() -> None:
+    # 1 (int), 1.0 (float) and True (bool) are one person, the missing ids one more: the
+    # partitions' columns have different dtypes, as a Dask frame built from parts may
+    chunks = [
+        pd.DataFrame({"id": pd.array([1, 1, None], dtype="Int64"), "x": [0, 1, 2]}),
+        pd.DataFrame({"id": pd.array([1.0, 2.0, None], dtype="Float64"), "x": [3, 4, 5]}),
+        pd.DataFrame({"id": pd.array([1, None, None], dtype="Int64"), "x": [6, 7, 8]}),
+    ]
+    got = ENGINE.run(_chunks(chunks), _by_x(N.TruncateRows((ID,), (), 2, "first")))
+    assert got.keys["x"] == [0, 1, 2, 4, 5]  # person 1: x 0, 1 (all equal ids: the row order)
+
+
+def test_a_failing_truncation_carries_no_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = pd.DataFrame({"id": pd.array([1, 2, 1, 2], dtype="Int64"), "x": range(4)})
+
+    def fail(*_: object, **__: object) -> None:
+        raise ValueError("could not order 'secret-4711'")
+
+    monkeypatch.setattr("opendp_lite._truncation.rows_mask", fail)
+    with pytest.raises(FailedFunction) as info:
+        ENGINE.run(
+            dd.from_pandas(whole, npartitions=2), _by_x(N.TruncateRows((ID,), (), 1, "first"))
+        )
+    text, e = "", info.value
+    while e is not None:
+        text += "".join(traceback.format_exception_only(e))
+        e = e.__cause__ or e.__context__
+    assert "4711" not in text and "secret" not in text
+
+
+def test_num_groups_moves_only_the_distinct_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one person, 100 rows in 2 groups, over 4 partitions: the exchange carries at most 2 pairs
+    # per partition (not the person's 100 rows), and the kept group keeps all its rows
+    whole = pd.DataFrame(
+        {
+            "id": pd.array([7] * 100, dtype="Int64"),
+            "g": pd.array(["a", "b"] * 50, dtype="string"),
+            "x": range(100),
+        }
+    )
+    seen: list[int] = []
+    stage2 = dask_engine._pairs_stage2
+
+    def spy(step: Any, parts: int, *pieces: Any) -> Any:
+        seen.append(sum(p[1] for p in pieces))
+        return stage2(step, parts, *pieces)
+
+    monkeypatch.setattr(dask_engine, "_pairs_stage2", spy)
+    for keep in ("sample", "first"):
+        seen.clear()
+        step = N.TruncateGroups((ID,), (G,), 1, keep)  # type: ignore[arg-type]
+        got = ENGINE.run(dd.from_pandas(whole, npartitions=4), _by_x(step))
+        assert sum(seen) <= 2 * 4 and len(seen) == 4
+        kept = got.keys["x"]
+        assert len(kept) == 50 and len({x % 2 for x in kept}) == 1  # one whole group

@@ -361,14 +361,7 @@ def _polars_known_divergence(frame: ref.Frame, plan: N.FramePlan) -> bool:
         isinstance(a, N.QuantileCounts) and not isinstance(a.expr, N.Col)
         for _, a in plan.aggregates
     )
-    f = frame["f"]
-    null_and_nan_keys = (
-        plan.by is not None
-        and plan.keys is None
-        and any(N.output_name(b) in ("f", "y") for b in plan.by)
-        and None in f
-    )
-    return quantile_over_computed or null_and_nan_keys
+    return quantile_over_computed
 
 
 @settings(SETTINGS, max_examples=60)
@@ -402,11 +395,6 @@ def test_polars_quantile_counts_skip_nan_of_computed_floats() -> None:
     _compare(pl.DataFrame(frame, schema=POLARS_TYPES()), frame, plan)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Polars engine: the null and NaN groups of a float key "
-    "tie in the total order and come in Polars' own order (null first expected)",
-)
 def test_polars_null_group_before_nan_group() -> None:
     pl = pytest.importorskip("polars")
     _polars_engine()

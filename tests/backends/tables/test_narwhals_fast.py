@@ -341,6 +341,36 @@ def test_grid_units_by_chunks_and_threads(
         assert serial == E.ENGINE.run(t, plan)
 
 
+_FLOATS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([math.nan, -math.nan, -0.0, 5e-324, -5e-324, 2.0**-1074, 1e308, -math.inf]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    xs=st.lists(_FLOATS, min_size=1, max_size=70),
+    chunk=st.integers(1, 40),
+    p=st.integers(-30, 40),
+    bounds=st.tuples(st.floats(-1e3, 1e3), st.floats(-1e3, 1e3)).map(sorted),
+)
+def test_grid_units_are_each_values_truncated_clipped_units(
+    xs: list[float], chunk: int, p: int, bounds: list[float]
+) -> None:
+    # value by value: NaN adds 0, else trunc(clip(x, lo, hi) * 2^p), wherever the NaN sits in
+    # a chunk (its first, last or any SIMD lane) and whatever the chunk's length
+    import numpy as np
+
+    lo, hi = bounds
+    s1 = math.ldexp(1.0, p)
+    want = [0 if x != x else math.trunc(math.ldexp(min(max(x, lo), hi), p)) for x in xs]
+    out = np.full(len(xs), 7, dtype=np.int64)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(E, "_CHUNK", chunk)
+        E._grid_units(np.asarray(xs, dtype=np.float64), s1, 1.0, lo * s1, hi * s1, out)
+    assert out.tolist() == want
+
+
 @pytest.mark.usefixtures("synchronous")
 def test_dask_partitions_with_and_without_nulls_merge() -> None:
     from opendp_lite.backends.tables.dask import ENGINE
