@@ -544,3 +544,9 @@ def test_non_finite_values_follow_polars(kind: str) -> None:
     agg = getattr(pl.col("f"), kind)().alias("a")
     polars = lf.group_by("g").agg(agg).sort("g").collect()["a"].to_list()
     assert [repr(v) for v in ours] == [repr(v) for v in polars]
+
+
+def test_schema_and_explain_of_the_step_read_no_data() -> None:
+    q = _id_context().query().group_by("PIDENT").agg(pl.col.HWUSUAL.mean(), n=pl.len())
+    assert dict(q.collect_schema()) == {"PIDENT": pl.Int64, "HWUSUAL": pl.Float64, "n": pl.UInt32}
+    assert "AGGREGATE" in q.explain()
