@@ -358,6 +358,12 @@ def infer(e: n.Expr, env: dict[str, ColInfo]) -> ColInfo:
         raise NotImplementedForType(
             "len() is not a row-by-row expression: release it privately with dp.len()"
         )
+    if isinstance(e, n.Agg):
+        raise NotImplementedForType(
+            f"{e.kind}() is an exact aggregation: use it in a stable group_by(...).agg(...) "
+            "(before the private aggregation), or noise it (.dp.noise() of a len, count, "
+            "null_count, n_unique or clipped sum), not row by row"
+        )
     if isinstance(e, n.DPAgg):
         raise NotImplementedForType(
             f".dp.{e.kind} is a private aggregate: use it in select(...) or "
@@ -402,6 +408,10 @@ def walk_steps(
                 for e in step.keep.by:
                     infer(e, env)
             continue
+        if isinstance(step, n.GroupAgg):
+            env = group_agg_env(step, env)
+            filtered = True  # (the output's length is the number of groups)
+            continue
         outs: dict[str, ColInfo] = {}
         for e in step.exprs:
             if _changes_length(e):
@@ -418,6 +428,98 @@ def walk_steps(
             outs[name] = info if isinstance(e, n.Col) else replace(info, origin=None)
         env = outs if isinstance(step, n.Select) else {**env, **outs}
     return env, filtered
+
+
+_SMALL_SUMS = frozenset({"Int8", "Int16", "UInt8", "UInt16"})
+
+
+def stable_agg_dtype(kind: str, dt: n.DType) -> n.DType:
+    """The dtype Polars gives ``kind`` of a column of dtype ``dt`` in a stable ``agg``.
+
+    Raises:
+        InvalidParameter: for an aggregation the column's type has no exact meaning for.
+    """
+    b = base(dt)
+    if kind in ("len", "count", "null_count", "n_unique"):
+        return "UInt32"
+    if kind in ("min", "max"):
+        if b in NUMERIC or b in ("String", "Boolean", "Date", "Datetime", "Time", "Duration"):
+            return dt
+        raise _refuse(f"{kind}() of a {b} column is not supported in a stable agg")
+    if b not in NUMERIC:
+        raise _refuse(f"{kind}() needs a numeric column, got {b}")
+    if kind == "sum":
+        return "Int64" if b in _SMALL_SUMS else dt
+    return "Float32" if b == "Float32" else "Float64"  # mean, median, var, std
+
+
+def _stable_agg(e: n.Expr) -> tuple[str, n.Agg]:
+    """The output name and the aggregation of one expression of a stable ``agg``.
+
+    Raises:
+        NotImplementedForType: for anything but an aggregation of the whitelist (maybe
+            aliased) over a row-by-row expression.
+    """
+    name = n.output_name(e)
+    inner = e.expr if isinstance(e, n.Alias) else e
+    if isinstance(inner, n.Len):
+        inner = n.Agg("len", n.Lit(1))
+    if not isinstance(inner, n.Agg) or inner.kind not in n.STABLE_AGG_KINDS:
+        raise NotImplementedForType(
+            f"a stable group_by(...).agg(...) holds aggregations of the whitelist only "
+            f"({', '.join(sorted(n.STABLE_AGG_KINDS))}, pl.len()), each of a row-by-row "
+            f"expression, got {type(inner).__name__}"
+            + (f" {inner.kind!r}" if isinstance(inner, n.Agg) else "")
+        )
+    return name, inner
+
+
+def group_agg_env(step: n.GroupAgg, env: dict[str, ColInfo]) -> dict[str, ColInfo]:
+    """The descriptors after a stable ``group_by(by).agg(aggs)``: the keys (a key passed
+    through unchanged keeps its origin), then one nullable column per aggregate, of the
+    dtype Polars gives it, with no bound and no origin.
+
+    Raises:
+        InvalidParameter: for an unknown column, a wrong type or a name given twice.
+        NotImplementedForType: for an aggregation not in the whitelist.
+    """
+    out: dict[str, ColInfo] = {}
+    for b in step.by:
+        if _changes_length(b):
+            raise NotImplementedForType("a group_by key cannot filter or drop rows")
+        info = infer(b, env)
+        name = n.output_name(b)
+        if name in out:
+            raise _refuse(f"group_by names a column twice: {name!r}")
+        out[name] = info if isinstance(b, n.Col) else replace(info, origin=None)
+    for e in step.aggs:
+        name, agg = _stable_agg(e)
+        if name in out:
+            raise _refuse(f"the column name {name!r} is given twice in group_by(...).agg(...)")
+        if _changes_length(agg.expr):
+            raise NotImplementedForType(
+                "filter, drop_nulls and drop_nans inside a stable agg are not supported: "
+                "filter the rows with .filter(...) before the group_by"
+            )
+        info = infer(agg.expr, env)
+        dt = stable_agg_dtype(agg.kind, info.dtype)
+        nan = (
+            agg.kind in ("min", "max", "sum", "mean", "median", "var", "std") and base(dt) in FLOATS
+        )
+        out[name] = ColInfo(dt, nullable=True, nan=nan)
+    return out
+
+
+def margins_after(margins: tuple[Margin, ...], steps: tuple[n.Step, ...]) -> tuple[Margin, ...]:
+    """The margins that still hold after ``steps``: a stable ``group_by(by).agg`` keeps a
+    margin only when its grouping is a subset of ``by`` (a group's rows are at most its input
+    rows, its groups at most the input's), with its invariant dropped."""
+    out = margins
+    for step in steps:
+        if isinstance(step, n.GroupAgg):
+            keys = set(step.by)
+            out = tuple(replace(m, invariant=None) for m in out if m.by_key() <= keys)
+    return out
 
 
 # -- the private aggregates -------------------------------------------------------------------
@@ -742,6 +844,8 @@ def plan_query(
         NotImplementedForType: for an unsupported expression.
     """
     env, filtered = walk_steps(domain.schema(), steps)
+    if any(isinstance(st, n.GroupAgg) for st in steps):
+        domain = replace(domain, margins=margins_after(domain.margins, steps))
     by_names: tuple[str, ...] = ()
     by_dtypes: tuple[n.DType, ...] = ()
     mode = "none"
@@ -990,8 +1094,11 @@ def sensitivity(item: Item, d_in: Any, mech: str = "laplace", person: Person = N
     t = _transformation(item, mech, person)
     if t is not None:
         return t.map(d_in)
-    if person is not None:  # the per-group chain sees at most l∞ rows of a group change
-        d_in = _part(person).map(d_in)[2]
+    if person is not None:
+        # the per-group chain sees at most l∞ rows of a group change; the global scale is
+        # multiplied by the L1 sensitivity over all groups (as OpenDP's), so an integer sum
+        # is taken at the rows changed in all groups (make_partition_by's total)
+        d_in = _part(person).map(d_in)[1 if item.family == "isum" else 2]
     from ..transformations.clamp import then_clamp
     from ..transformations.dataset import make_select_column
     from ..transformations.nulls import then_drop_null

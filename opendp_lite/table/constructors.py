@@ -167,6 +167,11 @@ def _apply_steps(data: Any, steps: tuple[n.Step, ...]) -> Any:
             out = out.select([compile_expr(e) for e in step.exprs])
         elif isinstance(step, (n.TruncateRows, n.TruncateGroups)):
             raise NotImplementedForType("make_stable_lazyframe does not truncate")
+        elif isinstance(step, n.GroupAgg):
+            raise NotImplementedForType(
+                "make_stable_lazyframe does not run a group_by(...).agg(...): use the query "
+                "(context.query())"
+            )
         else:
             out = out.with_columns([compile_expr(e) for e in step.exprs])
     return out

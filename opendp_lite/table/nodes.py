@@ -30,6 +30,7 @@ __all__ = [
     "BINARY_OPS",
     "DT_PARTS",
     "EXACT_AGG_KINDS",
+    "STABLE_AGG_KINDS",
     "UNARY_OPS",
     "Agg",
     "Alias",
@@ -49,6 +50,7 @@ __all__ = [
     "FilterRows",
     "FramePlan",
     "GridSum",
+    "GroupAgg",
     "IntSum",
     "Keep",
     "Len",
@@ -120,6 +122,11 @@ AGG_KINDS = frozenset(
 #: the exact Polars aggregations (``pl.col("x").sum()``), private only under ``.dp.noise()``
 EXACT_AGG_KINDS = frozenset({"sum", "len", "count", "null_count", "n_unique"})
 
+#: the aggregations a stable ``group_by(...).agg(...)`` (:class:`GroupAgg`) may hold: each is a
+#: function of the group's multiset of values (never of row order), computed exactly (a float
+#: sum or mean accumulated as a rational, rounded once)
+STABLE_AGG_KINDS = EXACT_AGG_KINDS | frozenset({"min", "max", "mean", "median", "var", "std"})
+
 #: a data type, by its Polars name: "Int64", "Float32", "String", "Boolean", "Categorical",
 #: "Enum", "Date", "Datetime", "Time", "UInt32", ...; parameters (an Enum's categories, a
 #: Datetime's unit and zone) go in a tuple: ("Enum", ("a", "b")), ("Datetime", "us", None)
@@ -151,7 +158,9 @@ class Len:
 class Agg:
     """An exact Polars aggregation, ``kind`` in :data:`EXACT_AGG_KINDS`, of ``expr``
     (``pl.col("x").clip(0, 1).sum()``): not a row-by-row expression; private only under
-    ``.dp.noise()`` (``DPAgg("noise", Agg("sum", ...))``), like :class:`Len`."""
+    ``.dp.noise()`` (``DPAgg("noise", Agg("sum", ...))``), like :class:`Len`; or, with
+    ``kind`` in :data:`STABLE_AGG_KINDS`, one output column of a stable :class:`GroupAgg`
+    (``var``/``std`` with Polars' default ``ddof=1``)."""
 
     kind: str
     expr: Expr
@@ -448,7 +457,19 @@ class TruncateGroups:
     keep: Literal["sample", "first", "last"] = "sample"
 
 
-Step = Union[WithColumns, Select, FilterRows, TruncateRows, TruncateGroups]
+@dataclass(frozen=True)
+class GroupAgg:
+    """A stable ``group_by(by).agg(aggs)`` before the private aggregation: one row per group
+    of ``by`` (the keys, then one column per aggregate, each an :class:`Agg` of a
+    :data:`STABLE_AGG_KINDS` kind, maybe aliased).  Grouping by the unit's identifier is a
+    truncation (one row per identifier in each group of the other keys); otherwise one added
+    or removed row changes one output row (a removal and an addition)."""
+
+    by: tuple[Expr, ...]
+    aggs: tuple[Expr, ...]
+
+
+Step = Union[WithColumns, Select, FilterRows, TruncateRows, TruncateGroups, GroupAgg]
 
 
 @dataclass(frozen=True)

@@ -421,6 +421,10 @@ def shim_plan(schema: dict[str, n.DType], steps: tuple[n.Step, ...], released: b
                 lf = lf.select([engine._named(e) for e in step.exprs])
             elif isinstance(step, n.FilterRows):
                 lf = lf.filter(engine.compile_expr(step.predicate))
+            elif isinstance(step, n.GroupAgg):
+                lf = lf.group_by([engine._named(b) for b in step.by]).agg(
+                    [engine.stable_agg_expr(e) for e in step.aggs]
+                )
             else:
                 raise NotImplementedForType(f"{type(step).__name__} has no Polars stand-in")
         finally:

@@ -313,6 +313,27 @@ def _read_agg(body: Any) -> n.Expr:
         d = _fields(payload, {"input", "include_nulls"}, "count/len")
         include_nulls = _bool(d["include_nulls"], "count/len")
         return n.Agg("len" if include_nulls else "count", _read(d["input"]))
+    if kind in ("Min", "Max"):
+        if isinstance(payload, dict) and "input" in payload:
+            d = _fields(payload, {"input", "propagate_nans"}, kind.lower())
+            if _bool(d["propagate_nans"], kind.lower()):
+                _refuse(f"nan_{kind.lower()} (NaN propagated)", alternatives=f".{kind.lower()}()")
+            payload = d["input"]
+        return n.Agg(kind.lower(), _read(payload))
+    if kind in ("Mean", "Median"):
+        return n.Agg(kind.lower(), _read(payload))
+    if kind in ("Std", "Var"):
+        if not isinstance(payload, list) or len(payload) != 2:
+            _drift(kind.lower(), payload)
+        if payload[1] != 1 or isinstance(payload[1], bool):
+            _refuse(f"{kind.lower()}(ddof={payload[1]!r})", alternatives="ddof=1 (the default)")
+        return n.Agg(kind.lower(), _read(payload[0]))
+    if kind in ("First", "Last", "Item", "Implode", "AggGroups"):
+        _refuse(
+            f"the aggregation {kind.lower()}() (it depends on the rows' order, which is protected)",
+            alternatives="an order-free aggregate: min, max, mean, median, sum, len, count, "
+            "null_count, n_unique, var, std",
+        )
     _refuse(f"the exact Polars aggregation {kind!r}", alternatives=_AGG_ALTERNATIVES)
 
 

@@ -80,7 +80,8 @@ class UnsupportedMethod(NotImplementedForType, ValueError):
 
 
 _SUPPORTED = (
-    "select, with_columns, filter, group_by(...).agg, with_keys, sort (before the "
+    "select, with_columns, filter, group_by(...).agg (private, or stable: min, max, mean, "
+    "median, sum, len, ... before the private aggregation), with_keys, sort (before the "
     "aggregation), join (key set), collect_schema, explain, polars_plan, release, resolve, "
     "summarize"
 )
@@ -167,7 +168,7 @@ class LazyFrameQuery:
     def _check(self) -> None:
         """The shape check at build time (columns, types, margins, δ for private keys)."""
         s = self._state
-        if any(isinstance(st, n.TruncateRows | n.TruncateGroups) for st in s.steps):
+        if any(isinstance(st, n.TruncateRows | n.TruncateGroups | n.GroupAgg) for st in s.steps):
             an.walk_steps(self._table.schema(), s.steps)
             _tr.facts_after(self._table.schema(), s.steps, self._unit or _ROWS)
         if s.aggs is None:
@@ -186,7 +187,8 @@ class LazyFrameQuery:
                 "...) or .group_by(...).agg(...)"
             )
         tp = an.plan_query(self._table, s.steps, s.by, s.aggs, s.keys, self._measure, building)
-        if self._factor == 2 and tp.keys == "none":  # changed rows: the length is the same
+        regrouped = any(isinstance(st, n.GroupAgg) for st in s.steps)
+        if self._factor == 2 and tp.keys == "none" and not regrouped:  # (the same length)
             _, filtered = an.walk_steps(self._table.schema(), s.steps)
             items = tuple(
                 replace(it, same_size=an.same_size_range(it, filtered)) for it in tp.items
@@ -212,7 +214,8 @@ class LazyFrameQuery:
         """Columns (row by row), or private aggregates of the whole frame (a release)."""
         self._open("select")
         nodes = _flatten(exprs, named)
-        if self._factor == 2:  # changed rows: the frame's length is the same in neighbours
+        if self._factor == 2 and not any(isinstance(st, n.GroupAgg) for st in self._state.steps):
+            # changed rows: the frame's length is the same in neighbours
             nodes = tuple(_exact_len(e) for e in nodes)
         if any(_has_agg(e) for e in nodes):
             return self._with(aggs=nodes, by=None)
@@ -394,6 +397,41 @@ class LazyFrameQuery:
         )
         return self._with(steps=(*self._state.steps, step))
 
+    def _stable_group_by(self, by: tuple[n.Expr, ...], aggs: tuple[n.Expr, ...]) -> LazyFrameQuery:
+        """``group_by(by).agg(aggs)`` with no DP aggregate: a stable step, one row per group
+        (the keys, then each aggregate of the whitelist ``nodes.STABLE_AGG_KINDS``, a function
+        of the group's multiset of values, computed exactly).
+
+        Its map (proof: docs/proofs/table/group-by-stable.md):
+
+        * ``by`` holds the unit's identifier: a truncation, no distance changes; per
+          identifier ``rows_B ≤ 1`` with ``B = by \\ {identifier}`` (as ``truncate_per_group(1,
+          by=B)``), combined with the unit's bounds as for any truncation;
+        * a row-level unit (``contributions=d``, ``changes=d``): ``d_out = 2·f·d``
+          (``f = 2`` for changes), one changed row changing one output row, a removal and an
+          addition; under a list of ``dp.polars.Bound``: ``d_out = 2·min(c, g)`` with ``c``
+          the rows of one individual in all and ``g`` its groups of ``by`` (a bound whose
+          ``by`` holds these keys).
+
+        Later aggregates read the output's schema only; a margin survives when its ``by`` is
+        a subset of the keys, without its invariant.
+
+        Raises:
+            InvalidParameter: under an identifier unit when ``by`` lacks the identifier.
+            NotImplementedForType: for an aggregation outside the whitelist (``first``,
+                ``last``: the rows' order is protected).
+        """
+        ident = self._unit.identifier if self._unit is not None else None
+        if ident is not None and ident not in by:
+            raise InvalidParameter(
+                f"group_by(...).agg(...) without a private aggregate under an identifier unit "
+                f"must group by the identifier {ident!r}: grouping by other keys would mix "
+                "several people's rows into one. Fix: add the identifier to the group_by keys "
+                "(a truncation to one row per person and group), or end the query with a "
+                "private aggregate (.dp.*)"
+            )
+        return self._with(steps=(*self._state.steps, n.GroupAgg(by, aggs)))
+
     def _identifier(self, what: str) -> tuple[n.Expr, ...]:
         if self._unit is None or self._unit.identifier is None:
             raise InvalidParameter(
@@ -406,8 +444,12 @@ class LazyFrameQuery:
         """The per-person bounds of the query's aggregates and the distance they are taken
         at: ``(None, factor·d)`` for a row-level unit (a symmetric distance), else
         ``((L0, L∞, L1), d')`` for ``make_partition_by`` under ``symmetric_id_distance``."""
+        groupings = [st for st in self._state.steps if isinstance(st, n.GroupAgg)]
         if self._unit is None:
-            return None, self._factor * d
+            return None, self._factor * d * 2 ** len(groupings)
+        if self._unit.identifier is None and groupings:  # a row-level unit with Bounds
+            d_sym = 2 * _tr.rows_bound_through(groupings[0].by, d)
+            return None, d_sym * 2 ** (len(groupings) - 1)
         facts = _tr.facts_after(self._table.schema(), self._state.steps, self._unit)
         by = self._state.by
         group: frozenset[str] | None = None
@@ -675,8 +717,11 @@ class LazyGroupBy:
         self._by = by
 
     def agg(self, *exprs: Any, **named: Any) -> LazyFrameQuery:
-        """Private aggregates per group."""
+        """Private aggregates per group; or, with no ``.dp`` aggregate, a stable step (see
+        :meth:`LazyFrameQuery._stable_group_by`) whose output frame the later verbs read."""
         nodes = _flatten(exprs, named)
+        if nodes and not any(_has_agg(e) for e in nodes):
+            return self._query._stable_group_by(self._by, nodes)
         return self._query._with(by=self._by, aggs=nodes)
 
     def __getattr__(self, name: str) -> Any:

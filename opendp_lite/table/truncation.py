@@ -165,11 +165,14 @@ def facts_after(schema: dict[str, Any], steps: tuple[n.Step, ...], unit: UnitKin
         if isinstance(step, n.FilterRows):
             continue  # only removes rows: every fact's count can only go down
         written: dict[str, object] = {}
-        for e in step.exprs:
+        outputs = (*step.by, *step.aggs) if isinstance(step, n.GroupAgg) else step.exprs
+        for e in outputs:
             name = n.output_name(e)
             passthrough = isinstance(e, n.Col) and e.name == name
             written[name] = version.get(name) if passthrough else ("v", next(fresh))
-        version = written if isinstance(step, n.Select) else {**version, **written}
+        if isinstance(step, n.GroupAgg) and unit.identifier in step.by:
+            _check_identifier(i, step, unit.identifier, version)
+        version = written if isinstance(step, n.Select | n.GroupAgg) else {**version, **written}
         keep = []
         ident = _reads(unit.identifier) if unit.identifier is not None else set()
         for f in facts:
@@ -185,7 +188,52 @@ def facts_after(schema: dict[str, Any], steps: tuple[n.Step, ...], unit: UnitKin
                     f"step {f.step + 1} ({verb}({f.k}, by={sorted(f.by)})) no longer holds"
                 )
         facts = keep
+        if isinstance(step, n.GroupAgg) and unit.identifier in step.by:
+            # one row per identifier in each group of the other keys (their output columns)
+            others = frozenset(n.output_name(b) for b in step.by if b != unit.identifier)
+            cols = sorted(_reads(unit.identifier) | others)
+            facts.append(Fact("rows", others, 1, tuple((c, version.get(c)) for c in cols), i))
     return PersonFacts(tuple(facts), tuple(dropped))
+
+
+def _check_identifier(i: int, step: n.GroupAgg, ident: n.Expr, version: dict[str, object]) -> None:
+    moved = [c for c in sorted(_reads(ident)) if version.get(c) != ("input", c)]
+    if moved:
+        raise InvalidParameter(
+            f"step {i + 1} (group_by(...).agg) groups by the identifier, but an earlier step "
+            f"redefined or dropped {moved}: the rows would no longer be grouped by person. "
+            "Fix: group by the identifier before redefining its columns"
+        )
+
+
+def rows_bound_through(by: tuple[n.Expr, ...], bounds: Any) -> int:
+    """``min(c, g)`` for one individual of a row-level unit given as ``dp.polars.Bound`` list:
+    ``c`` its rows in all (``per_group`` of a bound without ``by``, or ``per_group ·
+    num_groups``), ``g`` its groups of ``by`` (``num_groups`` of a bound whose ``by`` holds
+    every key): the output rows of a stable ``group_by(by).agg`` it can change.
+
+    Raises:
+        InvalidParameter: when neither is known.
+    """
+    keys = set(by)
+    total: int | None = None
+    groups: int | None = None
+    for b in bounds:
+        bb = set(_nodes(b.by))
+        if not bb and b.per_group is not None:
+            total = _min(total, b.per_group)
+        if bb and b.per_group is not None and b.num_groups is not None:
+            total = _min(total, b.per_group * b.num_groups)
+        if b.num_groups is not None and keys <= bb:
+            groups = _min(groups, b.num_groups)
+    bound = _min(total, groups)
+    if bound is None:
+        raise InvalidParameter(
+            "a stable group_by(...).agg(...) needs the rows or the groups one individual "
+            "contributes. Fix: dp.polars.Bound(per_group=k) (rows in all) or "
+            "dp.polars.Bound(by=[the keys], num_groups=k) in the privacy unit"
+        )
+    return bound
 
 
 def _min(*vs: int | None) -> int | None:

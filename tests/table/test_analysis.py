@@ -176,3 +176,38 @@ def test_to_physical_of_a_categorical_is_refused_in_opendps_words() -> None:
     env, _ = an.walk_steps({"c": "Categorical", "x": "Float64"}, ())
     with pytest.raises(NotImplementedForType, match=r"^to_physical: to prevent"):
         an.infer(n.Unary("to_physical", n.Col("c")), env)
+
+
+def test_global_scale_splits_as_opendp_under_identifier_bounds() -> None:
+    # OpenDP's bounds.rst (two Bounds, an identifier, truncation to 1 row in <= 5 quarters):
+    # per individual (L0, L∞, L1) = (10, 1, 10); the sum's share of the global scale is its L1
+    # sensitivity over all groups, 80 · 10 = 800 (was 80: one group's), so the scales are
+    # OpenDP's 80 and 6400 (it printed 440 and 3520: the same total ε, split otherwise)
+    import polars as pl
+
+    import opendp_lite.prelude as dp
+
+    quarterly = [pl.col.QUARTER, pl.col.YEAR]
+    context = dp.Context.compositor(
+        data=pl.LazyFrame(
+            {"PIDENT": [1, 2, 3], "HWUSUAL": [1, 2, 3], "QUARTER": [1, 2, 3], "YEAR": [1, 1, 1]}
+        ),
+        privacy_unit=dp.unit_of(
+            contributions=[
+                dp.polars.Bound(per_group=2),
+                dp.polars.Bound(by=quarterly, per_group=1),
+            ],
+            identifier="PIDENT",
+        ),
+        privacy_loss=dp.loss_of(epsilon=1.0, delta=1e-8),
+        split_evenly_over=4,
+        margins=[dp.polars.Margin(max_length=150_000 * 36)],
+    )
+    query = (
+        context.query()
+        .truncate_per_group(1, by=quarterly)
+        .truncate_num_groups(5, by=quarterly)
+        .group_by(quarterly)
+        .agg(dp.len(signed=True), pl.col.HWUSUAL.cast(int).dp.sum((0, 80)))
+    )
+    assert query.summarize()["scale"].to_list() == pytest.approx([80.0, 6400.0], rel=1e-9)

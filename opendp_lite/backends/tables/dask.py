@@ -421,7 +421,12 @@ class DaskEngine:
         if keep is not None:  # the partitions bring the columns the plan reads only (lazily:
             x = x[keep]  # Dask pushes the projection into its reading where it can)
         dask: Any = importlib.import_module("dask")
-        if any(isinstance(s, (N.TruncateRows, N.TruncateGroups)) for s in plan.steps):
+        if any(isinstance(s, N.GroupAgg) for s in plan.steps):
+            # a stable group_by(...).agg(...) needs each group's rows together: the whole plan
+            # runs on one partition (truncation steps before it too, on the one partition)
+            x = x.repartition(npartitions=1)
+            parts = [dask.delayed(_partial, pure=True)(p, plan) for p in x.to_delayed()]
+        elif any(isinstance(s, (N.TruncateRows, N.TruncateGroups)) for s in plan.steps):
             parts = _truncating(dask, x, plan)  # two stages per truncation: module docstring
         else:
             parts = [dask.delayed(_partial, pure=True)(p, plan) for p in x.to_delayed()]

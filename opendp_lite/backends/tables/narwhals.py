@@ -59,10 +59,14 @@ __all__ = [
     "arrow_of_pandas",
     "canon",
     "columns_read",
+    "exact_float_sum",
     "finish",
     "kept_columns",
     "pandas_dtype_name",
     "run_arrow",
+    "stable_aggregate",
+    "stable_group_rows",
+    "stable_grouped_rows",
 ]
 
 
@@ -1105,6 +1109,8 @@ def _step(cols: dict[str, Any], n: int, step: N.Step) -> tuple[dict[str, Any], i
         keep = pc.fill_null(ev.full(step.predicate), False)
         out = {k: pc.filter(v, keep) for k, v in cols.items()}
         return out, int(pc.sum(pc.cast(keep, _pa().int64())).as_py() or 0)
+    if isinstance(step, N.GroupAgg):
+        return _group_agg_arrow(cols, n, step)
     if isinstance(step, (N.TruncateRows, N.TruncateGroups)):
         keep = _truncation_mask(cols, ev, n, step)
         mask = _pa().array(keep)
@@ -1686,3 +1692,235 @@ def kept_columns(names: list[Any], plan: N.FramePlan) -> list[str] | None:
 
 ENGINE = NarwhalsEngine()
 register(ENGINE)
+
+
+# --- the stable group_by(...).agg(...) (GroupAgg): one kernel for every engine ---------------
+
+_FLOAT_NAMES = frozenset({"Float32", "Float64"})
+_INT_RANGES = {
+    f"{p}{b}": ((-(1 << (b - 1)), (1 << (b - 1)) - 1) if p == "Int" else (0, (1 << b) - 1))
+    for p in ("Int", "UInt")
+    for b in (8, 16, 32, 64)
+}
+
+
+def _dtype_base(dt: N.DType) -> str:
+    return dt if isinstance(dt, str) else str(dt[0])
+
+
+def _to_float(x: Fraction, out: N.DType) -> float:
+    """``x`` rounded once to the nearest float (±inf beyond the range); a Float32 output is
+    the nearest float32 of that."""
+    try:
+        f = float(x)  # Fraction.__float__: correctly rounded
+    except OverflowError:
+        f = math.inf if x > 0 else -math.inf
+    if _dtype_base(out) == "Float32":
+        import numpy as np
+
+        return float(np.float32(f))
+    return f
+
+
+def _nonfinite(vals: list[float]) -> float | None:
+    """The IEEE result of a sum of ``vals`` when one is not finite (NaN, or inf of one or
+    both signs), else None: a function of the multiset, as the exact finite sum is."""
+    if any(v != v for v in vals):
+        return math.nan
+    pos, neg = math.inf in vals, -math.inf in vals
+    if pos and neg:
+        return math.nan
+    if pos or neg:
+        return math.inf if pos else -math.inf
+    return None
+
+
+def exact_float_sum(values: list[float]) -> Fraction:
+    """The exact sum of finite floats, as a rational: ``math.fsum`` gives the correctly
+    rounded sum; the residual (the exact sum minus the parts found) is summed again, until it
+    is zero (each residual is below half an ulp of the last part and on the grid ``2**-1074``,
+    so this ends)."""
+    parts: list[float] = []
+    while True:
+        r = math.fsum([*values, *(-p for p in parts)])
+        if r == 0:
+            return sum(map(Fraction, parts), Fraction(0))
+        parts.append(r)
+
+
+def stable_aggregate(kind: str, values: list[Any], dtype: N.DType, out: N.DType) -> Any:
+    """One aggregate of a stable ``agg`` over a group's ``values`` (a column of ``dtype``,
+    None for null), as Polars defines it, computed exactly: a function of the multiset of
+    values only (never of their order).  Sums, means and variances of floats are summed as
+    rationals and rounded once; an integer sum saturates into ``out``'s range.
+
+    >>> stable_aggregate("mean", [1, 2, None], "Int64", "Float64")
+    1.5
+    >>> stable_aggregate("sum", [0.1] * 10, "Float64", "Float64")  # (in order: 0.9999999999999999)
+    1.0
+    >>> stable_aggregate("min", [2.0, float("nan"), None], "Float64", "Float64")
+    2.0
+    """
+    if kind == "len":
+        return len(values)
+    nn = [v for v in values if v is not None]
+    if kind == "count":
+        return len(nn)
+    if kind == "null_count":
+        return len(values) - len(nn)
+    if kind == "n_unique":
+        return len({canon(v) for v in values})
+    floats = _dtype_base(dtype) in _FLOAT_NAMES
+    if kind in ("min", "max"):
+        vals = [v for v in nn if not (floats and v != v)] if floats else nn
+        if not vals:
+            return math.nan if nn else None
+        if floats:  # -0.0 below 0.0, so a tie of zeros is not decided by the rows' order
+            key = lambda v: (v, math.copysign(1.0, v))  # noqa: E731
+            return min(vals, key=key) if kind == "min" else max(vals, key=key)
+        return min(vals) if kind == "min" else max(vals)
+    if kind == "sum":
+        if floats:
+            bad = _nonfinite(nn)
+            return bad if bad is not None else _to_float(exact_float_sum(nn), out)
+        total = sum(int(v) for v in nn)
+        lo, hi = _INT_RANGES.get(_dtype_base(out), (-(1 << 63), (1 << 63) - 1))
+        return min(max(total, lo), hi)
+    if not nn:
+        return None
+    if floats and (bad := _nonfinite(nn)) is not None and kind != "median":
+        if kind in ("var", "std") and len(nn) < 2:
+            return None
+        return bad if kind == "mean" else math.nan
+    if kind == "mean":
+        exact: Fraction = exact_float_sum(nn) if floats else Fraction(sum(int(v) for v in nn))
+        return _to_float(exact / len(nn), out)
+    if kind == "median":
+        if floats and any(v != v for v in nn):
+            return math.nan
+        s = sorted(nn)
+        mid = len(s) // 2
+        a, b = s[mid - 1] if len(s) % 2 == 0 else s[mid], s[mid]
+        if floats and not (math.isfinite(a) and math.isfinite(b)):
+            return (a + b) / 2  # (inf, -inf and nan as IEEE gives them: symmetric in a, b)
+        return _to_float((Fraction(a) + Fraction(b)) / 2, out)
+    if kind in ("var", "std"):
+        if len(nn) < 2:
+            return None
+        xs = [Fraction(v) for v in nn]
+        s1 = sum(xs, Fraction(0))
+        s2 = sum((x * x for x in xs), Fraction(0))
+        var = (s2 - s1 * s1 / len(xs)) / (len(xs) - 1)
+        if kind == "var":
+            return _to_float(var, out)
+        return _to_float(Fraction(math.sqrt(float(var))), out)  # (sqrt of the rounded var)
+    raise _Refused(f"the aggregation {kind!r}")
+
+
+def stable_group_rows(
+    keys: list[list[Any]],
+    inputs: list[tuple[str, list[Any], N.DType, N.DType]],
+) -> tuple[list[list[Any]], list[list[Any]]]:
+    """A stable ``group_by(keys).agg(...)`` on columns as Python lists: ``inputs`` holds, per
+    aggregate, its kind, its input column, the column's dtype and the output dtype.  Returns
+    the key columns and the aggregate columns, one row per group (null and NaN are groups, as
+    in Polars), the groups in the total order of :mod:`opendp_lite._order` on the keys (never
+    in the data's order)."""
+    n_rows = len(keys[0]) if keys else (len(inputs[0][1]) if inputs else 0)
+    index: dict[tuple[Any, ...], list[int]] = {}
+    for i in range(n_rows):
+        index.setdefault(tuple(canon(k[i]) for k in keys), []).append(i)
+    rows = [[k[ix[0]] for k in keys] for ix in index.values()]
+    grouped = [[[col[i] for i in ix] for ix in index.values()] for _, col, _, _ in inputs]
+    specs = [(kind, dt, out) for kind, _, dt, out in inputs]
+    return stable_grouped_rows(rows, grouped, specs, len(keys))
+
+
+def stable_grouped_rows(
+    key_rows: list[list[Any]],
+    grouped: list[list[list[Any]]],
+    specs: list[tuple[str, N.DType, N.DType]],
+    width: int | None = None,
+) -> tuple[list[list[Any]], list[list[Any]]]:
+    """As :func:`stable_group_rows`, from groups already formed (by an engine that groups as
+    Polars does: null, NaN and the zeros each one key): ``key_rows[g]`` is group g's key
+    tuple, ``grouped[j][g]`` the values of aggregate j's input in group g (in any order),
+    ``specs[j]`` its kind, input dtype and output dtype."""
+    # groups whose keys are one class (the engine may split -0.0 and 0.0, or NaNs): merged
+    merged: dict[tuple[Any, ...], list[int]] = {}
+    for g, row in enumerate(key_rows):
+        merged.setdefault(tuple(canon(v) for v in row), []).append(g)
+    if any(len(gs) > 1 for gs in merged.values()):
+        key_rows = [key_rows[gs[0]] for gs in merged.values()]
+        grouped = [[[v for g in gs for v in col[g]] for gs in merged.values()] for col in grouped]
+    order = sorted(range(len(key_rows)), key=lambda g: tuple(canon(v) for v in key_rows[g]))
+    if width is None:
+        width = len(key_rows[0]) if key_rows else 0
+    # a group's key as one value of its class: 0.0 for the zeros (-0.0 and 0.0 are one key)
+    key_cols = [[_zero_key(key_rows[g][c]) for g in order] for c in range(width)]
+    agg_cols = [
+        [stable_aggregate(kind, vals[g], dt, out) for g in order]
+        for (kind, dt, out), vals in zip(specs, grouped, strict=True)
+    ]
+    return key_cols, agg_cols
+
+
+def _zero_key(v: Any) -> Any:
+    return 0.0 if isinstance(v, float) and v == 0 else v
+
+
+def _stable_parts(step: N.GroupAgg) -> list[tuple[str, str, N.Expr]]:
+    """(output name, kind, input expression) of each aggregate of ``step``."""
+    parts = []
+    for e in step.aggs:
+        inner = e.expr if isinstance(e, N.Alias) else e
+        if isinstance(inner, N.Len):
+            inner = N.Agg("len", N.Lit(1))
+        if not isinstance(inner, N.Agg) or inner.kind not in N.STABLE_AGG_KINDS:
+            raise _Refused("an aggregation outside the stable whitelist")
+        parts.append((N.output_name(e), inner.kind, inner.expr))
+    return parts
+
+
+def _group_agg_arrow(cols: dict[str, Any], n: int, step: N.GroupAgg) -> tuple[dict[str, Any], int]:
+    """The stable ``group_by(...).agg(...)`` on Arrow columns: Arrow groups the rows (each
+    group's values as a list), :func:`stable_grouped_rows` merges the groups of one key class
+    and aggregates them exactly."""
+    pa = _pa()
+    ev = _Eval(cols, n)
+    keys = [ev.full(b) for b in step.by]
+    parts = _stable_parts(step)
+    inputs = [ev.full(e) for _, _, e in parts]
+    table = pa.table(
+        {**{f"#k{i}": k for i, k in enumerate(keys)}, **{f"#a{j}": a for j, a in enumerate(inputs)}}
+    )
+    names = [f"#k{i}" for i in range(len(keys))]
+    grouped_table = table.group_by(names, use_threads=False).aggregate(
+        [(f"#a{j}", "list") for j in range(len(inputs))]
+    )
+    key_lists = [grouped_table.column(c).to_pylist() for c in names]
+    key_rows = [list(r) for r in zip(*key_lists, strict=True)]
+    grouped = [grouped_table.column(f"#a{j}_list").to_pylist() for j in range(len(inputs))]
+    specs = []
+    for (_, kind, _), a in zip(parts, inputs, strict=True):
+        dt = arrow_dtype_name(a.type)
+        specs.append((kind, dt, _stable_out(kind, dt)))
+    key_cols, agg_cols = stable_grouped_rows(key_rows, grouped, specs, len(keys))
+    out: dict[str, Any] = {}
+    for b, k, vals in zip(step.by, keys, key_cols, strict=True):
+        out[N.output_name(b)] = pa.array(vals, type=k.type)
+    for (name, _, _), (_, _, o), vals in zip(parts, specs, agg_cols, strict=True):
+        out[name] = pa.array(vals, type=_arrow_type(o), from_pandas=True)
+    return out, len(key_cols[0]) if key_cols else 0
+
+
+def _stable_out(kind: str, dt: N.DType) -> N.DType:
+    """The output dtype of ``kind`` over ``dt`` (as :func:`analysis.stable_agg_dtype`)."""
+    b = _dtype_base(dt)
+    if kind in ("len", "count", "null_count", "n_unique"):
+        return "UInt32"
+    if kind in ("min", "max"):
+        return dt
+    if kind == "sum":
+        return "Int64" if b in ("Int8", "Int16", "UInt8", "UInt16") else dt
+    return "Float32" if b == "Float32" else "Float64"

@@ -341,6 +341,8 @@ class PolarsEngine:
                     lf = lf.select([_named(e) for e in step.exprs])
                 elif isinstance(step, (n.TruncateRows, n.TruncateGroups)):
                     lf = _truncate(lf, step)
+                elif isinstance(step, n.GroupAgg):
+                    lf = _group_agg(lf, step)
                 else:
                     lf = lf.filter(compile_expr(step.predicate))
             where = "the aggregation"
@@ -511,3 +513,50 @@ def _assemble(plan: n.FramePlan, rows: list[dict[str, Any]], by_names: list[str]
 
 ENGINE = PolarsEngine()
 register(ENGINE)
+
+
+def _group_agg(lf: Any, step: n.GroupAgg) -> Any:
+    """The stable ``group_by(...).agg(...)``: the keys and each aggregate's input computed by
+    Polars, row by row, and grouped by Polars (each group's values as a list, in an order that
+    does not matter); the aggregates by the exact kernel shared by every engine
+    (``narwhals.stable_grouped_rows``: a function of each group's multiset of values, groups
+    in the total order of the keys)."""
+    from .narwhals import _stable_out, _stable_parts, stable_grouped_rows
+
+    pl = _pl()
+    parts = _stable_parts(step)
+    width = len(step.by)
+    exprs = [_named(b).alias(f"#k{i}") for i, b in enumerate(step.by)]
+    exprs += [compile_expr(e).alias(f"#a{j}") for j, (_, _, e) in enumerate(parts)]
+    rows = lf.select(exprs)
+    schema = rows.collect_schema()
+    df = (
+        rows.group_by([f"#k{i}" for i in range(width)])
+        .agg([pl.col(f"#a{j}") for j in range(len(parts))])
+        .collect()
+    )
+    key_rows = [list(r) for r in df.select([f"#k{i}" for i in range(width)]).rows()]
+    grouped = [df[f"#a{j}"].to_list() for j in range(len(parts))]
+    specs = []
+    for j, (_, kind, _) in enumerate(parts):
+        dt = dtype_of(schema[f"#a{j}"])
+        specs.append((kind, dt, _stable_out(kind, dt)))
+    key_cols, agg_cols = stable_grouped_rows(key_rows, grouped, specs, width)
+    series = [
+        pl.Series(n.output_name(b), vals, dtype=schema[f"#k{i}"])
+        for i, (b, vals) in enumerate(zip(step.by, key_cols, strict=True))
+    ]
+    for (name, _, _), (_, _, out), vals in zip(parts, specs, agg_cols, strict=True):
+        series.append(pl.Series(name, vals, dtype=polars_dtype(out), strict=False))
+    return pl.DataFrame(series).lazy()
+
+
+def stable_agg_expr(e: n.Expr) -> Any:
+    """The Polars expression of one aggregate of a stable ``agg`` (for the plan stand-in of
+    ``table.polars_plan``; the engine computes the values with the exact kernel)."""
+    from .narwhals import _stable_parts
+
+    ((name, kind, inner),) = _stable_parts(n.GroupAgg((), (e,)))
+    expr = compile_expr(inner)
+    method = {"len": "len", "count": "count", "null_count": "null_count"}.get(kind, kind)
+    return getattr(expr, method)().alias(name)
