@@ -361,6 +361,20 @@ def test_row_norm_test_equals_the_exact_decision_at_the_boundary(
 
 
 @pytest.mark.parametrize("p", [1, 2])
+def test_row_norm_test_decides_repeated_rows_each_as_the_exact_test(p: int) -> None:
+    """Rows in the band are decided once per distinct row: a shuffled array of repeated rows
+    on both sides of the sphere (and -0.0 for 0.0) gets each row's own exact decision."""
+    gen = np.random.default_rng(11 + p)  # data only
+    base = _boundary_rows(gen, 40, 3, 1.0, p, np.zeros(3))
+    base[6] = np.where(base[7] == 0.0, -0.0, base[7])
+    x = base[gen.integers(0, len(base), size=400)]
+    got = dnp._rows_in_ball(x, 0.0, 1.0, p)
+    want = [bool(np.isfinite(row).all()) and dnp._exact_in_ball(row, 0.0, 1.0, p) for row in x]
+    assert got.tolist() == want
+    assert 0 < sum(want) < len(want)
+
+
+@pytest.mark.parametrize("p", [1, 2])
 @pytest.mark.parametrize("origin", [None, (0.5, -3.0, 0.125)])
 @pytest.mark.parametrize("T", ["f64", "f32"])
 def test_clamp_of_many_rows_follows_the_row_rule(

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from opendp_lite.errors import InvalidParameter, NotImplementedForType
 from opendp_lite.samplers.rng import scripted_randomness
+from opendp_lite.samplers.uniform import sample_uniform_below
 from opendp_lite.transformations._rowwise import check_metric, uniform_permutation, uniform_prefix
 from tests.conftest import ALPHA
 from tests.stat._reference import assert_fits, chi2_pvalue
@@ -157,7 +158,7 @@ def test_uniform_permutation_is_uniform_and_a_biased_law_is_rejected() -> None:
             def biased(weight: float) -> Callable[[], Sequence[int]]:
                 def draw() -> Sequence[int]:
                     perm = uniform_permutation(3).tolist()
-                    u = int(uniform_permutation(1000)[0]) / 1000
+                    u = sample_uniform_below(1000) / 1000  # the same law as perm(1000)[0]/1000
                     if weight > 1 and perm != [0, 1, 2] and u < (weight - 1) / 5:
                         return [0, 1, 2]
                     if weight < 1 and perm == [0, 1, 2] and u < 1 - weight:

@@ -161,9 +161,11 @@ def _rows_in_ball(
     if ok.all():
         return ok
     unsure = ~ok & ~np.isnan(stats) & ((stats <= _threshold_hi(norm, p, d)) | np.isinf(stats))
-    if unsure.any():
-        for i in np.flatnonzero(unsure):
-            row = x[i]
-            if np.isfinite(row).all():
-                ok[i] = _exact_in_ball(row, origin, norm, p)
+    idx = np.flatnonzero(unsure)
+    idx = idx[np.isfinite(x[idx]).all(axis=1)]
+    if idx.size:
+        # each distinct row is decided once (repeated rows, e.g. on the boundary, are common)
+        _, first, inverse = np.unique(x[idx], axis=0, return_index=True, return_inverse=True)
+        decided = np.array([_exact_in_ball(x[idx[i]], origin, norm, p) for i in first])
+        ok[idx] = decided[inverse.reshape(-1)]
     return ok
