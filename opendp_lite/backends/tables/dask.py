@@ -34,6 +34,13 @@ indices back (``truncate_num_groups``); no worker holds more than its bucket's c
 A person's rows are never gathered.  Later steps and the aggregates run per bucket (after
 ``truncate_per_group``) or per partition (after ``truncate_num_groups``), merged as above.
 
+A stable ``group_by(...).agg(...)`` (one, without truncation; :func:`_grouping`) needs each
+group's rows together: each partition runs the steps before it and splits its rows into
+``min(partitions, 64)`` buckets by the same class hash of the group keys (``-0.0`` with
+``0.0``, NaN with null), so each bucket holds whole groups and runs the rest of the plan; one
+exchange of the rows, no worker holding more than its bucket.  A plan with several stable
+group-bys, or one with a truncation too, runs on one partition.
+
 A failure inside a partition is :class:`~opendp_lite.errors.FailedFunction` naming the step
 (never a value), as on the other engines; a failure of Dask itself while computing the
 partitions is one too, without its message.
@@ -403,6 +410,39 @@ def _truncating(dask: Any, x: Any, plan: N.FramePlan) -> list[Any]:
     return parts
 
 
+def _group_stage1(partition: Any, plan: N.FramePlan, t: int, q: int) -> list[_Part]:
+    """One partition: the row-by-row steps before the stable group-by ``t``, then its rows in
+    ``q`` buckets by the hash of the group keys' classes."""
+    step = plan.steps[t]
+    if not isinstance(step, N.GroupAgg):  # pragma: no cover - t is found by the caller
+        raise TypeError("not a stable group-by step")
+    cols, n = _rows(partition, plan.steps[:t])
+    ev = _Eval(cols, n)
+    keys = _guarded("the group keys", lambda: [_array(ev.full(e)) for e in step.by])
+    return list(_guarded("the group keys", _split, cols, n, keys, q))
+
+
+def _group_stage2(pieces: tuple[_Part, ...], plan: N.FramePlan, t: int) -> Partial:
+    """One bucket: every row of its groups; the stable group-by and the rest of the plan."""
+    cols, n = _concat(pieces)
+    rest = dataclasses.replace(plan, steps=plan.steps[t:])
+    pa = _pa()
+    table = pa.table(cols) if cols else pa.table({_H + "n": pa.nulls(n)})
+    return run_arrow(table, rest, parallel=False)
+
+
+def _grouping(dask: Any, x: Any, plan: N.FramePlan, t: int) -> list[Any]:
+    """A plan with one stable group-by (step ``t``) and no truncation: each partition runs the
+    steps before it and splits its rows by the keys' classes; each bucket holds whole groups
+    and runs the rest of the plan (its partial answer merged as any partition's)."""
+    parts = x.to_delayed()
+    q = max(1, min(len(parts), MAX_BUCKETS))
+    first = [dask.delayed(_group_stage1, nout=q)(p, plan, t, q) for p in parts]
+    return [
+        dask.delayed(_group_stage2)(tuple(f[j] for f in first), plan, t) for j in range(q)
+    ]
+
+
 class DaskEngine:
     """``dask.dataframe.DataFrame``: the plan per partition, partial answers merged exactly."""
 
@@ -421,9 +461,15 @@ class DaskEngine:
         if keep is not None:  # the partitions bring the columns the plan reads only (lazily:
             x = x[keep]  # Dask pushes the projection into its reading where it can)
         dask: Any = importlib.import_module("dask")
-        if any(isinstance(s, N.GroupAgg) for s in plan.steps):
-            # a stable group_by(...).agg(...) needs each group's rows together: the whole plan
-            # runs on one partition (truncation steps before it too, on the one partition)
+        group_aggs = [i for i, s in enumerate(plan.steps) if isinstance(s, N.GroupAgg)]
+        truncates = any(isinstance(s, (N.TruncateRows, N.TruncateGroups)) for s in plan.steps)
+        if len(group_aggs) == 1 and not truncates:
+            # a stable group_by(...).agg(...) needs each group's rows together: they move to
+            # one bucket by a hash of the keys' classes (module docstring), never the frame
+            parts = _grouping(dask, x, plan, group_aggs[0])
+        elif group_aggs:
+            # several stable group-bys, or one with truncation: the plan runs on one partition
+            # (the columns it reads, on one worker)
             x = x.repartition(npartitions=1)
             parts = [dask.delayed(_partial, pure=True)(p, plan) for p in x.to_delayed()]
         elif any(isinstance(s, (N.TruncateRows, N.TruncateGroups)) for s in plan.steps):

@@ -343,3 +343,69 @@ def test_num_groups_moves_only_the_distinct_pairs(monkeypatch: pytest.MonkeyPatc
         assert sum(seen) <= 2 * 4 and len(seen) == 4
         kept = got.keys["x"]
         assert len(kept) == 50 and len({x % 2 for x in kept}) == 1  # one whole group
+
+
+# --- a stable group_by(...).agg(...) on Dask: rows move by the keys' classes --------------------
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([None, float("nan"), -0.0, 0.0, 1.0, 2.5]),
+            st.integers(0, 9),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.integers(1, 5),
+)
+def test_a_stable_group_by_on_partitions_is_the_one_table_answer(
+    rows: list[tuple[Any, int]], parts: int
+) -> None:
+    """Keys of one class (-0.0 with 0.0, NaN with null) meet in one bucket whatever the
+    partitioning: the answer is the pandas engine's on the whole frame."""
+    frame = pd.DataFrame(
+        {
+            "g": pd.array([r[0] for r in rows], dtype="float64"),
+            "x": pd.array([r[1] for r in rows], dtype="int64"),
+        }
+    )
+    step = N.GroupAgg(
+        (N.Col("g"),),
+        (N.Alias(N.Agg("sum", N.Col("x")), "s"), N.Alias(N.Agg("len", N.Col("x")), "n")),
+    )
+    plan = N.FramePlan(
+        (step,), (("rows", N.Length()), ("total", N.IntSum(N.Col("s"), 0, 300))), by=None
+    )
+    want = NARWHALS.run(frame, plan)
+    got = ENGINE.run(dd.from_pandas(frame, npartitions=parts, sort=False), plan)
+    assert got == want
+
+
+def test_a_stable_group_by_never_repartitions_and_uses_several_buckets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frame = dd.from_pandas(
+        pd.DataFrame({"g": [i % 7 for i in range(70)], "x": list(range(70))}),
+        npartitions=5,
+        sort=False,
+    )
+
+    def no_repartition(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the frame was repartitioned")
+
+    monkeypatch.setattr(dd.DataFrame, "repartition", no_repartition)
+    seen: list[int] = []
+    stage2 = dask_engine._group_stage2
+
+    def spy(pieces: Any, plan: Any, t: int) -> Any:
+        seen.append(sum(p[1] for p in pieces))
+        return stage2(pieces, plan, t)
+
+    monkeypatch.setattr(dask_engine, "_group_stage2", spy)
+    step = N.GroupAgg((N.Col("g"),), (N.Alias(N.Agg("max", N.Col("x")), "m"),))
+    plan = N.FramePlan((step,), (("top", N.IntSum(N.Col("m"), 0, 100)),), by=None)
+    result = ENGINE.run(frame, plan)
+    assert result.values["top"] == [sum(63 + g for g in range(7))]  # each g's max is 63 + g
+    assert len(seen) == 5 and sum(seen) == 70 and max(seen) < 70
