@@ -151,19 +151,29 @@ def test_sample_keeps_min_k_rows_of_each_run_on_every_engine() -> None:
 N_PEOPLE = 12_000
 
 
+def _check_uniform_subsets(members: list[tuple[int, int]], runs: int, size: int, k: int) -> None:
+    """``members``: (run, position) of each kept row, ``runs`` runs of ``size`` rows each.
+    Every run keeps one k-subset of its positions; the subsets are equally likely (χ²), and a
+    law making one subset 1.3x or 0.7x as likely is rejected (power checked by check_cells)."""
+    per: dict[int, list[int]] = {}
+    for run, pos in members:
+        per.setdefault(run, []).append(pos)
+    counts = Counter(tuple(sorted(v)) for v in per.values())
+    subsets = list(itertools.combinations(range(size), k))
+    assert set(counts) <= set(subsets) and sum(counts.values()) == runs
+    m = len(subsets)
+    check_cells(
+        [counts.get(c, 0) for c in subsets],
+        [1.0] * m,
+        wrong=[[1.3] + [1.0] * (m - 1), [0.7] + [1.0] * (m - 1)],
+    )
+
+
 def test_sample_on_an_engine_is_a_uniform_subset_and_a_biased_law_is_rejected() -> None:
     ids = np.repeat(np.arange(N_PEOPLE), 4)
     frame = pl.DataFrame({"id": ids, "x": np.arange(len(ids))}).lazy()
     kept = _kept(frame, N.TruncateRows((ID,), (), 2, "sample"))
-    per: dict[int, list[int]] = {}
-    for x in kept:
-        per.setdefault(x // 4, []).append(x % 4)
-    counts = Counter(tuple(sorted(v)) for v in per.values())
-    subsets = list(itertools.combinations(range(4), 2))
-    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
-    check_cells(
-        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
-    )
+    _check_uniform_subsets([(x // 4, x % 4) for x in kept], N_PEOPLE, 4, 2)
 
 
 def test_run_codes_follow_the_total_order_and_tell_equal_values_together() -> None:
@@ -371,15 +381,7 @@ def test_dask_sample_is_a_uniform_subset_across_partitions() -> None:
     pdf = pd.DataFrame({"id": ids, "x": np.arange(len(ids))})
     frame = dd.from_pandas(pdf, npartitions=4, sort=False)
     kept = _kept(frame, N.TruncateRows((ID,), (), 2, "sample"))
-    per: dict[int, list[int]] = {}
-    for x in kept:
-        per.setdefault(x % people, []).append(x // people)
-    counts = Counter(tuple(sorted(v)) for v in per.values())
-    subsets = list(itertools.combinations(range(4), 2))
-    assert set(counts) <= set(subsets) and sum(counts.values()) == people
-    check_cells(
-        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
-    )
+    _check_uniform_subsets([(x % people, x // people) for x in kept], people, 4, 2)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -409,15 +411,7 @@ def test_dask_sample_with_2_bit_keys_is_still_a_uniform_subset(
     monkeypatch.setattr(engine, "KEY_BITS", 2)
     with dask.config.set(scheduler="synchronous"):
         kept = _kept(_dask_spread(N_PEOPLE, 4), N.TruncateRows((ID,), (), 2, "sample"))
-    per: dict[int, list[int]] = {}
-    for x in kept:
-        per.setdefault(x // 4, []).append(x % 4)
-    counts = Counter(tuple(sorted(v)) for v in per.values())
-    subsets = list(itertools.combinations(range(4), 2))
-    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
-    check_cells(
-        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
-    )
+    _check_uniform_subsets([(x // 4, x % 4) for x in kept], N_PEOPLE, 4, 2)
 
 
 def test_num_groups_sample_on_dask_partitions_is_a_uniform_subset() -> None:
@@ -427,15 +421,7 @@ def test_num_groups_sample_on_dask_partitions_is_a_uniform_subset() -> None:
     ddf = ddf.assign(g=ddf["x"] % 4)
     with dask.config.set(scheduler="synchronous"):
         kept = _kept(ddf, N.TruncateGroups((ID,), (G,), 2, "sample"))
-    per: dict[int, list[int]] = {}
-    for x in kept:
-        per.setdefault(x // 4, []).append(x % 4)
-    counts = Counter(tuple(sorted(v)) for v in per.values())
-    subsets = list(itertools.combinations(range(4), 2))
-    assert set(counts) <= set(subsets) and sum(counts.values()) == N_PEOPLE
-    check_cells(
-        [counts.get(s, 0) for s in subsets], [1.0] * 6, wrong=[[1.3] + [1.0] * 5, [0.7] + [1.0] * 5]
-    )
+    _check_uniform_subsets([(x // 4, x % 4) for x in kept], N_PEOPLE, 4, 2)
 
 
 def test_sample_candidates_hold_every_row_up_to_the_runs_kth_key() -> None:
@@ -604,17 +590,7 @@ def test_polars_sample_path_is_a_uniform_subset_and_a_biased_law_is_rejected(
     frame = pl.DataFrame({"id": ids, "g": run % 2, "x": np.arange(len(run))}).lazy()
     kept = _kept(frame, N.TruncateRows((ID,), (G,), 2, "sample"))
     assert draws.calls >= 1
-    per: dict[int, list[int]] = {}
-    for x in kept:
-        per.setdefault(x // 5, []).append(x % 5)
-    counts = Counter(tuple(sorted(v)) for v in per.values())
-    subsets = list(itertools.combinations(range(5), 2))
-    assert set(counts) <= set(subsets) and sum(counts.values()) == N_RUNS
-    check_cells(
-        [counts.get(s, 0) for s in subsets],
-        [1.0] * 10,
-        wrong=[[1.3] + [1.0] * 9, [0.7] + [1.0] * 9],
-    )
+    _check_uniform_subsets([(x // 5, x % 5) for x in kept], N_RUNS, 5, 2)
 
 
 _plain_cells = st.lists(

@@ -80,6 +80,30 @@ def of_table(x: object) -> TableEngine | None:
     return None
 
 
+def truncation_rows_mask(
+    step: Any, ids: list[Any], by: list[Any], row: list[Any], sort: list[Any], n: int
+) -> Any:
+    """The shared kernel's ``rows_mask`` (:mod:`opendp_lite._truncation`) for a
+    ``TruncateRows`` step, on cells an engine evaluated: ``ids`` and ``by`` the identifier's
+    and grouping columns, ``row`` every column of the frame (unused under ``"sample"``),
+    ``sort`` the sort key's columns (empty unless ``keep`` is a ``SortKey``)."""
+    from ... import _truncation as K
+    from ...table.nodes import SortKey
+
+    sk = step.keep if isinstance(step.keep, SortKey) else None
+    return K.rows_mask(
+        ids,
+        by,
+        step.k,
+        "sort" if sk is not None else str(step.keep),
+        row=row,
+        sort=sort,
+        descending=sk.descending if sk else (),
+        nulls_last=sk.nulls_last if sk else (),
+        n=n,
+    )
+
+
 # the engines (one import each; each module registers itself)
 from . import dask as _dask  # noqa: E402, F401 - dask.dataframe (imported lazily)
 from . import narwhals as _narwhals  # noqa: E402, F401 - pandas and pyarrow (imported lazily)

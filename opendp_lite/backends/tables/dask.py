@@ -67,7 +67,7 @@ from ... import _truncation as K
 from ...errors import FailedFunction, OpenDPLiteError
 from ...table import nodes as N
 from ..dask import is_dask_dataframe
-from . import TableResult, register
+from . import TableResult, register, truncation_rows_mask
 from .narwhals import (
     Partial,
     _arrow,
@@ -214,21 +214,23 @@ def _evaluated(
     return out
 
 
-def _mask(cols: dict[str, Any], n: int, step: N.TruncateRows) -> Any:
-    """The rows of this part that the exact kernel keeps (first/last/a sort key)."""
+def _pairs_mask(cols: dict[str, Any], n: int, step: N.TruncateGroups) -> Any:
+    """The (person, group) pairs of ``cols`` the kernel's group law keeps."""
     ids = [_cells(a) for a in _hidden(cols, "id.")]
     by = [_cells(a) for a in _hidden(cols, "by.")]
-    sk = step.keep if isinstance(step.keep, N.SortKey) else None
-    return K.rows_mask(
-        ids,
-        by,
-        step.k,
-        "sort" if sk is not None else str(step.keep),
-        row=[_cells(_array(v)) for v in _user(cols).values()],
-        sort=[_cells(a) for a in _hidden(cols, "sort.")] if sk else [],
-        descending=sk.descending if sk else (),
-        nulls_last=sk.nulls_last if sk else (),
-        n=n,
+    return K.groups_mask(ids, by, step.k, step.keep, n=n)
+
+
+def _mask(cols: dict[str, Any], n: int, step: N.TruncateRows) -> Any:
+    """The rows of this part that the exact kernel keeps (first/last/a sort key)."""
+    sort = _hidden(cols, "sort.") if isinstance(step.keep, N.SortKey) else []
+    return truncation_rows_mask(
+        step,
+        [_cells(a) for a in _hidden(cols, "id.")],
+        [_cells(a) for a in _hidden(cols, "by.")],
+        [_cells(_array(v)) for v in _user(cols).values()],
+        [_cells(a) for a in sort],
+        n,
     )
 
 
@@ -296,13 +298,7 @@ def _pairs_stage1(
         pairs[_H + "src"] = pa.array(np.full(m, src, dtype=np.int64))
         pairs[_H + "pair"] = pa.array(np.arange(m, dtype=np.int64))
         if step.keep != "sample":
-            keep = K.groups_mask(
-                [_cells(a) for a in _hidden(pairs, "id.")],
-                [_cells(a) for a in _hidden(pairs, "by.")],
-                step.k,
-                step.keep,
-                n=m,
-            )
+            keep = _pairs_mask(pairs, m, step)
             pairs, m = _filter(pairs, keep)
         row_pair = np.asarray(inv, dtype=np.int64).reshape(-1)
         return [(cols, n, row_pair, len(first)), *_split(pairs, m, _hidden(pairs, "id."), q)]
@@ -320,13 +316,7 @@ def _pairs_stage2(step: N.TruncateGroups, parts: int, *pieces: _Part) -> list[An
         cols, n = _concat(pieces)
         if n == 0:
             return [np.zeros(0, dtype=np.int64)] * parts
-        keep = K.groups_mask(
-            [_cells(a) for a in _hidden(cols, "id.")],
-            [_cells(a) for a in _hidden(cols, "by.")],
-            step.k,
-            step.keep,
-            n=n,
-        )
+        keep = _pairs_mask(cols, n, step)
         src = _array(cols[_H + "src"]).to_numpy()[keep]
         pair = _array(cols[_H + "pair"]).to_numpy()[keep]
         order = np.argsort(src, kind="stable")
@@ -438,9 +428,7 @@ def _grouping(dask: Any, x: Any, plan: N.FramePlan, t: int) -> list[Any]:
     parts = x.to_delayed()
     q = max(1, min(len(parts), MAX_BUCKETS))
     first = [dask.delayed(_group_stage1, nout=q)(p, plan, t, q) for p in parts]
-    return [
-        dask.delayed(_group_stage2)(tuple(f[j] for f in first), plan, t) for j in range(q)
-    ]
+    return [dask.delayed(_group_stage2)(tuple(f[j] for f in first), plan, t) for j in range(q)]
 
 
 class DaskEngine:

@@ -50,7 +50,7 @@ from ... import _order
 from ... import _truncation as K
 from ...errors import FailedFunction, NotImplementedForType
 from ...table import nodes as N
-from . import TableResult, register
+from . import TableResult, register, truncation_rows_mask
 
 __all__ = [
     "ENGINE",
@@ -1144,17 +1144,9 @@ def _truncation_mask(
     if isinstance(step, N.TruncateGroups):
         return K.groups_mask(ids, by, step.k, step.keep, n=n)
     sk = step.keep if isinstance(step.keep, N.SortKey) else None
-    return K.rows_mask(
-        ids,
-        by,
-        step.k,
-        "sort" if sk is not None else str(step.keep),
-        row=[] if step.keep == "sample" else [_cells(v) for v in cols.values()],
-        sort=[_cells(ev.full(e)) for e in sk.by] if sk else [],
-        descending=sk.descending if sk else (),
-        nulls_last=sk.nulls_last if sk else (),
-        n=n,
-    )
+    row = [] if step.keep == "sample" else [_cells(v) for v in cols.values()]
+    sort = [_cells(ev.full(e)) for e in sk.by] if sk else []
+    return truncation_rows_mask(step, ids, by, row, sort, n)
 
 
 def _plain(t: Any) -> bool:

@@ -34,7 +34,7 @@ from ..._order import group_key
 from ...errors import FailedFunction, NotImplementedForType
 from ...samplers.rng import fill_uint64
 from ...table import nodes as n
-from . import TableResult, register
+from . import TableResult, register, truncation_rows_mask
 
 __all__ = ["ENGINE", "PolarsEngine", "compile_expr", "polars_dtype"]
 
@@ -405,17 +405,8 @@ def _truncate(lf: Any, step: n.TruncateRows | n.TruncateGroups) -> Any:
         mask = K.groups_mask([col[k] for k in ids], [col[k] for k in by], step.k, step.keep, n=h)
     else:
         row = [] if step.keep == "sample" else [_cells(df.get_column(c)) for c in names]
-        keep = "sort" if isinstance(step.keep, n.SortKey) else step.keep
-        mask = K.rows_mask(
-            [col[k] for k in ids],
-            [col[k] for k in by],
-            step.k,
-            keep,
-            row=row,
-            sort=[col[k] for k in sort],
-            descending=step.keep.descending if isinstance(step.keep, n.SortKey) else (),
-            nulls_last=step.keep.nulls_last if isinstance(step.keep, n.SortKey) else (),
-            n=h,
+        mask = truncation_rows_mask(
+            step, [col[k] for k in ids], [col[k] for k in by], row, [col[k] for k in sort], h
         )
     return df.select(names).filter(_pl().Series(mask)).lazy()
 
